@@ -1,0 +1,1 @@
+"""Built-in action handlers, one module per family, registered through entry points."""

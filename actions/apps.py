@@ -1,0 +1,170 @@
+"""App actions: open and close apps, open URLs, send intents."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import Field, field_validator, model_validator
+
+from phoneuse_runtime.device.base import AppInfo, ExtraValue, Intent
+from phoneuse_runtime.errors import InvalidParams, PermissionDenied, Unsupported
+from phoneuse_runtime.params import Params
+from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
+
+
+class OpenAppParams(Params):
+    package: str | None = Field(default=None, description="e.g. com.android.chrome")
+    name: str | None = Field(
+        default=None, description="the app's label, e.g. Chrome; exact or a unique prefix"
+    )
+
+    @model_validator(mode="after")
+    def _one(self) -> OpenAppParams:
+        if bool(self.package) == bool(self.name):
+            raise ValueError("give either package or name")
+        return self
+
+
+class OpenAppResult(ActionResult):
+    package: str
+    label: str
+    activity: str
+
+
+def match_app(apps: list[AppInfo], name: str) -> AppInfo:
+    wanted = name.strip().casefold()
+    exact = [a for a in apps if a.label.casefold() == wanted]
+    candidates = exact or [a for a in apps if a.label.casefold().startswith(wanted)]
+    if len(candidates) == 1:
+        return candidates[0]
+    if not candidates:
+        raise Unsupported(f"no installed app is named {name!r}")
+    labels = ", ".join(sorted(f"{a.label} ({a.package})" for a in candidates))
+    raise InvalidParams(
+        f"{name!r} matches several apps: {labels}",
+        details={"candidates": [{"package": a.package, "label": a.label} for a in candidates]},
+    )
+
+
+async def open_app(ctx: ActionContext, p: OpenAppParams) -> OpenAppResult:
+    apps = await ctx.device.installed_apps()
+    if p.name:
+        app = match_app(apps, p.name)
+    else:
+        found = next((a for a in apps if a.package == p.package), None)
+        if found is None:
+            raise Unsupported(f"{p.package} is not installed")
+        app = found
+    fg = await ctx.device.launch_app(app.package)
+    return OpenAppResult(package=fg.package, label=app.label, activity=fg.activity, via=ctx.device.via)
+
+
+class CloseAppParams(Params):
+    package: str
+
+
+class CloseAppResult(ActionResult):
+    package: str
+    was_running: bool
+
+
+async def close_app(ctx: ActionContext, p: CloseAppParams) -> CloseAppResult:
+    was_running = await ctx.device.stop_app(p.package)
+    return CloseAppResult(package=p.package, was_running=was_running, via=ctx.device.via)
+
+
+class OpenUrlParams(Params):
+    url: str = Field(min_length=1)
+
+
+class IntentResultModel(ActionResult):
+    handled_by: str = Field(description="package/activity (or receiver) that took the intent")
+
+
+class OpenUrlResult(IntentResultModel):
+    url: str
+
+
+async def open_url(ctx: ActionContext, p: OpenUrlParams) -> OpenUrlResult:
+    scheme = urlsplit(p.url).scheme.lower()
+    if not scheme:
+        raise InvalidParams(f"url {p.url!r} has no scheme; e.g. https://example.com")
+    if scheme not in ctx.settings.url_schemes:
+        allowed = ", ".join(sorted(ctx.settings.url_schemes))
+        raise PermissionDenied(f"scheme {scheme!r} is not allowed by this server (allowed: {allowed})")
+    intent = Intent(action="android.intent.action.VIEW", data=p.url, package=ctx.app_target or "")
+    result = await ctx.device.start_intent(intent)
+    return OpenUrlResult(url=p.url, handled_by=result.handled_by, via=result.via)
+
+
+def _extra(key: str, value: Any) -> ExtraValue:
+    if isinstance(value, (str, bool, int, float)):
+        return value
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise InvalidParams(
+        f"extras.{key}: {type(value).__name__} is not an extra type; "
+        "use string, integer, number, bool or a list of strings"
+    )
+
+
+class StartIntentParams(Params):
+    kind: Literal["activity", "broadcast", "service"] = "activity"
+    action: str = ""
+    data: str = ""
+    package: str = ""
+    component: str = Field(default="", description="package/.Activity")
+    mime: str = ""
+    categories: list[str] = Field(default_factory=list)
+    extras: dict[str, Any] = Field(
+        default_factory=dict,
+        description="JSON object; a value's JSON type picks the extra type: string, int (long past 32 bits), "
+        "float, bool, list of strings",
+    )
+
+    @field_validator("extras")
+    @classmethod
+    def _extras(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return {k: _extra(k, v) for k, v in value.items()}
+
+    @model_validator(mode="after")
+    def _something(self) -> StartIntentParams:
+        if not (self.action or self.data or self.component or self.package):
+            raise ValueError("give at least one of action, data, component, package")
+        return self
+
+
+class StartIntentResult(IntentResultModel):
+    kind: str
+
+
+async def start_intent(ctx: ActionContext, p: StartIntentParams) -> StartIntentResult:
+    intent = Intent(
+        kind=p.kind,
+        action=p.action,
+        data=p.data,
+        package=p.package or ctx.app_target or "",
+        component=p.component,
+        mime=p.mime,
+        categories=list(p.categories),
+        extras=dict(p.extras),
+    )
+    result = await ctx.device.start_intent(intent)
+    return StartIntentResult(kind=p.kind, handled_by=result.handled_by, via=result.via)
+
+
+ACTIONS = (
+    ActionSpec(
+        "OPEN_APP", OpenAppParams, open_app, OpenAppResult, "Bring an app to the front by package or name"
+    ),
+    ActionSpec("CLOSE_APP", CloseAppParams, close_app, CloseAppResult, "Force-stop an app"),
+    ActionSpec("OPEN_URL", OpenUrlParams, open_url, OpenUrlResult, "Open a URL (schemes allowed by config)"),
+    ActionSpec(
+        "START_INTENT",
+        StartIntentParams,
+        start_intent,
+        StartIntentResult,
+        "Send an Android intent to an activity, broadcast receiver or service",
+    ),
+)

@@ -1,0 +1,62 @@
+"""Alarms."""
+
+from __future__ import annotations
+
+from pydantic import Field, field_validator
+
+from phoneuse_runtime.device.base import Alarm
+from phoneuse_runtime.params import Params
+from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
+
+DAYS = ("MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN")
+
+
+class SetAlarmParams(Params):
+    hour: int = Field(ge=0, le=23)
+    minute: int = Field(default=0, ge=0, le=59)
+    label: str = ""
+    days: list[str] = Field(
+        default_factory=list, description="repeat days, e.g. mon,wed,fri; empty rings once"
+    )
+
+    @field_validator("days")
+    @classmethod
+    def _days(cls, value: list[str]) -> list[str]:
+        out = []
+        for day in value:
+            short = day.strip().upper()[:3]
+            if short not in DAYS or not day.strip().upper().startswith(short):
+                raise ValueError(f"unknown day {day!r}; use {', '.join(DAYS)}")
+            if short not in out:
+                out.append(short)
+        return sorted(out, key=DAYS.index)
+
+
+class SetAlarmResult(ActionResult):
+    alarm_id: str
+    hour: int
+    minute: int
+    label: str
+    days: list[str]
+    verified: bool
+
+
+async def set_alarm(ctx: ActionContext, p: SetAlarmParams) -> SetAlarmResult:
+    alarm = await ctx.device.set_alarm(
+        Alarm(id="", hour=p.hour, minute=p.minute, label=p.label, days=list(p.days))
+    )
+    verified = any(
+        a.id == alarm.id and (a.hour, a.minute) == (p.hour, p.minute) for a in await ctx.device.alarms()
+    )
+    return SetAlarmResult(
+        alarm_id=alarm.id,
+        hour=alarm.hour,
+        minute=alarm.minute,
+        label=alarm.label,
+        days=alarm.days,
+        verified=verified,
+        via=ctx.device.via,
+    )
+
+
+ACTIONS = (ActionSpec("SET_ALARM", SetAlarmParams, set_alarm, SetAlarmResult, "Create an alarm"),)

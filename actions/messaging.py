@@ -1,0 +1,155 @@
+"""SEND_MESSAGE: SMS through the phone's SMS store, or a chat app through its UI."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from pydantic import Field
+
+from phoneuse_runtime.device.base import Intent, SmsMessage
+from phoneuse_runtime.errors import DeviceUnavailable, InvalidParams, Unsupported
+from phoneuse_runtime.events import now_ms
+from phoneuse_runtime.kit import digits, find_element, poll, resolve_recipient, same_number, screen
+from phoneuse_runtime.params import Params
+from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
+from phoneuse_runtime.ui import Selector
+
+SMS_APPS = frozenset(
+    {
+        "sms",
+        "com.google.android.apps.messaging",
+        "com.android.mms",
+        "com.samsung.android.messaging",
+        "com.android.messaging",
+    }
+)
+
+
+@dataclass(frozen=True)
+class ChatFlow:
+    """How to send in a chat app: a deep link to the conversation, then its entry field and send button."""
+
+    deep_link: str  # format string with {number} (digits, no +)
+    entry_id: str
+    send_id: str
+    bubble_id: str
+
+
+CHAT_APPS: dict[str, ChatFlow] = {
+    "com.whatsapp": ChatFlow(
+        deep_link="https://wa.me/{number}",
+        entry_id="com.whatsapp:id/entry",
+        send_id="com.whatsapp:id/send",
+        bubble_id="com.whatsapp:id/message_text",
+    ),
+    "com.whatsapp.w4b": ChatFlow(
+        deep_link="https://wa.me/{number}",
+        entry_id="com.whatsapp.w4b:id/entry",
+        send_id="com.whatsapp.w4b:id/send",
+        bubble_id="com.whatsapp.w4b:id/message_text",
+    ),
+}
+
+# How long to look for the sent message in the store before answering verified=false.
+VERIFY_MS = 5000
+
+
+class SendMessageParams(Params):
+    to: str = Field(min_length=1, description="a phone number, or a contact's name (exact or unique prefix)")
+    body: str = Field(min_length=1, max_length=10_000)
+
+
+class SendMessageResult(ActionResult):
+    to: str = Field(description="the number the message went to")
+    contact: str | None = Field(description="the contact's name, when `to` named one")
+    app: str
+    message_id: str | None = Field(description="the sent store's id of the message; null for chat apps")
+    verified: bool
+    verify_error: str | None = None
+
+
+def _verify_window(ctx: ActionContext) -> int:
+    remaining = int((ctx.deadline - asyncio.get_running_loop().time()) * 1000)
+    return max(0, min(VERIFY_MS, remaining - 100))
+
+
+async def _send_sms(ctx: ActionContext, number: str, body: str) -> tuple[str | None, str | None, str]:
+    started = now_ms()
+    via = await ctx.device.send_sms(number, body)
+
+    def mine(m: SmsMessage) -> bool:
+        return m.body == body and same_number(m.address, number) and m.date_ms >= started - 2000
+
+    async def look() -> SmsMessage | None:
+        for message in await ctx.device.sms_messages():
+            if mine(message) and message.box in ("sent", "failed"):
+                return message
+        return None
+
+    found = await poll(look, interval_ms=ctx.settings.wait_poll_ms, within_ms=_verify_window(ctx))
+    if found is None:
+        return None, f"no matching message reached the sent store within {VERIFY_MS} ms", via
+    if found.box == "failed":
+        raise DeviceUnavailable(f"the phone could not send the SMS (message {found.id} is in the failed box)")
+    return found.id, None, via
+
+
+async def _send_chat(
+    ctx: ActionContext, app: str, flow: ChatFlow, number: str, body: str
+) -> tuple[str | None, str]:
+    target = digits(number).lstrip("+")
+    opened = await ctx.device.start_intent(
+        Intent(action="android.intent.action.VIEW", data=flow.deep_link.format(number=target), package=app)
+    )
+    interval = ctx.settings.wait_poll_ms
+    entry = await find_element(
+        ctx.device, Selector(resource_id=flow.entry_id), wait_ms=_verify_window(ctx), interval_ms=interval
+    )
+    await ctx.device.tap(*entry.center)
+    await ctx.device.clear_text()
+    await ctx.device.input_text(body)
+    send = await find_element(ctx.device, Selector(resource_id=flow.send_id), wait_ms=0, interval_ms=interval)
+    await ctx.device.tap(*send.center)
+    bubble = Selector(resource_id=flow.bubble_id, text=body)
+
+    async def look() -> bool | None:
+        return True if bubble.find(await screen(ctx.device)) is not None else None
+
+    shown = await poll(look, interval_ms=interval, within_ms=_verify_window(ctx))
+    return (None if shown else "the message did not appear in the conversation"), opened.via
+
+
+async def send_message(ctx: ActionContext, p: SendMessageParams) -> SendMessageResult:
+    number, contact = await resolve_recipient(ctx.device, p.to)
+    if not digits(number).lstrip("+"):
+        raise InvalidParams(f"{p.to!r} is not a phone number")
+    app = ctx.app_target or "sms"
+    if app in SMS_APPS:
+        message_id, error, via = await _send_sms(ctx, number, p.body)
+    elif app in CHAT_APPS:
+        message_id = None
+        error, via = await _send_chat(ctx, app, CHAT_APPS[app], number, p.body)
+    else:
+        supported = ", ".join(sorted(SMS_APPS | CHAT_APPS.keys()))
+        raise Unsupported(f"cannot send messages with {app}; supported app_target values: {supported}")
+    return SendMessageResult(
+        to=number,
+        contact=contact.name if contact else None,
+        app=app,
+        message_id=message_id,
+        verified=error is None,
+        verify_error=error,
+        via=via,
+    )
+
+
+ACTIONS = (
+    ActionSpec(
+        "SEND_MESSAGE",
+        SendMessageParams,
+        send_message,
+        SendMessageResult,
+        "Send an SMS (default) or a chat message (app_target com.whatsapp), verified against the sent store",
+    ),
+)

@@ -1,0 +1,464 @@
+"""UI actions: touch, type, keys, waiting, and reading the screen."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import io
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from phoneuse_runtime.device.base import KEYCODES
+from phoneuse_runtime.errors import ElementNotFound, InvalidParams
+from phoneuse_runtime.kit import Element, SelectorParams, find_element, poll, screen
+from phoneuse_runtime.params import Params
+from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
+from phoneuse_runtime.ui import Selector, UiNode, compact_elements, fingerprint, focused_node
+
+Direction = Literal["up", "down", "left", "right"]
+
+# Base64 images stay under this so a response fits grpc's default 4 MiB client limit.
+MAX_IMAGE_B64_BYTES = 3 * 1024 * 1024
+
+
+class PointOrSelector(SelectorParams):
+    x: int | None = Field(default=None, ge=0)
+    y: int | None = Field(default=None, ge=0)
+
+    @model_validator(mode="after")
+    def _one_target(self) -> PointOrSelector:
+        has_point = self.x is not None or self.y is not None
+        if has_point and (self.x is None or self.y is None):
+            raise ValueError("give both x and y")
+        if has_point == (not self.selector().is_empty()):
+            raise ValueError(
+                "give either x and y, or a selector (text, resource_id, description, class_name)"
+            )
+        return self
+
+
+class PressResult(ActionResult):
+    x: int
+    y: int
+    element: Element | None = Field(description="the element pressed, when a selector chose it")
+
+
+async def _target(ctx: ActionContext, p: PointOrSelector) -> tuple[int, int, Element | None]:
+    if p.x is not None and p.y is not None:
+        return p.x, p.y, None
+    node = await find_element(
+        ctx.device, p.selector(), wait_ms=p.wait_ms, interval_ms=ctx.settings.wait_poll_ms
+    )
+    x, y = node.center
+    return x, y, Element.of(node)
+
+
+async def tap(ctx: ActionContext, p: PointOrSelector) -> PressResult:
+    x, y, element = await _target(ctx, p)
+    await ctx.device.tap(x, y)
+    return PressResult(x=x, y=y, element=element, via=ctx.device.via)
+
+
+class LongPressParams(PointOrSelector):
+    duration_ms: int = Field(default=800, gt=0, le=60_000)
+
+
+async def long_press(ctx: ActionContext, p: LongPressParams) -> PressResult:
+    x, y, element = await _target(ctx, p)
+    await ctx.device.long_press(x, y, p.duration_ms)
+    return PressResult(x=x, y=y, element=element, via=ctx.device.via)
+
+
+class SwipeParams(Params):
+    x1: int | None = Field(default=None, ge=0)
+    y1: int | None = Field(default=None, ge=0)
+    x2: int | None = Field(default=None, ge=0)
+    y2: int | None = Field(default=None, ge=0)
+    direction: Direction | None = Field(default=None, description="the way the finger moves")
+    distance: float = Field(default=0.5, gt=0, le=0.9, description="fraction of the screen, with direction")
+    duration_ms: int = Field(default=300, gt=0, le=10_000)
+
+    @model_validator(mode="after")
+    def _coordinates_or_direction(self) -> SwipeParams:
+        coords = (self.x1, self.y1, self.x2, self.y2)
+        given = sum(c is not None for c in coords)
+        if self.direction is None and given != 4:
+            raise ValueError("give x1, y1, x2 and y2, or a direction (up, down, left, right)")
+        if self.direction is not None and given:
+            raise ValueError("give either coordinates or a direction, not both")
+        return self
+
+
+class SwipeResult(ActionResult):
+    x1: int
+    y1: int
+    x2: int
+    y2: int
+    duration_ms: int
+
+
+def _finger_path(
+    bounds: tuple[int, int, int, int], finger: Direction, distance: float
+) -> tuple[int, int, int, int]:
+    left, top, right, bottom = bounds
+    cx, cy = (left + right) // 2, (top + bottom) // 2
+    dx = int((right - left) * distance / 2)
+    dy = int((bottom - top) * distance / 2)
+    return {
+        "up": (cx, cy + dy, cx, cy - dy),
+        "down": (cx, cy - dy, cx, cy + dy),
+        "left": (cx + dx, cy, cx - dx, cy),
+        "right": (cx - dx, cy, cx + dx, cy),
+    }[finger]
+
+
+async def swipe(ctx: ActionContext, p: SwipeParams) -> SwipeResult:
+    if p.direction is not None:
+        width, height = await ctx.device.screen_size()
+        x1, y1, x2, y2 = _finger_path((0, 0, width, height), p.direction, p.distance)
+    else:
+        assert p.x1 is not None and p.y1 is not None and p.x2 is not None and p.y2 is not None
+        x1, y1, x2, y2 = p.x1, p.y1, p.x2, p.y2
+    await ctx.device.swipe(x1, y1, x2, y2, p.duration_ms)
+    return SwipeResult(x1=x1, y1=y1, x2=x2, y2=y2, duration_ms=p.duration_ms, via=ctx.device.via)
+
+
+class ScrollParams(SelectorParams):
+    direction: Direction = Field(
+        default="down", description="where the content you want to see is: down reveals later items"
+    )
+    max_swipes: int = Field(default=10, ge=1, le=50, description="with a selector: swipes before giving up")
+
+
+class ScrollResult(ActionResult):
+    swipes: int
+    reached_end: bool = Field(description="the screen stopped changing")
+    element: Element | None = Field(description="the element scrolled to, when a selector was given")
+
+
+_OPPOSITE: dict[Direction, Direction] = {"down": "up", "up": "down", "left": "right", "right": "left"}
+
+
+def _scroll_area(root: UiNode) -> tuple[int, int, int, int]:
+    scrollables = [n for n in root.walk() if n.scrollable]
+    if not scrollables:
+        return root.bounds
+    return max(scrollables, key=lambda n: (n.bounds[2] - n.bounds[0]) * (n.bounds[3] - n.bounds[1])).bounds
+
+
+async def scroll(ctx: ActionContext, p: ScrollParams) -> ScrollResult:
+    selector = p.selector()
+    root = await screen(ctx.device)
+    wanted = None if selector.is_empty() else selector
+    if wanted is not None:
+        node = wanted.find(root)
+        if node is not None:
+            return ScrollResult(swipes=0, reached_end=False, element=Element.of(node), via=ctx.device.via)
+    limit = p.max_swipes if wanted is not None else 1
+    for count in range(1, limit + 1):
+        before = fingerprint(root)
+        x1, y1, x2, y2 = _finger_path(_scroll_area(root), _OPPOSITE[p.direction], 0.6)
+        await ctx.device.swipe(x1, y1, x2, y2, 400)
+        root = await screen(ctx.device)
+        at_end = fingerprint(root) == before
+        if wanted is not None:
+            node = wanted.find(root)
+            if node is not None:
+                return ScrollResult(
+                    swipes=count, reached_end=at_end, element=Element.of(node), via=ctx.device.via
+                )
+            if at_end:
+                raise ElementNotFound(
+                    f"scrolled {p.direction} to the end; no element matches {wanted.describe()}"
+                )
+        else:
+            return ScrollResult(swipes=count, reached_end=at_end, element=None, via=ctx.device.via)
+    assert wanted is not None
+    raise ElementNotFound(f"no element matches {wanted.describe()} after {limit} swipes {p.direction}")
+
+
+class FieldParams(Params):
+    """Which text field: a selector, or the focused field when none is given."""
+
+    resource_id: str | None = None
+    description: str | None = None
+    class_name: str | None = None
+    index: int | None = Field(default=None, ge=0)
+    field_text: str | None = Field(default=None, description="the field's current visible text")
+    wait_ms: int = Field(default=0, ge=0)
+
+    def selector(self) -> Selector:
+        return Selector(
+            text=self.field_text,
+            resource_id=self.resource_id,
+            description=self.description,
+            class_name=self.class_name,
+            index=self.index,
+        )
+
+
+async def _focus_field(ctx: ActionContext, p: FieldParams) -> UiNode:
+    """Taps the selected field (or takes the focused one) and returns it as it is now."""
+    selector = p.selector()
+    if selector.is_empty():
+        node = focused_node(await screen(ctx.device))
+        if node is None:
+            raise ElementNotFound(
+                "no text field has focus; give resource_id, description, class_name or field_text"
+            )
+        return node
+    node = await find_element(ctx.device, selector, wait_ms=p.wait_ms, interval_ms=ctx.settings.wait_poll_ms)
+    if not node.focused:
+        await ctx.device.tap(*node.center)
+    return node
+
+
+async def _read_field(ctx: ActionContext, was: UiNode) -> UiNode | None:
+    """The field after an edit: the focused editable, else the one at the same place."""
+    root = await screen(ctx.device)
+    focused = focused_node(root)
+    if focused is not None:
+        return focused
+    return next((n for n in root.walk() if n.editable and n.bounds == was.bounds), None)
+
+
+class TypeTextParams(FieldParams):
+    text: str = Field(description="any Unicode; typed verbatim")
+    clear: bool = Field(default=True, description="empty the field first")
+    submit: bool = Field(default=False, description="press ENTER afterwards")
+
+
+class TypeTextResult(ActionResult):
+    typed: str
+    field: Element | None
+    read_back: str | None = Field(description="the field's text after typing, as the screen shows it")
+    verified: bool
+    verify_error: str | None = None
+    submitted: bool
+
+
+async def type_text(ctx: ActionContext, p: TypeTextParams) -> TypeTextResult:
+    node = await _focus_field(ctx, p)
+    before = "" if p.clear else node.text
+    if p.clear:
+        await ctx.device.clear_text()
+    await ctx.device.input_text(p.text)
+    after = await _read_field(ctx, node)
+    read_back = after.text if after is not None else None
+    verify_error = None
+    if after is None:
+        verify_error = "the field could not be found after typing"
+    elif after.password:
+        verify_error = "password fields do not show their text"
+    elif read_back != before + p.text:
+        verify_error = f"the field shows {read_back!r}, expected {before + p.text!r}"
+    if p.submit:
+        await ctx.device.press_key(KEYCODES["ENTER"])
+    return TypeTextResult(
+        typed=p.text,
+        field=Element.of(after or node),
+        read_back=read_back,
+        verified=verify_error is None,
+        verify_error=verify_error,
+        submitted=p.submit,
+        via=ctx.device.via,
+    )
+
+
+class ClearTextResult(ActionResult):
+    field: Element
+    verified: bool
+
+
+async def clear_text(ctx: ActionContext, p: FieldParams) -> ClearTextResult:
+    node = await _focus_field(ctx, p)
+    await ctx.device.clear_text()
+    after = await _read_field(ctx, node)
+    return ClearTextResult(
+        field=Element.of(after or node), verified=after is not None and after.text == "", via=ctx.device.via
+    )
+
+
+class PressKeyParams(Params):
+    key: str = Field(
+        description="BACK, HOME, RECENTS, ENTER, DEL, VOLUME_UP, VOLUME_DOWN, POWER, ... or a keycode"
+    )
+
+    def keycode(self) -> int:
+        name = self.key.strip().upper().removeprefix("KEYCODE_")
+        if name in KEYCODES:
+            return KEYCODES[name]
+        if name.isdigit() and 0 < int(name) < 400:
+            return int(name)
+        raise InvalidParams(
+            f"unknown key {self.key!r}; use a keycode or one of {', '.join(sorted(KEYCODES))}"
+        )
+
+
+class PressKeyResult(ActionResult):
+    key: str
+    keycode: int
+
+
+async def press_key(ctx: ActionContext, p: PressKeyParams) -> PressKeyResult:
+    code = p.keycode()
+    await ctx.device.press_key(code)
+    return PressKeyResult(key=p.key.upper(), keycode=code, via=ctx.device.via)
+
+
+class WaitForParams(SelectorParams):
+    gone: bool = Field(default=False, description="wait for the element to disappear instead")
+    poll_ms: int = Field(default=0, ge=0, description="how often to look; 0 uses the server's setting")
+
+
+class WaitForResult(ActionResult):
+    gone: bool
+    element: Element | None
+    waited_ms: int
+
+
+async def wait_for(ctx: ActionContext, p: WaitForParams) -> WaitForResult:
+    selector = p.selector()
+    if selector.is_empty():
+        raise InvalidParams("give a selector: text, resource_id, description or class_name")
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+
+    async def look() -> tuple[UiNode | None] | None:
+        node = selector.find(await screen(ctx.device))
+        if p.gone:
+            return (None,) if node is None else None
+        return (node,) if node is not None else None
+
+    # No limit of its own: the call's timeout_ms ends it with TIMEOUT.
+    found = await poll(look, interval_ms=p.poll_ms or ctx.settings.wait_poll_ms, within_ms=None)
+    assert found is not None
+    node = found[0]
+    return WaitForResult(
+        gone=p.gone,
+        element=Element.of(node) if node is not None else None,
+        waited_ms=int((loop.time() - started) * 1000),
+        via=ctx.device.via,
+    )
+
+
+class ScreenshotParams(Params):
+    format: Literal["png", "jpeg"] = "png"
+    quality: int = Field(default=80, ge=1, le=100, description="JPEG quality")
+    max_side: int | None = Field(
+        default=None, ge=16, le=8192, description="scale so neither side exceeds this"
+    )
+
+
+class ScreenshotResult(ActionResult):
+    format: str
+    width: int
+    height: int
+    original_width: int
+    original_height: int
+    size_bytes: int
+    image_base64: str
+
+
+def _encode(png: bytes, p: ScreenshotParams) -> tuple[bytes, int, int, int, int]:
+    from PIL import Image
+
+    with Image.open(io.BytesIO(png)) as img:
+        original = img.size
+        image = img.convert("RGB") if p.format == "jpeg" else img.copy()
+    scale = 1.0
+    if p.max_side and max(original) > p.max_side:
+        scale = p.max_side / max(original)
+    while True:
+        size = (max(1, round(original[0] * scale)), max(1, round(original[1] * scale)))
+        frame = image if size == original else image.resize(size, Image.Resampling.LANCZOS)
+        out = io.BytesIO()
+        if p.format == "jpeg":
+            frame.save(out, "JPEG", quality=p.quality, optimize=True)
+        else:
+            frame.save(out, "PNG", optimize=True)
+        data = out.getvalue()
+        # Base64 grows 4/3; shrink until the response fits the message limit.
+        if len(data) * 4 // 3 <= MAX_IMAGE_B64_BYTES:
+            return data, size[0], size[1], original[0], original[1]
+        scale *= 0.75
+
+
+async def screenshot(ctx: ActionContext, p: ScreenshotParams) -> ScreenshotResult:
+    png = await ctx.device.screenshot_png()
+    data, width, height, ow, oh = await asyncio.to_thread(_encode, png, p)
+    return ScreenshotResult(
+        format=p.format,
+        width=width,
+        height=height,
+        original_width=ow,
+        original_height=oh,
+        size_bytes=len(data),
+        image_base64=base64.b64encode(data).decode("ascii"),
+        via=ctx.device.via,
+    )
+
+
+class DumpUiParams(Params):
+    include_xml: bool = Field(default=False, description="also return the raw uiautomator XML")
+
+
+class DumpUiResult(ActionResult):
+    package: str
+    elements: list[Element]
+    ui_fingerprint: str
+    xml: str | None = None
+
+
+async def dump_ui(ctx: ActionContext, p: DumpUiParams) -> DumpUiResult:
+    from phoneuse_runtime.ui import parse_hierarchy
+
+    xml = await ctx.device.dump_hierarchy()
+    root = parse_hierarchy(xml)
+    package = next((n.package for n in root.walk() if n.package and n.package != "com.android.systemui"), "")
+    return DumpUiResult(
+        package=package,
+        elements=[Element.model_validate(e) for e in compact_elements(root)],
+        ui_fingerprint=fingerprint(root),
+        xml=xml if p.include_xml else None,
+        via=ctx.device.via,
+    )
+
+
+ACTIONS = (
+    ActionSpec("TAP", PointOrSelector, tap, PressResult, "Tap a point (x, y) or the center of an element"),
+    ActionSpec(
+        "LONG_PRESS", LongPressParams, long_press, PressResult, "Press and hold a point or an element"
+    ),
+    ActionSpec("SWIPE", SwipeParams, swipe, SwipeResult, "Swipe between two points, or across the screen"),
+    ActionSpec(
+        "SCROLL",
+        ScrollParams,
+        scroll,
+        ScrollResult,
+        "Scroll the main list one page, or until an element is visible",
+    ),
+    ActionSpec(
+        "TYPE_TEXT",
+        TypeTextParams,
+        type_text,
+        TypeTextResult,
+        "Type Unicode text into a field (the focused one by default) and read it back",
+    ),
+    ActionSpec("CLEAR_TEXT", FieldParams, clear_text, ClearTextResult, "Empty a text field"),
+    ActionSpec("PRESS_KEY", PressKeyParams, press_key, PressKeyResult, "Press a hardware or navigation key"),
+    ActionSpec(
+        "WAIT_FOR",
+        WaitForParams,
+        wait_for,
+        WaitForResult,
+        "Wait until an element appears (or, with gone=true, disappears); TIMEOUT at timeout_ms",
+    ),
+    ActionSpec(
+        "SCREENSHOT", ScreenshotParams, screenshot, ScreenshotResult, "Capture the screen as base64 PNG/JPEG"
+    ),
+    ActionSpec(
+        "DUMP_UI", DumpUiParams, dump_ui, DumpUiResult, "List the on-screen elements and a fingerprint"
+    ),
+)

@@ -1,0 +1,123 @@
+"""Shared by the benchmarks: server subprocesses, percentiles, and table printing."""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import IO
+
+import psutil
+
+BENCH_DIR = Path(__file__).resolve().parent
+SERVERS = BENCH_DIR / "_servers.py"
+SERVICE = "ai.lemon.phoneuse.mcpserver.protocol.AndroidRuntime"
+EXECUTE = f"/{SERVICE}/Execute"
+SUBSCRIBE = f"/{SERVICE}/Subscribe"
+TOKEN = "bench-token-0123456789abcdef"
+AUTH = (("authorization", f"Bearer {TOKEN}"),)
+START_TIMEOUT_S = 60.0
+
+
+class ServerProcess:
+    """One `_servers.py` process: started on enter, its port read from stdout, SIGTERMed on exit."""
+
+    def __init__(self, kind: str, *, profile: Path | None = None) -> None:
+        self.kind = kind
+        self.profile = profile
+        self.port = 0
+        self._proc: subprocess.Popen[str] | None = None
+
+    @property
+    def pid(self) -> int:
+        assert self._proc is not None
+        return self._proc.pid
+
+    def __enter__(self) -> ServerProcess:
+        argv = [sys.executable, str(SERVERS), self.kind, "--token", TOKEN]
+        if self.profile is not None:
+            argv += ["--profile", str(self.profile)]
+        self._proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+        self.port = _read_port(self._proc.stdout, self._proc)
+        return self
+
+    def cpu_seconds(self) -> float:
+        """User plus system CPU time the server process has used so far."""
+        times = psutil.Process(self.pid).cpu_times()
+        return float(times.user + times.system)
+
+    def profiling(self, on: bool) -> None:
+        """Starts or stops the server's cProfile (only when started with a profile path)."""
+        if self.profile is not None and self._proc is not None:
+            self._proc.send_signal(signal.SIGUSR1 if on else signal.SIGUSR2)
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._proc is not None:
+            stop_process(self._proc)
+
+
+def _read_port(stream: IO[str] | None, proc: subprocess.Popen[str]) -> int:
+    assert stream is not None
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        line = stream.readline()
+        if not line:
+            raise RuntimeError(f"server exited early with code {proc.wait()}")
+        if line.startswith("PORT "):
+            return int(line.split()[1])
+    raise RuntimeError("server did not report its port in time")
+
+
+def stop_process(proc: subprocess.Popen[str]) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def percentile(sorted_values: Sequence[float], p: float) -> float:
+    """Nearest-rank percentile of an already sorted sequence."""
+    if not sorted_values:
+        return math.nan
+    rank = max(1, math.ceil(p / 100 * len(sorted_values)))
+    return sorted_values[min(rank, len(sorted_values)) - 1]
+
+
+def ratio(ours: float, bare: float) -> str:
+    if bare == 0 or math.isnan(ours) or math.isnan(bare):
+        return "n/a"
+    return f"{ours / bare:.2f}x"
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, left: int = 1) -> str:
+    """A plain-text table; the first `left` columns are left-aligned, the rest right-aligned."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(
+            c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ).rstrip()
+
+    return "\n".join([line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)])
+
+
+def machine() -> str:
+    import platform
+
+    import grpc
+
+    return (
+        f"python {platform.python_version()}, grpcio {grpc.__version__}, "
+        f"{os.cpu_count()} CPU(s), {platform.machine()}"
+    )

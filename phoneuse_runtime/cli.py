@@ -1,0 +1,235 @@
+"""`phoneuse-runtime serve | exec | query | subscribe | actions | spec`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .config import DEFAULT_GRPC_LISTEN, SERVER_FILE, ConfigError, default_data_dir, load_settings
+from .tokens import read_token_file
+
+
+def _key_values(items: Sequence[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"expected key=value, got {item!r}")
+        out[key] = value
+    return out
+
+
+def _client_parent() -> argparse.ArgumentParser:
+    parent = argparse.ArgumentParser(add_help=False)
+    parent.add_argument(
+        "--server",
+        help="HOST:PORT (default: $PHONEUSE_SERVER, the running server's record, then 127.0.0.1:50051)",
+    )
+    parent.add_argument(
+        "--token", help="bearer token (default: $PHONEUSE_TOKEN, then the data dir's token file)"
+    )
+    parent.add_argument("--data-dir", type=Path, help="where the server keeps its token and address")
+    return parent
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="phoneuse-runtime", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="run the gRPC server")
+    serve.add_argument("--device", help="sim (default), adb[:SERIAL] or termux")
+    serve.add_argument("--grpc-listen", help=f"HOST:PORT to listen on (default {DEFAULT_GRPC_LISTEN})")
+    serve.add_argument(
+        "--data-dir", type=Path, help="state dir (default $PHONEUSE_DATA_DIR, else XDG data dir)"
+    )
+    serve.add_argument("--token", help="bearer token (default $PHONEUSE_TOKEN, else generated and stored)")
+    serve.add_argument("--config", type=Path, help="TOML settings file (default DATA_DIR/config.toml)")
+    serve.add_argument("--sim-state", type=Path, help="load and save the simulated phone's state here")
+    serve.add_argument("--allow-shell", action="store_true", default=None, help="enable the SHELL action")
+    serve.add_argument("--log-level", default="INFO")
+
+    client = _client_parent()
+    ex = sub.add_parser("exec", parents=[client], help="run one action and print the ActionResponse")
+    ex.add_argument("action_type")
+    ex.add_argument("params", nargs="*", metavar="key=value")
+    ex.add_argument("--app", help="app_target, e.g. com.whatsapp")
+    ex.add_argument("--timeout-ms", type=int, default=30_000)
+    ex.add_argument("--request-id", help="default: a new UUID")
+
+    q = sub.add_parser("query", parents=[client], help="run a query and print the QueryResponse")
+    q.add_argument("query_type", choices=["CONTACTS", "APP_STATE", "MEMORY"])
+    q.add_argument("filters", nargs="*", metavar="key=value")
+    q.add_argument("--limit", type=int, default=0)
+
+    s = sub.add_parser("subscribe", parents=[client], help="print events, one JSON object per line")
+    s.add_argument("event_types", nargs="*")
+    s.add_argument("--subscriber-id", default="")
+
+    acts = sub.add_parser("actions", help="list every registered action and query with its params")
+    acts.add_argument("--json", action="store_true")
+    acts.add_argument("--device", default="sim", help="device kind whose actions to list")
+
+    spec = sub.add_parser("spec", help="print docs/protocol_spec.md, generated from the handler models")
+    spec.add_argument("--output", type=Path, help="write to this file instead of stdout")
+    return parser
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from .app import serve
+
+    logging.basicConfig(
+        level=args.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    flags: dict[str, Any] = {
+        "device": args.device,
+        "grpc_listen": args.grpc_listen,
+        "data_dir": args.data_dir,
+        "token": args.token,
+        "sim_state": args.sim_state,
+        "allow_shell": args.allow_shell,
+    }
+    try:
+        settings = load_settings(flags, config_file=args.config)
+        return asyncio.run(serve(settings))
+    except ConfigError as exc:
+        print(f"phoneuse-runtime: {exc}", file=sys.stderr)
+        return 2
+
+
+def _resolve_target(args: argparse.Namespace) -> tuple[str, str]:
+    data_dir = args.data_dir or default_data_dir()
+    address = args.server or os.environ.get("PHONEUSE_SERVER")
+    if not address:
+        try:
+            address = json.loads((data_dir / SERVER_FILE).read_text())["address"]
+        except (OSError, ValueError, KeyError):
+            address = DEFAULT_GRPC_LISTEN
+    token = args.token or os.environ.get("PHONEUSE_TOKEN") or read_token_file(data_dir)
+    if not token:
+        raise SystemExit(
+            f"no token: pass --token, set PHONEUSE_TOKEN, or run `serve` once to create {data_dir}/token"
+        )
+    return str(address), token
+
+
+def _client(args: argparse.Namespace) -> int:
+    import grpc
+
+    from .rpc import protocol_pb2 as pb
+    from .rpc import protocol_pb2_grpc as pb_grpc
+
+    address, token = _resolve_target(args)
+    metadata = (("authorization", f"Bearer {token}"),)
+    with grpc.insecure_channel(address) as channel:
+        stub = pb_grpc.AndroidRuntimeStub(channel)
+        try:
+            if args.command == "exec":
+                import uuid
+
+                request = pb.ActionRequest(
+                    action_type=args.action_type,
+                    params=_key_values(args.params),
+                    request_id=args.request_id or str(uuid.uuid4()),
+                    timeout_ms=args.timeout_ms,
+                )
+                if args.app:
+                    request.app_target = args.app
+                response = stub.Execute(request, metadata=metadata, timeout=args.timeout_ms / 1000 + 5)
+                print(
+                    json.dumps(
+                        {
+                            "request_id": response.request_id,
+                            "success": response.success,
+                            "result": json.loads(response.result_json or "{}"),
+                            "error": response.error,
+                            "duration_ms": response.duration_ms,
+                        },
+                        ensure_ascii=False,
+                        indent=2,
+                    )
+                )
+                return 0 if response.success else 1
+            if args.command == "query":
+                qr = stub.Query(
+                    pb.QueryRequest(
+                        query_type=pb.QueryType.Value(args.query_type),
+                        filters=_key_values(args.filters),
+                        limit=args.limit,
+                    ),
+                    metadata=metadata,
+                    timeout=60,
+                )
+                results = [json.loads(r) for r in qr.results_json]
+                out = {"results": results, "total_count": qr.total_count, "has_more": qr.has_more}
+                print(json.dumps(out, ensure_ascii=False, indent=2))
+                return 0
+            stream = stub.Subscribe(
+                pb.SubscribeRequest(event_types=args.event_types, subscriber_id=args.subscriber_id),
+                metadata=metadata,
+            )
+            try:
+                stream.initial_metadata()
+                print(
+                    f"subscribed to {' '.join(args.event_types) or 'all events'}", file=sys.stderr, flush=True
+                )
+                for event in stream:
+                    line = {
+                        "event_type": event.event_type,
+                        "payload": json.loads(event.payload_json or "{}"),
+                        "timestamp": event.timestamp,
+                        "source": event.source,
+                    }
+                    print(json.dumps(line, ensure_ascii=False), flush=True)
+            except KeyboardInterrupt:
+                stream.cancel()
+            return 0
+        except grpc.RpcError as exc:
+            print(f"phoneuse-runtime: {exc.code().name}: {exc.details()}", file=sys.stderr)
+            return 2
+
+
+def _actions(args: argparse.Namespace) -> int:
+    from .registry import build_registry
+    from .spec import catalogue, render_catalogue_text
+
+    registry = build_registry(args.device)
+    if args.json:
+        print(json.dumps(catalogue(registry), indent=2, ensure_ascii=False))
+    else:
+        print(render_catalogue_text(registry))
+    return 1 if registry.load_errors else 0
+
+
+def _spec(args: argparse.Namespace) -> int:
+    from .spec import render_spec
+
+    text = render_spec()
+    if args.output:
+        args.output.write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "serve":
+        return _serve(args)
+    if args.command in ("exec", "query", "subscribe"):
+        return _client(args)
+    if args.command == "actions":
+        return _actions(args)
+    return _spec(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

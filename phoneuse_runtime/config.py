@@ -1,0 +1,114 @@
+"""Server settings: command-line flags over PHONEUSE_* environment over a TOML file over defaults."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+DEFAULT_GRPC_LISTEN = "127.0.0.1:50051"
+TOKEN_FILE = "token"  # noqa: S105 (a file name, not a secret)
+SERVER_FILE = "server.json"
+CONFIG_FILE = "config.toml"
+
+
+def default_data_dir() -> Path:
+    env = os.environ.get("PHONEUSE_DATA_DIR")
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(xdg) / "phoneuse-runtime"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the server is configured with. Built by `load_settings`; immutable afterwards."""
+
+    device: str = "sim"
+    grpc_listen: str = DEFAULT_GRPC_LISTEN
+    data_dir: Path = field(default_factory=default_data_dir)
+    token: str | None = None
+    allow_shell: bool = False
+    # Action types: when allow_actions is non-empty only those run; deny_actions always refuse.
+    allow_actions: frozenset[str] = frozenset()
+    deny_actions: frozenset[str] = frozenset()
+    url_schemes: frozenset[str] = frozenset({"http", "https"})
+    sim_state: Path | None = None
+    # How long a finished request_id keeps its response for replay, and how many are kept.
+    idempotency_ttl_s: float = 600.0
+    idempotency_max_entries: int = 10_000
+    event_queue_size: int = 1024
+    query_max_limit: int = 200
+    shutdown_grace_s: float = 5.0
+    wait_poll_ms: int = 100
+
+    @property
+    def device_kind(self) -> str:
+        return self.device.split(":", 1)[0]
+
+
+class ConfigError(Exception):
+    """A setting has a value the server cannot use."""
+
+
+def _coerce(name: str, value: Any, current: Any) -> Any:
+    if isinstance(current, bool):
+        if isinstance(value, str):
+            return value.strip().lower() in ("1", "true", "yes", "on")
+        return bool(value)
+    if isinstance(current, frozenset):
+        items = value.split(",") if isinstance(value, str) else value
+        return frozenset(str(v).strip() for v in items if str(v).strip())
+    if isinstance(current, Path) or name in ("sim_state", "data_dir"):
+        return Path(str(value)).expanduser() if value not in (None, "") else None
+    if isinstance(current, int):
+        return int(value)
+    if isinstance(current, float):
+        return float(value)
+    return None if value is None else str(value)
+
+
+def _apply(settings: Settings, values: dict[str, Any], where: str) -> Settings:
+    known = {f.name for f in fields(Settings)}
+    changes: dict[str, Any] = {}
+    for name, value in values.items():
+        if name not in known:
+            raise ConfigError(f"{where}: unknown setting {name!r}; known: {', '.join(sorted(known))}")
+        if value is None:
+            continue
+        try:
+            changes[name] = _coerce(name, value, getattr(settings, name))
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"{where}: bad value for {name}: {exc}") from exc
+    return replace(settings, **changes)
+
+
+def load_settings(flags: dict[str, Any], *, config_file: Path | None = None) -> Settings:
+    """Flags (None = not given) over PHONEUSE_<NAME> environment over the TOML file over defaults."""
+    settings = Settings()
+    data_dir_flag = flags.get("data_dir")
+    if data_dir_flag:
+        settings = replace(settings, data_dir=Path(data_dir_flag).expanduser())
+    path = config_file or settings.data_dir / CONFIG_FILE
+    if path.is_file():
+        try:
+            table = tomllib.loads(path.read_text())
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: {exc}") from exc
+        settings = _apply(settings, table, str(path))
+    elif config_file is not None:
+        raise ConfigError(f"config file {config_file} does not exist")
+    env = {
+        f.name: os.environ[f"PHONEUSE_{f.name.upper()}"]
+        for f in fields(Settings)
+        if f"PHONEUSE_{f.name.upper()}" in os.environ and f.name != "data_dir"
+    }
+    settings = _apply(settings, env, "environment")
+    return _apply(settings, {k: v for k, v in flags.items() if k != "data_dir"}, "flags")

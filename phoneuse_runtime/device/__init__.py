@@ -1,0 +1,1 @@
+"""Device backends: `sim` (default), `adb` and `termux`, all behind `base.Device`."""

@@ -1,0 +1,282 @@
+"""`SimDevice`: a simulated Android 14 phone (Pixel 8, 1080x2400) that keeps real state.
+
+It is a state model, not canned answers: apps have screens whose taps and typing change
+what the next dump shows, SMS typed into Messages land in the sent box, intents resolve
+like the package manager would, and failures read like a phone's. Data (contacts, SMS,
+events, alarms, notifications, WhatsApp chats, clipboard, Wi-Fi) persists to
+`state_file` after every change; the UI (which app is open) starts at the home screen.
+
+The phone it starts as is documented in `seed.SEED`. Scenario methods, used by sim-only
+actions and tests: `receive_sms`, `receive_chat_message`, `post_notification`,
+`incoming_call`, `set_screen`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import pathlib
+from collections.abc import AsyncIterator
+
+from ...errors import DeviceUnavailable, InvalidParams, Timeout
+from ...events import DeviceConnected, DeviceDisconnected, EventSink
+from ...ui import parse_hierarchy, to_hierarchy_xml
+from ..base import (
+    Alarm,
+    AppInfo,
+    CalendarEvent,
+    CallState,
+    Contact,
+    Device,
+    Foreground,
+    Intent,
+    IntentResult,
+    Notification,
+    ShellResult,
+    SmsBox,
+    SmsMessage,
+)
+from . import shell as sim_shell
+from .catalog import APPS, app_info
+from .home import CustomScreen
+from .intents import start_intent
+from .phone import SYSTEM_SOURCE, SimPhone
+from .render import render_png
+from .seed import SEED, seed_state
+from .state import ChatMessage, SimState
+from .widgets import HEIGHT, WIDTH
+
+__all__ = ["SEED", "ChatMessage", "SimDevice"]
+
+MODEL = "Pixel 8 (simulated)"
+SERIAL = "sim-0"
+
+
+def _ignore(_event: object) -> None:
+    return None
+
+
+async def _gesture(duration_ms: int) -> None:
+    """A gesture lasts as long as asked; this is the gesture itself, not a wait for the UI."""
+    if duration_ms < 0:
+        raise InvalidParams(f"duration_ms must not be negative, got {duration_ms}")
+    await asyncio.sleep(duration_ms / 1000)
+
+
+class SimDevice(Device):
+    """The simulated phone behind the `Device` primitives."""
+
+    kind = "sim"
+    via = "sim"
+
+    def __init__(self, *, state_file: pathlib.Path | None = None) -> None:
+        self.state_file = state_file
+        self.pending_operations = 0  # primitives in flight; tests use it to prove cancellation stopped one
+        self._phone: SimPhone | None = None
+        self._emit: EventSink = _ignore
+
+    # --- lifecycle -------------------------------------------------------
+    async def start(self, emit: EventSink) -> None:
+        self._emit = emit
+        path = self.state_file
+        if path is not None and await asyncio.to_thread(path.exists):
+            try:
+                state = await asyncio.to_thread(SimState.load, path)
+            except InvalidParams as exc:
+                raise InvalidParams(f"{path}: {exc.message}") from exc
+        else:
+            state = seed_state()
+        self._phone = SimPhone(state, emit)
+        emit(DeviceConnected(device=self.kind, serial=SERIAL, model=MODEL).to_event(SYSTEM_SOURCE))
+
+    async def close(self) -> None:
+        phone, self._phone = self._phone, None
+        if phone is None:
+            return
+        if self.state_file is not None:
+            await asyncio.to_thread(phone.state.save, self.state_file)
+        self._emit(
+            DeviceDisconnected(device=self.kind, serial=SERIAL, reason="closed").to_event(SYSTEM_SOURCE)
+        )
+
+    async def describe(self) -> dict[str, str]:
+        return {"serial": SERIAL, "model": MODEL, "android": "14", "sdk": "34"}
+
+    @contextlib.asynccontextmanager
+    async def _op(self) -> AsyncIterator[SimPhone]:
+        """Wraps every primitive: counts it, announces foreground changes, persists data changes."""
+        phone = self._phone
+        if phone is None:
+            raise DeviceUnavailable("the simulated phone is not started (or already closed)")
+        self.pending_operations += 1
+        try:
+            yield phone
+        finally:
+            self.pending_operations -= 1
+            phone.settle()
+            if phone.state.dirty and self.state_file is not None:
+                phone.state.save(self.state_file)  # a few KB; done inline so a cancelled call still persists
+
+    # --- screen ----------------------------------------------------------
+    async def dump_hierarchy(self) -> str:
+        async with self._op() as phone:
+            return to_hierarchy_xml(phone.view().root)
+
+    async def screen_size(self) -> tuple[int, int]:
+        return WIDTH, HEIGHT
+
+    async def screenshot_png(self) -> bytes:
+        async with self._op() as phone:
+            root = copy.deepcopy(phone.view().root)
+            return await asyncio.to_thread(render_png, root, (WIDTH, HEIGHT))
+
+    async def tap(self, x: int, y: int) -> None:
+        async with self._op() as phone:
+            phone.tap(x, y)
+
+    async def long_press(self, x: int, y: int, duration_ms: int) -> None:
+        """Holds for `duration_ms` like `input swipe x y x y ms`; a cancelled press does nothing."""
+        async with self._op() as phone:
+            await _gesture(duration_ms)
+            phone.long_press(x, y)
+
+    async def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int) -> None:
+        """Takes `duration_ms`, as the finger does on a phone; a cancelled swipe scrolls nothing."""
+        async with self._op() as phone:
+            await _gesture(duration_ms)
+            phone.swipe(x1, y1, x2, y2)
+
+    async def input_text(self, text: str) -> None:
+        async with self._op() as phone:
+            phone.input_text(text)
+
+    async def clear_text(self) -> None:
+        async with self._op() as phone:
+            phone.clear_text()
+
+    async def press_key(self, keycode: int) -> None:
+        async with self._op() as phone:
+            phone.press_key(keycode)
+
+    # --- apps ------------------------------------------------------------
+    async def installed_apps(self) -> list[AppInfo]:
+        return [app_info(app) for app in APPS]
+
+    async def foreground(self) -> Foreground:
+        async with self._op() as phone:
+            return phone.foreground()
+
+    async def running_packages(self) -> list[str]:
+        """Most recently used first."""
+        async with self._op() as phone:
+            return list(reversed(phone.running))
+
+    async def launch_app(self, package: str) -> Foreground:
+        async with self._op() as phone:
+            return phone.launch(package)
+
+    async def stop_app(self, package: str) -> bool:
+        async with self._op() as phone:
+            return phone.stop(package)
+
+    async def start_intent(self, intent: Intent) -> IntentResult:
+        async with self._op() as phone:
+            return start_intent(phone, intent)
+
+    # --- personal data ---------------------------------------------------
+    async def contacts(self) -> list[Contact]:
+        async with self._op() as phone:
+            return copy.deepcopy(phone.state.contacts)
+
+    async def add_contact(self, name: str, phones: list[str], emails: list[str]) -> Contact:
+        async with self._op() as phone:
+            return copy.deepcopy(phone.state.add_contact(name, phones, emails))
+
+    async def send_sms(self, number: str, body: str) -> str:
+        async with self._op() as phone:
+            phone.send_sms(number, body)
+            return self.via
+
+    async def sms_messages(self, box: SmsBox | None = None) -> list[SmsMessage]:
+        async with self._op() as phone:
+            rows = [m for m in phone.state.sms if box is None or m.box == box]
+            return copy.deepcopy(sorted(rows, key=lambda m: (m.date_ms, int(m.id)), reverse=True))
+
+    async def place_call(self, number: str) -> str:
+        async with self._op() as phone:
+            phone.place_call(number)
+            return self.via
+
+    async def end_call(self) -> bool:
+        async with self._op() as phone:
+            return phone.end_call()
+
+    async def call_state(self) -> CallState:
+        async with self._op() as phone:
+            return phone.call
+
+    async def insert_event(self, event: CalendarEvent) -> CalendarEvent:
+        async with self._op() as phone:
+            return copy.deepcopy(phone.state.add_event(event))
+
+    async def calendar_events(self) -> list[CalendarEvent]:
+        async with self._op() as phone:
+            return copy.deepcopy(sorted(phone.state.events, key=lambda e: (e.start_ms, int(e.id))))
+
+    async def set_alarm(self, alarm: Alarm) -> Alarm:
+        async with self._op() as phone:
+            return copy.deepcopy(phone.state.add_alarm(alarm))
+
+    async def alarms(self) -> list[Alarm]:
+        async with self._op() as phone:
+            return copy.deepcopy(phone.state.alarms)
+
+    async def set_clipboard(self, text: str) -> None:
+        async with self._op() as phone:
+            phone.state.clipboard = text
+            phone.state.dirty = True
+
+    async def get_clipboard(self) -> str:
+        async with self._op() as phone:
+            return phone.state.clipboard
+
+    async def notifications(self) -> list[Notification]:
+        """Newest first."""
+        async with self._op() as phone:
+            return copy.deepcopy(list(reversed(phone.state.notifications)))
+
+    async def shell(self, command: str, *, timeout_s: float) -> ShellResult:
+        if timeout_s <= 0:
+            raise InvalidParams(f"timeout_s must be positive, got {timeout_s}")
+        async with self._op() as phone:
+            try:
+                return await asyncio.wait_for(sim_shell.run(phone, command), timeout_s)
+            except asyncio.TimeoutError as exc:
+                raise Timeout(f"shell command did not finish within {timeout_s:g} s: {command!r}") from exc
+
+    # --- scenarios (sim only) --------------------------------------------
+    async def receive_sms(self, sender: str, body: str) -> SmsMessage:
+        """An SMS arrives: an unread inbox row, a notification, MESSAGE_RECEIVED and NOTIFICATION_POSTED."""
+        async with self._op() as phone:
+            return copy.deepcopy(phone.receive_sms(sender, body))
+
+    async def receive_chat_message(self, app: str, sender: str, body: str) -> ChatMessage:
+        """A WhatsApp message arrives from a number or a contact's exact name; the chat is created if new."""
+        async with self._op() as phone:
+            return copy.deepcopy(phone.receive_chat(app, sender, body))
+
+    async def post_notification(self, package: str, title: str, text: str) -> Notification:
+        async with self._op() as phone:
+            return copy.deepcopy(phone.post_notification(package, title, text))
+
+    async def incoming_call(self, number: str) -> None:
+        """The phone rings: state ringing, the incoming-call screen with Answer/Decline in front."""
+        async with self._op() as phone:
+            phone.incoming_call(number)
+
+    async def set_screen(self, xml: str) -> None:
+        """Shows a uiautomator dump as the current screen (InvalidParams if it is not one); BACK leaves it."""
+        root = parse_hierarchy(xml)
+        async with self._op() as phone:
+            phone.open(CustomScreen(root))

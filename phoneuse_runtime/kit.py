@@ -1,0 +1,145 @@
+"""What action handlers share: selector params, screen reads, bounded polling, contact lookup.
+
+Third-party handlers may use these too; they depend only on the `Device` primitives.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .device.base import Contact, Device
+from .errors import ElementNotFound, InvalidParams
+from .params import Params
+from .ui import Selector, UiNode, element_dict, parse_hierarchy
+
+T = TypeVar("T")
+
+_PHONE = re.compile(r"^\+?[\d\s().\-]{3,}$")
+
+
+class SelectorParams(Params):
+    """Picks an on-screen element; `index` chooses among several matches (0-based)."""
+
+    text: str | None = None
+    resource_id: str | None = None
+    description: str | None = None
+    class_name: str | None = None
+    index: int | None = Field(default=None, ge=0)
+    wait_ms: int = Field(default=0, ge=0, description="keep looking this long for the element before failing")
+
+    def selector(self) -> Selector:
+        return Selector(
+            text=self.text,
+            resource_id=self.resource_id,
+            description=self.description,
+            class_name=self.class_name,
+            index=self.index,
+        )
+
+
+async def screen(device: Device) -> UiNode:
+    return parse_hierarchy(await device.dump_hierarchy())
+
+
+async def poll(
+    check: Callable[[], Awaitable[T | None]], *, interval_ms: int, within_ms: int | None
+) -> T | None:
+    """Calls `check` until it returns a value, every `interval_ms`; gives up after `within_ms`
+    (None: until cancelled by the call's deadline)."""
+    loop = asyncio.get_running_loop()
+    give_up = None if within_ms is None else loop.time() + within_ms / 1000
+    while True:
+        found = await check()
+        if found is not None:
+            return found
+        if give_up is not None and loop.time() >= give_up:
+            return None
+        await asyncio.sleep(interval_ms / 1000)
+
+
+async def find_element(device: Device, selector: Selector, *, wait_ms: int, interval_ms: int) -> UiNode:
+    """The element, looked for up to `wait_ms`; ElementNotFound after that."""
+    if selector.is_empty():
+        raise InvalidParams("give a selector: text, resource_id, description or class_name")
+    last: list[UiNode] = []
+
+    async def look() -> UiNode | None:
+        root = await screen(device)
+        last[:] = [root]
+        return selector.find(root)
+
+    node = await poll(look, interval_ms=interval_ms, within_ms=wait_ms)
+    if node is None:
+        selector.require(last[0])  # raises with the precise reason
+        raise ElementNotFound(f"no element matches {selector.describe()}")
+    return node
+
+
+def looks_like_number(text: str) -> bool:
+    return bool(_PHONE.match(text.strip())) and any(c.isdigit() for c in text)
+
+
+def digits(number: str) -> str:
+    """The number without formatting, keeping a leading +."""
+    kept = "".join(c for c in number if c.isdigit())
+    return ("+" + kept) if number.strip().startswith("+") else kept
+
+
+def same_number(a: str, b: str) -> bool:
+    """Numbers are the same if their last 9 digits agree (country-code prefixes differ across stores)."""
+    da, db = digits(a).lstrip("+"), digits(b).lstrip("+")
+    return bool(da) and bool(db) and da[-9:] == db[-9:]
+
+
+def match_contact(contacts: list[Contact], name: str) -> Contact:
+    """By display name, ignoring case: exact, else a unique prefix. Ambiguity is INVALID_PARAMS."""
+    wanted = name.strip().casefold()
+    exact = [c for c in contacts if c.name.casefold() == wanted]
+    if len(exact) == 1:
+        return exact[0]
+    candidates = exact or [c for c in contacts if c.name.casefold().startswith(wanted)]
+    if len(candidates) == 1:
+        return candidates[0]
+    if not candidates:
+        raise InvalidParams(f"no contact named {name!r}; give a phone number or an existing contact's name")
+    names = sorted(c.name for c in candidates)
+    raise InvalidParams(
+        f"{name!r} matches several contacts: {', '.join(names)}; be more specific",
+        details={"candidates": [{"id": c.id, "name": c.name, "phones": c.phones} for c in candidates]},
+    )
+
+
+async def resolve_recipient(device: Device, to: str) -> tuple[str, Contact | None]:
+    """A number as given, or a contact's first number. Returns (number, contact)."""
+    if looks_like_number(to):
+        return to.strip(), None
+    contact = match_contact(await device.contacts(), to)
+    if not contact.phones:
+        raise InvalidParams(f"contact {contact.name!r} has no phone number")
+    return contact.phones[0], contact
+
+
+class Element(BaseModel):
+    """An on-screen element; `bounds` is [left, top, right, bottom] in screen pixels."""
+
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+    text: str
+    resource_id: str
+    description: str
+    class_: str = Field(alias="class")
+    package: str
+    bounds: list[int]
+    clickable: bool
+    focused: bool
+    enabled: bool
+    checked: bool
+    scrollable: bool
+
+    @classmethod
+    def of(cls, node: UiNode) -> Element:
+        return cls.model_validate(element_dict(node))

@@ -1,0 +1,1 @@
+"""Built-in query handlers, one module per QueryType, registered through entry points."""

@@ -1,0 +1,71 @@
+"""APP_STATE: the foreground app and the running ones, optionally with the screen's elements."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel, Field
+
+from phoneuse_runtime.kit import Element, screen
+from phoneuse_runtime.params import Params
+from phoneuse_runtime.registry import QueryContext, QuerySpec
+from phoneuse_runtime.ui import compact_elements, fingerprint
+
+
+class AppStateFilters(Params):
+    package: str | None = Field(
+        default=None, description="only this app (installed but not running is reported too)"
+    )
+    include_ui: bool = Field(default=False, description="add the foreground screen's elements")
+
+
+class AppStateResult(BaseModel):
+    package: str
+    label: str
+    activity: str = Field(description="the top activity; empty unless foreground")
+    foreground: bool
+    running: bool
+    ui_fingerprint: str | None = Field(description="for the foreground app")
+    elements: list[Element] | None = Field(description="with include_ui, for the foreground app")
+
+
+async def app_state(ctx: QueryContext, f: AppStateFilters) -> Sequence[AppStateResult]:
+    device = ctx.device
+    labels = {a.package: a.label for a in await device.installed_apps()}
+    front = await device.foreground()
+    running = await device.running_packages()
+    order = [front.package] + [p for p in running if p != front.package]
+    if f.package is not None:
+        if f.package not in labels and f.package not in order:
+            return []
+        order = [f.package]
+    root = await screen(device)
+    out = []
+    for package in order:
+        is_front = package == front.package
+        elements = None
+        if is_front and f.include_ui:
+            elements = [Element.model_validate(e) for e in compact_elements(root)]
+        out.append(
+            AppStateResult(
+                package=package,
+                label=labels.get(package, package),
+                activity=front.activity if is_front else "",
+                foreground=is_front,
+                running=is_front or package in running,
+                ui_fingerprint=fingerprint(root) if is_front else None,
+                elements=elements,
+            )
+        )
+    return out
+
+
+QUERIES = (
+    QuerySpec(
+        "APP_STATE",
+        AppStateFilters,
+        app_state,
+        AppStateResult,
+        "The foreground app first, then the other running apps",
+    ),
+)

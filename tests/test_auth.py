@@ -1,0 +1,81 @@
+"""Every AndroidRuntime method needs the bearer token; health and reflection do not."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+from phoneuse_runtime.rpc import protocol_pb2 as pb
+
+from .conftest import TOKEN, Client
+
+REQUEST = pb.ActionRequest(
+    action_type="SET_CLIPBOARD", params={"text": "x"}, request_id="r1", timeout_ms=1000
+)
+
+
+@pytest.mark.parametrize(
+    "metadata",
+    [
+        (),
+        (("authorization", "Bearer wrong"),),
+        (("authorization", TOKEN),),  # no scheme
+        (("authorization", f"Basic {TOKEN}"),),
+        (("authorization", f"Bearer {TOKEN}x"),),
+        (("authorization", "Bearer "),),
+    ],
+    ids=["missing", "wrong", "no-scheme", "basic", "longer", "empty"],
+)
+async def test_execute_rejects_bad_tokens(client: Client, metadata: tuple[tuple[str, str], ...]) -> None:
+    with pytest.raises(grpc.aio.AioRpcError) as info:
+        await client.stub.Execute(REQUEST, metadata=metadata)
+    assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    # Nothing ran: the clipboard is still empty.
+    assert (await client.app.runtime.device.get_clipboard()) == ""
+
+
+async def test_query_and_subscribe_need_the_token(client: Client) -> None:
+    with pytest.raises(grpc.aio.AioRpcError) as info:
+        await client.stub.Query(pb.QueryRequest(query_type=pb.CONTACTS))
+    assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    stream = client.stub.Subscribe(pb.SubscribeRequest(), metadata=(("authorization", "Bearer nope"),))
+    with pytest.raises(grpc.aio.AioRpcError) as info:
+        async for _ in stream:
+            pass
+    assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
+
+
+async def test_bearer_scheme_is_case_insensitive(client: Client) -> None:
+    response = await client.stub.Execute(REQUEST, metadata=(("authorization", f"bearer {TOKEN}"),))
+    assert response.success
+
+
+async def test_health_needs_no_token(client: Client) -> None:
+    health = health_pb2_grpc.HealthStub(client.channel)
+    for service in ("", "ai.lemon.phoneuse.mcpserver.protocol.AndroidRuntime"):
+        reply = await health.Check(health_pb2.HealthCheckRequest(service=service))
+        assert reply.status == health_pb2.HealthCheckResponse.SERVING
+
+
+async def test_reflection_lists_the_service_without_a_token(client: Client) -> None:
+    stub = reflection_pb2_grpc.ServerReflectionStub(client.channel)
+
+    async def one() -> AsyncIterator[reflection_pb2.ServerReflectionRequest]:
+        yield reflection_pb2.ServerReflectionRequest(list_services="")
+
+    names: list[str] = []
+    async for reply in stub.ServerReflectionInfo(one()):
+        names += [s.name for s in reply.list_services_response.service]
+    assert "ai.lemon.phoneuse.mcpserver.protocol.AndroidRuntime" in names
+    assert "grpc.health.v1.Health" in names
+
+
+async def test_server_refuses_to_start_without_a_token(client: Client) -> None:
+    from phoneuse_runtime.rpc.server import start_server
+
+    with pytest.raises(ValueError, match="token is required"):
+        await start_server(client.app.runtime, "127.0.0.1:0", token="")

@@ -1,0 +1,173 @@
+"""The console script as people and shell scripts use it: a real `serve` process, real client commands."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+EXE = [sys.executable, "-m", "phoneuse_runtime.cli"]
+
+
+@dataclass
+class Served:
+    proc: subprocess.Popen[str]
+    data_dir: Path
+    address: str
+    startup_s: float
+
+
+def _env(data_dir: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PHONEUSE_")}
+    env["PHONEUSE_DATA_DIR"] = str(data_dir)
+    return env
+
+
+def _start(data_dir: Path, *extra: str) -> Served:
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        [*EXE, "serve", "--grpc-listen", "127.0.0.1:0", "--log-level", "DEBUG", *extra],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(data_dir),
+    )
+    assert proc.stderr is not None
+    lines = []
+    for line in proc.stderr:
+        lines.append(line)
+        if "serving AndroidRuntime on" in line:
+            break
+    else:
+        raise AssertionError("server did not start:\n" + "".join(lines))
+    record = json.loads((data_dir / "server.json").read_text())
+    served = Served(proc, data_dir, record["address"], time.monotonic() - started)
+    served.proc.stderr_head = "".join(lines)  # type: ignore[attr-defined]
+    return served
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Served]:
+    s = _start(tmp_path / "data")
+    yield s
+    if s.proc.poll() is None:
+        s.proc.kill()
+        s.proc.wait()
+
+
+def run(served: Served, *args: str, check: bool = False) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*EXE, *args], capture_output=True, text=True, env=_env(served.data_dir), timeout=60, check=check
+    )
+
+
+def test_serve_generates_a_private_token_and_never_prints_it(served: Served) -> None:
+    token_file = served.data_dir / "token"
+    token = token_file.read_text().strip()
+    assert len(token) >= 32
+    assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+    head: str = served.proc.stderr_head  # type: ignore[attr-defined]
+    assert token not in head
+    assert str(token_file) in head
+    print(f"startup to serving: {served.startup_s * 1000:.0f} ms")
+
+
+def test_exec_query_and_failures(served: Served) -> None:
+    ok = run(served, "exec", "SET_CLIPBOARD", "text=hello world; $(rm -rf /)")
+    assert ok.returncode == 0, ok.stderr
+    response = json.loads(ok.stdout)
+    assert response["success"] is True and response["result"]["verified"] is True
+    failed = run(served, "exec", "TAP", "text=Nothing like this")
+    assert failed.returncode == 1
+    assert json.loads(failed.stdout)["error"].startswith("ELEMENT_NOT_FOUND: ")
+    query = run(served, "query", "CONTACTS", "name=alice", "--limit", "5")
+    assert query.returncode == 0, query.stderr
+    assert json.loads(query.stdout)["results"][0]["name"] == "Alice Johnson"
+    bad = run(served, "query", "CONTACTS", "colour=red")
+    assert bad.returncode == 2 and "INVALID_ARGUMENT" in bad.stderr
+    wrong = run(served, "exec", "DUMP_UI", "--token", "not-the-token")
+    assert wrong.returncode == 2 and "UNAUTHENTICATED" in wrong.stderr
+
+
+def test_server_and_token_come_from_flags_over_environment(served: Served, tmp_path: Path) -> None:
+    token = (served.data_dir / "token").read_text().strip()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PHONEUSE_")}
+    env.update(
+        PHONEUSE_SERVER=served.address, PHONEUSE_TOKEN=token, PHONEUSE_DATA_DIR=str(tmp_path / "empty")
+    )
+    ok = subprocess.run([*EXE, "exec", "DUMP_UI"], capture_output=True, text=True, env=env, timeout=60)
+    assert ok.returncode == 0, ok.stderr
+    env.pop("PHONEUSE_SERVER")
+    flagged = subprocess.run(
+        [*EXE, "exec", "DUMP_UI", "--server", served.address],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert flagged.returncode == 0, flagged.stderr
+
+
+def test_subscribe_prints_json_lines_and_sigterm_ends_everything_cleanly(served: Served) -> None:
+    sub = subprocess.Popen(
+        [*EXE, "subscribe", "TASK_COMPLETED"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(served.data_dir),
+    )
+    assert sub.stderr is not None and sub.stdout is not None
+    assert "subscribed" in sub.stderr.readline()
+    run(served, "exec", "SET_CLIPBOARD", "text=x", "--request-id", "cli-1", check=True)
+    event = json.loads(sub.stdout.readline())
+    assert event["event_type"] == "TASK_COMPLETED"
+    assert event["payload"]["request_id"] == "cli-1"
+    # An in-flight call when SIGTERM arrives still gets its answer within the grace period.
+    slow = subprocess.Popen(
+        [*EXE, "exec", "WAIT_FOR", "text=never", "--timeout-ms", "1500", "--request-id", "cli-slow"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=_env(served.data_dir),
+    )
+    assert served.proc.stderr is not None
+    for line in served.proc.stderr:
+        if "action WAIT_FOR (request cli-slow) started" in line:
+            break
+    served.proc.send_signal(signal.SIGTERM)
+    out, _ = slow.communicate(timeout=30)
+    assert slow.returncode == 1
+    assert json.loads(out)["error"].startswith("TIMEOUT: ")
+    assert served.proc.wait(timeout=30) == 0
+    assert sub.wait(timeout=30) == 0
+    assert not (served.data_dir / "server.json").exists()
+
+
+def test_actions_lists_everything(tmp_path: Path) -> None:
+    text = subprocess.run([*EXE, "actions"], capture_output=True, text=True, check=True, timeout=60).stdout
+    for name in ("TAP", "SEND_MESSAGE", "SIM_SET_SCREEN", "CONTACTS"):
+        assert name in text
+    data = json.loads(
+        subprocess.run([*EXE, "actions", "--json"], capture_output=True, text=True, check=True).stdout
+    )
+    assert "to" in data["actions"]["SEND_MESSAGE"]["params"]["properties"]
+    assert set(data["queries"]) == {"APP_STATE", "CONTACTS", "MEMORY"}
+
+
+def test_serve_refuses_an_unknown_device(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [*EXE, "serve", "--device", "toaster", "--grpc-listen", "127.0.0.1:0"],
+        capture_output=True,
+        text=True,
+        env=_env(tmp_path),
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "unknown device 'toaster'" in done.stderr

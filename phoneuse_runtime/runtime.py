@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from .config import Settings
 from .device.base import Device
 from .errors import BadRequest, Conflict, Internal, InvalidParams, RuntimeFailure, Timeout
-from .events import EventBus, Subscription, TaskCompleted
+from .events import ErrorEvent, EventBus, Subscription, TaskCompleted
 from .idempotency import IdempotencyCache, fingerprint
 from .memory import MemoryStore
 from .params import parse_params
@@ -159,6 +159,7 @@ class Runtime:
             log.exception("action %s (request %s) crashed", call.action_type, call.request_id)
             failure = Internal(f"{call.action_type} failed unexpectedly; see the server log")
             success, result_json, error = False, "{}", failure.wire()
+            self.bus.publish(ErrorEvent(code=failure.code, message=failure.message).to_event(SOURCE))
         duration_ms = int((time.monotonic() - started) * 1000)
         outcome = ActionOutcome(call.request_id, success, result_json, error, duration_ms)
         self.bus.publish(

@@ -79,3 +79,14 @@ async def test_server_refuses_to_start_without_a_token(client: Client) -> None:
 
     with pytest.raises(ValueError, match="token is required"):
         await start_server(client.app.runtime, "127.0.0.1:0", token="")
+
+
+async def test_tokens_never_reach_the_log(client: Client, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level("DEBUG")
+    presented = "Bearer presented-secret-value"
+    with pytest.raises(grpc.aio.AioRpcError):
+        await client.stub.Execute(REQUEST, metadata=(("authorization", presented),))
+    await client.stub.Execute(REQUEST, metadata=(("authorization", f"Bearer {TOKEN}"),))
+    assert "rejected a call" in caplog.text
+    assert "presented-secret-value" not in caplog.text
+    assert TOKEN not in caplog.text

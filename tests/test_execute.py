@@ -239,3 +239,37 @@ async def test_sim_only_actions_are_unknown_elsewhere(client: Client) -> None:
 
     with pytest.raises(UnknownAction, match="only on device sim"):
         adb.action("SIM_RECEIVE_SMS")
+
+
+async def test_oversized_request_is_refused_and_the_server_carries_on(client: Client) -> None:
+    huge = pb.ActionRequest(
+        action_type="SET_CLIPBOARD",
+        params={"text": "x" * (5 * 1024 * 1024)},
+        request_id="big",
+        timeout_ms=1000,
+    )
+    with pytest.raises(grpc.aio.AioRpcError) as info:
+        await client.stub.Execute(huge, metadata=AUTH)
+    assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert await client.app.runtime.device.get_clipboard() == ""
+    assert (await client.execute("SET_CLIPBOARD", {"text": "small"}, request_id="big")).success
+
+
+async def test_a_crashing_handler_is_internal_and_reported(client: Client) -> None:
+    from phoneuse_runtime.params import Params
+    from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
+
+    async def crash(ctx: ActionContext, p: Params) -> ActionResult:
+        raise KeyError("bug")
+
+    client.app.runtime.registry.add_action(ActionSpec("CRASH", Params, crash, ActionResult, "always crashes"))
+    stream = client.stub.Subscribe(pb.SubscribeRequest(event_types=["ERROR"]), metadata=AUTH)
+    await stream.initial_metadata()
+    response = await client.execute("CRASH")
+    assert response.error == "INTERNAL: CRASH failed unexpectedly; see the server log"
+    event = await asyncio.wait_for(stream.read(), 10)
+    assert json.loads(event.payload_json) == {
+        "code": "INTERNAL",
+        "message": "CRASH failed unexpectedly; see the server log",
+    }
+    stream.cancel()

@@ -11,7 +11,8 @@ from phoneuse_runtime.config import ConfigError, load_settings
 
 def test_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "config.toml").write_text(
-        'device = "sim"\nallow_shell = true\ndeny_actions = ["SHELL", "MAKE_CALL"]\ngrpc_listen = "127.0.0.1:1"\n'
+        'device = "sim"\nallow_shell = true\n'
+        'deny_actions = ["SHELL", "MAKE_CALL"]\ngrpc_listen = "127.0.0.1:1"\n'
     )
     monkeypatch.setenv("PHONEUSE_GRPC_LISTEN", "127.0.0.1:2")
     monkeypatch.setenv("PHONEUSE_URL_SCHEMES", "https,geo")

@@ -43,8 +43,14 @@ class ServerProcess:
         argv = [sys.executable, str(SERVERS), self.kind, "--token", TOKEN]
         if self.profile is not None:
             argv += ["--profile", str(self.profile)]
-        self._proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
-        self.port = _read_port(self._proc.stdout, self._proc)
+        # grpc core logs a GOAWAY at INFO when a client hangs up on open streams; keep stderr for errors.
+        env = {"GRPC_VERBOSITY": "ERROR", **os.environ}
+        self._proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, env=env)
+        try:
+            self.port = _read_port(self._proc.stdout, self._proc)
+        except BaseException:
+            stop_process(self._proc)
+            raise
         return self
 
     def cpu_seconds(self) -> float:

@@ -41,7 +41,7 @@ class Event:
 class EventPayload(BaseModel):
     """Base of the documented event payload schemas."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
     event_type: str = ""
 
     def to_event(self, source: str) -> Event:

@@ -4,13 +4,13 @@ A request_id seen within the retention window returns the stored response; if th
 first call is still running, the retry waits for the same outcome. The same id with
 different content (action_type, app_target or params) is a CONFLICT. Finished entries
 expire `ttl_s` after they finished; beyond `max_entries` the oldest finished ones go.
+Every operation is O(1) amortised: finished entries are kept in the order they finished.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import time
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -20,17 +20,21 @@ from typing import Generic, TypeVar
 T = TypeVar("T")
 
 
-def fingerprint(action_type: str, app_target: str | None, params: Mapping[str, str]) -> str:
-    blob = json.dumps([action_type, app_target or "", sorted(params.items())], ensure_ascii=False)
-    return hashlib.sha256(blob.encode()).hexdigest()
+def fingerprint(action_type: str, app_target: str | None, params: Mapping[str, str]) -> bytes:
+    """A digest of a request's content; lengths are included so no two contents collide by concatenation."""
+    parts = [action_type, app_target or ""]
+    for key, value in sorted(params.items()):
+        parts += (key, value)
+    blob = "".join(f"{len(part)}:{part}" for part in parts)
+    return hashlib.sha256(blob.encode()).digest()
 
 
 @dataclass
 class _Entry(Generic[T]):
-    fingerprint: str
+    fingerprint: bytes
     action_type: str
     outcome: asyncio.Future[T]
-    finished_at: float | None = None
+    finished_at: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -45,43 +49,42 @@ class IdempotencyCache(Generic[T]):
     def __init__(self, *, ttl_s: float, max_entries: int) -> None:
         self.ttl_s = ttl_s
         self.max_entries = max_entries
-        self._entries: OrderedDict[str, _Entry[T]] = OrderedDict()
+        self._running: dict[str, _Entry[T]] = {}
+        self._finished: OrderedDict[str, _Entry[T]] = OrderedDict()
 
     def _expire(self) -> None:
-        now = time.monotonic()
-        over = len(self._entries) - self.max_entries
-        for key in list(self._entries):
-            entry = self._entries[key]
-            if entry.finished_at is None:
-                continue
-            if over > 0 or now - entry.finished_at >= self.ttl_s:
-                del self._entries[key]
-                over -= 1
+        cutoff = time.monotonic() - self.ttl_s
+        finished = self._finished
+        while finished:
+            oldest = next(iter(finished.values()))
+            if oldest.finished_at > cutoff and len(finished) <= self.max_entries:
+                break
+            finished.popitem(last=False)
 
-    def lookup(self, request_id: str, fp: str) -> Seen[T] | None:
+    def lookup(self, request_id: str, fp: bytes) -> Seen[T] | None:
         """None when the id is new (or expired)."""
         self._expire()
-        entry = self._entries.get(request_id)
+        entry = self._running.get(request_id) or self._finished.get(request_id)
         if entry is None:
             return None
         if entry.fingerprint != fp:
             return Seen(None, entry.action_type)
         return Seen(entry.outcome, None)
 
-    def claim(self, request_id: str, fp: str, action_type: str) -> asyncio.Future[T]:
+    def claim(self, request_id: str, fp: bytes, action_type: str) -> asyncio.Future[T]:
         """Records a new id; resolve the returned future with the outcome via `finish`."""
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        self._entries[request_id] = _Entry(fp, action_type, future)
+        self._running[request_id] = _Entry(fp, action_type, future)
         return future
 
     def finish(self, request_id: str, outcome: T) -> None:
-        entry = self._entries.get(request_id)
+        entry = self._running.pop(request_id, None)
         if entry is None:
             return
         entry.finished_at = time.monotonic()
         if not entry.outcome.done():
             entry.outcome.set_result(outcome)
-        self._entries.move_to_end(request_id)
+        self._finished[request_id] = entry
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._running) + len(self._finished)

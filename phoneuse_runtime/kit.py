@@ -127,7 +127,7 @@ async def resolve_recipient(device: Device, to: str) -> tuple[str, Contact | Non
 class Element(BaseModel):
     """An on-screen element; `bounds` is [left, top, right, bottom] in screen pixels."""
 
-    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True, defer_build=True)
     text: str
     resource_id: str
     description: str

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .errors import ElementNotFound, InvalidParams
 from .events import now_ms
+from .files import atomic_write_text
 
 log = logging.getLogger(__name__)
 
@@ -50,12 +49,8 @@ class MemoryStore:
     def _save(self) -> None:
         if self.path is None:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         payload = {"next_id": self._next, "items": [asdict(i) for i in self._items.values()]}
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".memory-")
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump(payload, out, ensure_ascii=False)
-        os.replace(tmp, self.path)
+        atomic_write_text(self.path, json.dumps(payload, ensure_ascii=False))
 
     def add(self, *, kind: str, name: str, text: str, tags: list[str], related_to: list[str]) -> MemoryItem:
         missing = [rid for rid in related_to if rid not in self._items]

@@ -8,6 +8,7 @@ with the allowed ones named.
 
 from __future__ import annotations
 
+import functools
 import json
 import types
 import typing
@@ -58,7 +59,7 @@ def _is_structured(annotation: Any) -> bool:
 class Params(BaseModel):
     """Base of every handler's params model."""
 
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False, frozen=True)
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False, frozen=True, defer_build=True)
 
     # Fields whose value must not be coerced from JSON even if it looks like JSON.
     verbatim_fields: ClassVar[frozenset[str]] = frozenset()
@@ -68,26 +69,44 @@ class Params(BaseModel):
     def _decode_structured(cls, data: Any) -> Any:
         if not isinstance(data, dict):
             return data
-        out = dict(data)
-        for name, info in cls.model_fields.items():
-            key = info.alias or name
-            raw = out.get(key)
+        out = None
+        for key, comma_list in _structured_fields(cls):
+            raw = data.get(key)
             if not isinstance(raw, str):
                 continue
-            annotation = _strip_optional(info.annotation)
-            if _is_str_list(annotation) and not raw.lstrip().startswith("["):
+            if out is None:
+                out = dict(data)
+            if comma_list and not raw.lstrip().startswith("["):
                 out[key] = [part.strip() for part in raw.split(",") if part.strip()]
-            elif _is_structured(annotation):
-                try:
-                    out[key] = json.loads(raw)
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"{key}: not valid JSON ({exc.msg} at char {exc.pos})") from exc
-        return out
+                continue
+            try:
+                out[key] = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{key}: not valid JSON ({exc.msg} at char {exc.pos})") from exc
+        return data if out is None else out
+
+
+@functools.cache
+def _structured_fields(model: type[BaseModel]) -> tuple[tuple[str, bool], ...]:
+    """(wire key, accepts comma-separated text) for each field that takes JSON."""
+    found = []
+    for name, info in model.model_fields.items():
+        annotation = _strip_optional(info.annotation)
+        if _is_str_list(annotation):
+            found.append((info.alias or name, True))
+        elif _is_structured(annotation):
+            found.append((info.alias or name, False))
+    return tuple(found)
+
+
+@functools.cache
+def _wire_keys(model: type[BaseModel]) -> frozenset[str]:
+    return frozenset(info.alias or name for name, info in model.model_fields.items())
 
 
 def allowed_keys(model: type[BaseModel]) -> list[str]:
     """The wire names of a model's fields (aliases where a name is a Python keyword, like `from`)."""
-    return sorted(info.alias or name for name, info in model.model_fields.items())
+    return sorted(_wire_keys(model))
 
 
 def parse_params(
@@ -97,16 +116,17 @@ def parse_params(
 
     `also_allowed` names keys the caller consumed itself (e.g. a query's offset), so the
     error lists them among the allowed ones."""
-    allowed = sorted({*allowed_keys(model), *also_allowed})
-    unknown = sorted(set(raw) - set(allowed))
-    if unknown:
+    keys = _wire_keys(model)
+    if not keys.issuperset(raw):
+        allowed = sorted({*keys, *also_allowed})
+        unknown = sorted(set(raw) - set(allowed))
         raise InvalidParams(
             f"unknown param(s) {', '.join(unknown)}; allowed: {', '.join(allowed) or '(none)'}"
         )
     try:
         return model.model_validate(dict(raw))
     except ValidationError as exc:
-        raise InvalidParams(describe_validation_error(exc, allowed)) from None
+        raise InvalidParams(describe_validation_error(exc, sorted({*keys, *also_allowed}))) from None
 
 
 def describe_validation_error(exc: ValidationError, allowed: list[str]) -> str:

@@ -7,7 +7,6 @@ under the entry-point group `phoneuse_runtime.actions` (or `.queries`) exposes
 
 from __future__ import annotations
 
-import difflib
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -30,10 +29,17 @@ ACTION_GROUP = "phoneuse_runtime.actions"
 QUERY_GROUP = "phoneuse_runtime.queries"
 
 
+class QueryResult(BaseModel):
+    """Base of every query's result objects."""
+
+    # Models are built on first use: a server that never sees an action keeps no validator for it.
+    model_config = ConfigDict(defer_build=True)
+
+
 class ActionResult(BaseModel):
     """Base of every action's result: `via` names the path the backend took."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     via: str = Field(description="the path the backend took, e.g. sim, uiautomator2, am start, termux-api")
 
 
@@ -144,6 +150,8 @@ class Registry:
             raise UnknownAction(
                 f"{action_type} exists only on device {kinds}; this server runs {self.device_kind}"
             )
+        import difflib  # only for this message; not worth its memory at idle
+
         close = difflib.get_close_matches(action_type.upper(), self.actions, n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         raise UnknownAction(f"no action {action_type!r}{hint} (`phoneuse-runtime actions` lists them)")

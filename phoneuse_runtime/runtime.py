@@ -10,15 +10,17 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import sys
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from pydantic import BaseModel
 
 from .config import Settings
 from .device.base import Device
-from .errors import BadRequest, Conflict, Internal, InvalidParams, RuntimeFailure, Timeout
+from .errors import BadRequest, Conflict, DeviceUnavailable, Internal, InvalidParams, RuntimeFailure, Timeout
 from .events import ErrorEvent, EventBus, Subscription, TaskCompleted
 from .idempotency import IdempotencyCache, fingerprint
 from .memory import MemoryStore
@@ -27,10 +29,20 @@ from .policies import ActionListPolicy, Policy, PolicyCall
 from .registry import ActionContext, ActionResult, QueryContext, Registry
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 SOURCE = "phoneuse.runtime"
 DEFAULT_QUERY_LIMIT = 20
 OFFSET_KEY = "offset"
+
+
+async def within(seconds: float | None, work: Awaitable[T]) -> T:
+    """Awaits `work`, cancelling it after `seconds` (asyncio.TimeoutError). One task fewer than
+    wait_for on Python 3.11+, where asyncio.timeout exists."""
+    if sys.version_info >= (3, 11):
+        async with asyncio.timeout(seconds):
+            return await work
+    return await asyncio.wait_for(work, seconds)  # pragma: no cover
 
 
 @dataclass(frozen=True)
@@ -133,19 +145,31 @@ class Runtime:
         future = self._replays.claim(call.request_id, fp, call.action_type)
         # The action runs in its own task: a client that disconnects or whose own deadline
         # passes does not cancel half an action; its retry gets the stored outcome.
-        task = asyncio.create_task(self._run(call), name=f"action:{call.request_id}")
+        task = asyncio.create_task(self._run(call))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
-        task.add_done_callback(lambda t: self._replays.finish(call.request_id, t.result()))
         return await asyncio.shield(future)
 
     async def _run(self, call: ActionCall) -> ActionOutcome:
-        log.debug("action %s (request %s) started", call.action_type, call.request_id)
+        """Runs the action to its outcome and records it for replays; never raises but CancelledError."""
         started = time.monotonic()
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + call.timeout_ms / 1000
         try:
-            result = await asyncio.wait_for(self._perform(call, deadline), call.timeout_ms / 1000)
+            outcome = await self._attempt(call, started)
+        except asyncio.CancelledError:
+            failure = DeviceUnavailable("the server shut down before the action finished")
+            elapsed = int((time.monotonic() - started) * 1000)
+            self._replays.finish(
+                call.request_id, ActionOutcome(call.request_id, False, "{}", failure.wire(), elapsed)
+            )
+            raise
+        self._replays.finish(call.request_id, outcome)
+        return outcome
+
+    async def _attempt(self, call: ActionCall, started: float) -> ActionOutcome:
+        log.debug("action %s (request %s) started", call.action_type, call.request_id)
+        deadline = asyncio.get_running_loop().time() + call.timeout_ms / 1000
+        try:
+            result = await within(call.timeout_ms / 1000, self._perform(call, deadline))
             success, result_json, error = True, result, ""
         except asyncio.TimeoutError:
             failure: RuntimeFailure = Timeout(
@@ -161,17 +185,17 @@ class Runtime:
             success, result_json, error = False, "{}", failure.wire()
             self.bus.publish(ErrorEvent(code=failure.code, message=failure.message).to_event(SOURCE))
         duration_ms = int((time.monotonic() - started) * 1000)
-        outcome = ActionOutcome(call.request_id, success, result_json, error, duration_ms)
-        self.bus.publish(
-            TaskCompleted(
-                request_id=call.request_id,
-                action_type=call.action_type,
-                success=success,
-                error=error,
-                duration_ms=duration_ms,
-            ).to_event(SOURCE)
-        )
-        return outcome
+        if self.bus.subscriber_count:  # building the event costs; skip it when nobody listens
+            self.bus.publish(
+                TaskCompleted(
+                    request_id=call.request_id,
+                    action_type=call.action_type,
+                    success=success,
+                    error=error,
+                    duration_ms=duration_ms,
+                ).to_event(SOURCE)
+            )
+        return ActionOutcome(call.request_id, success, result_json, error, duration_ms)
 
     async def _perform(self, call: ActionCall, deadline: float) -> str:
         spec = self.registry.action(call.action_type)
@@ -215,7 +239,7 @@ class Runtime:
             raise BadRequest(f"{query_type}: {exc.message}") from None
         ctx = QueryContext(device=self.device, settings=self.settings, memory=self.memory)
         try:
-            matches: Sequence[BaseModel] = await asyncio.wait_for(spec.handler(ctx, parsed), timeout_s)
+            matches: Sequence[BaseModel] = await within(timeout_s, spec.handler(ctx, parsed))
         except asyncio.TimeoutError:
             raise Timeout(f"{query_type} query did not finish within {timeout_s:.1f} s") from None
         page = matches[offset : offset + limit]

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from phoneuse_runtime.kit import Element, screen
 from phoneuse_runtime.params import Params
-from phoneuse_runtime.registry import QueryContext, QuerySpec
+from phoneuse_runtime.registry import QueryContext, QueryResult, QuerySpec
 from phoneuse_runtime.ui import compact_elements, fingerprint
 
 
@@ -19,7 +19,7 @@ class AppStateFilters(Params):
     include_ui: bool = Field(default=False, description="add the foreground screen's elements")
 
 
-class AppStateResult(BaseModel):
+class AppStateResult(QueryResult):
     package: str
     label: str
     activity: str = Field(description="the top activity; empty unless foreground")

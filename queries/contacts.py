@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from phoneuse_runtime.kit import digits
 from phoneuse_runtime.params import Params
-from phoneuse_runtime.registry import QueryContext, QuerySpec
+from phoneuse_runtime.registry import QueryContext, QueryResult, QuerySpec
 
 
 class ContactFilters(Params):
@@ -18,7 +18,7 @@ class ContactFilters(Params):
     id: str | None = None
 
 
-class ContactResult(BaseModel):
+class ContactResult(QueryResult):
     id: str
     name: str
     phones: list[str]

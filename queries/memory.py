@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from phoneuse_runtime.params import Params
-from phoneuse_runtime.registry import QueryContext, QuerySpec
+from phoneuse_runtime.registry import QueryContext, QueryResult, QuerySpec
 
 
 class MemoryFilters(Params):
@@ -21,7 +21,7 @@ class MemoryFilters(Params):
     related_to: str | None = Field(default=None, description="items linked to this id, either way")
 
 
-class MemoryResult(BaseModel):
+class MemoryResult(QueryResult):
     id: str
     kind: str
     name: str

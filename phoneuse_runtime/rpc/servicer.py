@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import AsyncIterator
 
 import grpc
 
 from ..errors import BadRequest, RuntimeFailure
+from ..events import Event
 from ..runtime import ActionCall, Runtime
 from . import protocol_pb2 as pb
 from . import protocol_pb2_grpc as pb_grpc
@@ -27,6 +29,17 @@ QUERY_STATUS: dict[str, grpc.StatusCode] = {
 DEFAULT_QUERY_TIMEOUT_S = 30.0
 
 
+@functools.lru_cache(maxsize=64)
+def _to_pb(event: Event) -> pb.Event:
+    """One protobuf message per bus event, shared by all the streams it fans out to."""
+    return pb.Event(
+        event_type=event.event_type,
+        payload_json=event.payload_json,
+        timestamp=event.timestamp,
+        source=event.source,
+    )
+
+
 class AndroidRuntimeServicer(pb_grpc.AndroidRuntimeServicer):
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
@@ -36,7 +49,7 @@ class AndroidRuntimeServicer(pb_grpc.AndroidRuntimeServicer):
     ) -> pb.ActionResponse:
         call = ActionCall(
             action_type=request.action_type,
-            params=request.params,
+            params=dict(request.params),
             request_id=request.request_id,
             timeout_ms=request.timeout_ms,
             app_target=request.app_target if request.HasField("app_target") else None,
@@ -84,11 +97,6 @@ class AndroidRuntimeServicer(pb_grpc.AndroidRuntimeServicer):
             # knows no later event can be missed.
             await context.send_initial_metadata((("x-subscriber-id", sub.subscriber_id),))
             async for event in sub:
-                yield pb.Event(
-                    event_type=event.event_type,
-                    payload_json=event.payload_json,
-                    timestamp=event.timestamp,
-                    source=event.source,
-                )
+                yield _to_pb(event)
         finally:
             self.runtime.unsubscribe(sub)

@@ -14,10 +14,8 @@ actions and tests: `receive_sms`, `receive_chat_message`, `post_notification`,
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import copy
 import pathlib
-from collections.abc import AsyncIterator
 
 from ...errors import DeviceUnavailable, InvalidParams, Timeout
 from ...events import DeviceConnected, DeviceDisconnected, EventSink
@@ -64,6 +62,28 @@ async def _gesture(duration_ms: int) -> None:
     await asyncio.sleep(duration_ms / 1000)
 
 
+class _Operation:
+    """The bracket around one primitive (a class, not a generator: it runs on every call)."""
+
+    __slots__ = ("device", "phone")
+
+    def __init__(self, device: SimDevice, phone: SimPhone) -> None:
+        self.device = device
+        self.phone = phone
+
+    def __enter__(self) -> SimPhone:
+        self.device.pending_operations += 1
+        return self.phone
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.device.pending_operations -= 1
+        self.phone.settle()
+        if self.phone.state.dirty and self.device.state_file is not None:
+            self.phone.state.save(
+                self.device.state_file
+            )  # a few KB; inline so a cancelled call still persists
+
+
 class SimDevice(Device):
     """The simulated phone behind the `Device` primitives."""
 
@@ -103,60 +123,52 @@ class SimDevice(Device):
     async def describe(self) -> dict[str, str]:
         return {"serial": SERIAL, "model": MODEL, "android": "14", "sdk": "34"}
 
-    @contextlib.asynccontextmanager
-    async def _op(self) -> AsyncIterator[SimPhone]:
+    def _op(self) -> _Operation:
         """Wraps every primitive: counts it, announces foreground changes, persists data changes."""
         phone = self._phone
         if phone is None:
             raise DeviceUnavailable("the simulated phone is not started (or already closed)")
-        self.pending_operations += 1
-        try:
-            yield phone
-        finally:
-            self.pending_operations -= 1
-            phone.settle()
-            if phone.state.dirty and self.state_file is not None:
-                phone.state.save(self.state_file)  # a few KB; done inline so a cancelled call still persists
+        return _Operation(self, phone)
 
     # --- screen ----------------------------------------------------------
     async def dump_hierarchy(self) -> str:
-        async with self._op() as phone:
+        with self._op() as phone:
             return to_hierarchy_xml(phone.view().root)
 
     async def screen_size(self) -> tuple[int, int]:
         return WIDTH, HEIGHT
 
     async def screenshot_png(self) -> bytes:
-        async with self._op() as phone:
+        with self._op() as phone:
             root = copy.deepcopy(phone.view().root)
             return await asyncio.to_thread(render_png, root, (WIDTH, HEIGHT))
 
     async def tap(self, x: int, y: int) -> None:
-        async with self._op() as phone:
+        with self._op() as phone:
             phone.tap(x, y)
 
     async def long_press(self, x: int, y: int, duration_ms: int) -> None:
         """Holds for `duration_ms` like `input swipe x y x y ms`; a cancelled press does nothing."""
-        async with self._op() as phone:
+        with self._op() as phone:
             await _gesture(duration_ms)
             phone.long_press(x, y)
 
     async def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int) -> None:
         """Takes `duration_ms`, as the finger does on a phone; a cancelled swipe scrolls nothing."""
-        async with self._op() as phone:
+        with self._op() as phone:
             await _gesture(duration_ms)
             phone.swipe(x1, y1, x2, y2)
 
     async def input_text(self, text: str) -> None:
-        async with self._op() as phone:
+        with self._op() as phone:
             phone.input_text(text)
 
     async def clear_text(self) -> None:
-        async with self._op() as phone:
+        with self._op() as phone:
             phone.clear_text()
 
     async def press_key(self, keycode: int) -> None:
-        async with self._op() as phone:
+        with self._op() as phone:
             phone.press_key(keycode)
 
     # --- apps ------------------------------------------------------------
@@ -164,92 +176,92 @@ class SimDevice(Device):
         return [app_info(app) for app in APPS]
 
     async def foreground(self) -> Foreground:
-        async with self._op() as phone:
+        with self._op() as phone:
             return phone.foreground()
 
     async def running_packages(self) -> list[str]:
         """Most recently used first."""
-        async with self._op() as phone:
+        with self._op() as phone:
             return list(reversed(phone.running))
 
     async def launch_app(self, package: str) -> Foreground:
-        async with self._op() as phone:
+        with self._op() as phone:
             return phone.launch(package)
 
     async def stop_app(self, package: str) -> bool:
-        async with self._op() as phone:
+        with self._op() as phone:
             return phone.stop(package)
 
     async def start_intent(self, intent: Intent) -> IntentResult:
-        async with self._op() as phone:
+        with self._op() as phone:
             return start_intent(phone, intent)
 
     # --- personal data ---------------------------------------------------
     async def contacts(self) -> list[Contact]:
-        async with self._op() as phone:
+        with self._op() as phone:
             return copy.deepcopy(phone.state.contacts)
 
     async def add_contact(self, name: str, phones: list[str], emails: list[str]) -> Contact:
-        async with self._op() as phone:
+        with self._op() as phone:
             return copy.deepcopy(phone.state.add_contact(name, phones, emails))
 
     async def send_sms(self, number: str, body: str) -> str:
-        async with self._op() as phone:
+        with self._op() as phone:
             phone.send_sms(number, body)
             return self.via
 
     async def sms_messages(self, box: SmsBox | None = None) -> list[SmsMessage]:
-        async with self._op() as phone:
+        with self._op() as phone:
             rows = [m for m in phone.state.sms if box is None or m.box == box]
             return copy.deepcopy(sorted(rows, key=lambda m: (m.date_ms, int(m.id)), reverse=True))
 
     async def place_call(self, number: str) -> str:
-        async with self._op() as phone:
+        with self._op() as phone:
             phone.place_call(number)
             return self.via
 
     async def end_call(self) -> bool:
-        async with self._op() as phone:
+        with self._op() as phone:
             return phone.end_call()
 
     async def call_state(self) -> CallState:
-        async with self._op() as phone:
+        with self._op() as phone:
             return phone.call
 
     async def insert_event(self, event: CalendarEvent) -> CalendarEvent:
-        async with self._op() as phone:
+        with self._op() as phone:
             return copy.deepcopy(phone.state.add_event(event))
 
     async def calendar_events(self) -> list[CalendarEvent]:
-        async with self._op() as phone:
+        with self._op() as phone:
             return copy.deepcopy(sorted(phone.state.events, key=lambda e: (e.start_ms, int(e.id))))
 
     async def set_alarm(self, alarm: Alarm) -> Alarm:
-        async with self._op() as phone:
+        with self._op() as phone:
             return copy.deepcopy(phone.state.add_alarm(alarm))
 
     async def alarms(self) -> list[Alarm]:
-        async with self._op() as phone:
+        with self._op() as phone:
             return copy.deepcopy(phone.state.alarms)
 
     async def set_clipboard(self, text: str) -> None:
-        async with self._op() as phone:
+        with self._op() as phone:
             phone.state.clipboard = text
             phone.state.dirty = True
 
     async def get_clipboard(self) -> str:
-        async with self._op() as phone:
+        with self._op() as phone:
             return phone.state.clipboard
 
     async def notifications(self) -> list[Notification]:
         """Newest first."""
-        async with self._op() as phone:
+        with self._op() as phone:
             return copy.deepcopy(list(reversed(phone.state.notifications)))
 
     async def shell(self, command: str, *, timeout_s: float) -> ShellResult:
         if timeout_s <= 0:
             raise InvalidParams(f"timeout_s must be positive, got {timeout_s}")
-        async with self._op() as phone:
+        with self._op() as phone:
             try:
                 return await asyncio.wait_for(sim_shell.run(phone, command), timeout_s)
             except asyncio.TimeoutError as exc:
@@ -258,25 +270,25 @@ class SimDevice(Device):
     # --- scenarios (sim only) --------------------------------------------
     async def receive_sms(self, sender: str, body: str) -> SmsMessage:
         """An SMS arrives: an unread inbox row, a notification, MESSAGE_RECEIVED and NOTIFICATION_POSTED."""
-        async with self._op() as phone:
+        with self._op() as phone:
             return copy.deepcopy(phone.receive_sms(sender, body))
 
     async def receive_chat_message(self, app: str, sender: str, body: str) -> ChatMessage:
         """A WhatsApp message arrives from a number or a contact's exact name; the chat is created if new."""
-        async with self._op() as phone:
+        with self._op() as phone:
             return copy.deepcopy(phone.receive_chat(app, sender, body))
 
     async def post_notification(self, package: str, title: str, text: str) -> Notification:
-        async with self._op() as phone:
+        with self._op() as phone:
             return copy.deepcopy(phone.post_notification(package, title, text))
 
     async def incoming_call(self, number: str) -> None:
         """The phone rings: state ringing, the incoming-call screen with Answer/Decline in front."""
-        async with self._op() as phone:
+        with self._op() as phone:
             phone.incoming_call(number)
 
     async def set_screen(self, xml: str) -> None:
         """Shows a uiautomator dump as the current screen (InvalidParams if it is not one); BACK leaves it."""
         root = parse_hierarchy(xml)
-        async with self._op() as phone:
+        with self._op() as phone:
             phone.open(CustomScreen(root))

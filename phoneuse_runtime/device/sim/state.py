@@ -7,15 +7,14 @@ mutation sets `dirty`, so the device can persist after each primitive.
 from __future__ import annotations
 
 import json
-import os
 import pathlib
 import re
-import tempfile
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ...errors import InvalidParams
 from ...events import now_ms
+from ...files import atomic_write_text
 from ..base import Alarm, CalendarEvent, Contact, Notification, SmsBox, SmsMessage
 from .catalog import BY_PACKAGE
 
@@ -264,16 +263,8 @@ class SimState:
             raise InvalidParams(f"not a simulator state file: {exc}") from exc
 
     def save(self, path: pathlib.Path) -> None:
-        """Writes atomically (temp file + os.replace), so a crash never leaves half a file."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(self.to_json())
-            os.replace(tmp, path)
-        except BaseException:
-            pathlib.Path(tmp).unlink(missing_ok=True)
-            raise
+        """Writes atomically, so a crash never leaves half a file."""
+        atomic_write_text(path, self.to_json())
         self.dirty = False
 
     @classmethod

@@ -16,7 +16,8 @@ from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
 class OpenAppParams(Params):
     package: str | None = Field(default=None, description="e.g. com.android.chrome")
     name: str | None = Field(
-        default=None, description="the app's label, e.g. Chrome; exact or a unique prefix"
+        default=None,
+        description="the label of an app with a launcher icon, e.g. Chrome; exact or a unique prefix",
     )
 
     @model_validator(mode="after")
@@ -33,13 +34,20 @@ class OpenAppResult(ActionResult):
 
 
 def match_app(apps: list[AppInfo], name: str) -> AppInfo:
+    """By label, ignoring case: exact, else a unique prefix, among apps with a launcher icon.
+
+    Packages without one (e.g. "Phone Services" next to "Phone") cannot be opened by name
+    and would make most prefixes ambiguous. A backend that reports no launch activities at
+    all gets every app considered."""
+    if any(a.launch_activity for a in apps):
+        apps = [a for a in apps if a.launch_activity]
     wanted = name.strip().casefold()
     exact = [a for a in apps if a.label.casefold() == wanted]
     candidates = exact or [a for a in apps if a.label.casefold().startswith(wanted)]
     if len(candidates) == 1:
         return candidates[0]
     if not candidates:
-        raise Unsupported(f"no installed app is named {name!r}")
+        raise Unsupported(f"no installed app with a launcher icon is named {name!r}")
     labels = ", ".join(sorted(f"{a.label} ({a.package})" for a in candidates))
     raise InvalidParams(
         f"{name!r} matches several apps: {labels}",
@@ -75,7 +83,16 @@ async def close_app(ctx: ActionContext, p: CloseAppParams) -> CloseAppResult:
 
 
 class OpenUrlParams(Params):
-    url: str = Field(min_length=1)
+    url: str = Field(min_length=1, description="with its scheme; surrounding whitespace is ignored")
+
+    @field_validator("url")
+    @classmethod
+    def _strip(cls, value: str) -> str:
+        # The scheme check ignores it (urlsplit strips it), so the intent must not carry it either.
+        stripped = value.strip()
+        if not stripped:
+            raise ValueError("url is empty")
+        return stripped
 
 
 class IntentResultModel(ActionResult):

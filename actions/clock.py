@@ -9,6 +9,16 @@ from phoneuse_runtime.params import Params
 from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
 
 DAYS = ("MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN")
+_NAMES = ("MONDAY", "TUESDAY", "WEDNESDAY", "THURSDAY", "FRIDAY", "SATURDAY", "SUNDAY")
+
+
+def _day(text: str) -> str | None:
+    """MON for "mon", "Mond", "monday" or "Mondays"; None for anything else (e.g. "mon-fri", "Monkey")."""
+    word = text.strip().upper()
+    for short, name in zip(DAYS, _NAMES, strict=True):
+        if len(word) >= 3 and (name.startswith(word) or word == name + "S"):
+            return short
+    return None
 
 
 class SetAlarmParams(Params):
@@ -16,7 +26,8 @@ class SetAlarmParams(Params):
     minute: int = Field(default=0, ge=0, le=59)
     label: str = ""
     days: list[str] = Field(
-        default_factory=list, description="repeat days, e.g. mon,wed,fri; empty rings once"
+        default_factory=list,
+        description="repeat days, e.g. mon,wed,fri (names or their first 3+ letters); empty rings once",
     )
 
     @field_validator("days")
@@ -24,8 +35,8 @@ class SetAlarmParams(Params):
     def _days(cls, value: list[str]) -> list[str]:
         out = []
         for day in value:
-            short = day.strip().upper()[:3]
-            if short not in DAYS or not day.strip().upper().startswith(short):
+            short = _day(day)
+            if short is None:
                 raise ValueError(f"unknown day {day!r}; use {', '.join(DAYS)}")
             if short not in out:
                 out.append(short)

@@ -214,6 +214,16 @@ async def _focus_field(ctx: ActionContext, p: FieldParams) -> UiNode:
     return node
 
 
+def _content(node: UiNode) -> str:
+    """What a field holds: Android reports an empty field's hint as its text (the dump's `hint` tells)."""
+    return "" if node.hint and node.text == node.hint else node.text
+
+
+def _shows(node: UiNode, expected: str) -> bool:
+    """Whether the field shows `expected`; an empty one may show its hint instead."""
+    return node.text == expected or (expected == "" and _content(node) == "")
+
+
 async def _read_field(ctx: ActionContext, was: UiNode) -> UiNode | None:
     """The field after an edit: the focused editable, else the one at the same place."""
     root = await screen(ctx.device)
@@ -240,7 +250,7 @@ class TypeTextResult(ActionResult):
 
 async def type_text(ctx: ActionContext, p: TypeTextParams) -> TypeTextResult:
     node = await _focus_field(ctx, p)
-    before = "" if p.clear else node.text
+    before = "" if p.clear else _content(node)
     if p.clear:
         await ctx.device.clear_text()
     await ctx.device.input_text(p.text)
@@ -251,7 +261,7 @@ async def type_text(ctx: ActionContext, p: TypeTextParams) -> TypeTextResult:
         verify_error = "the field could not be found after typing"
     elif after.password:
         verify_error = "password fields do not show their text"
-    elif read_back != before + p.text:
+    elif not _shows(after, before + p.text):
         verify_error = f"the field shows {read_back!r}, expected {before + p.text!r}"
     if p.submit:
         await ctx.device.press_key(KEYCODES["ENTER"])
@@ -276,7 +286,7 @@ async def clear_text(ctx: ActionContext, p: FieldParams) -> ClearTextResult:
     await ctx.device.clear_text()
     after = await _read_field(ctx, node)
     return ClearTextResult(
-        field=Element.of(after or node), verified=after is not None and after.text == "", via=ctx.device.via
+        field=Element.of(after or node), verified=after is not None and _shows(after, ""), via=ctx.device.via
     )
 
 
@@ -405,7 +415,7 @@ class DumpUiParams(Params):
 
 
 class DumpUiResult(ActionResult):
-    package: str
+    package: str = Field(description="the app on screen: the first package other than the status bar's")
     elements: list[Element]
     ui_fingerprint: str
     xml: str | None = None
@@ -416,7 +426,9 @@ async def dump_ui(ctx: ActionContext, p: DumpUiParams) -> DumpUiResult:
 
     xml = await ctx.device.dump_hierarchy()
     root = parse_hierarchy(xml)
-    package = next((n.package for n in root.walk() if n.package and n.package != "com.android.systemui"), "")
+    packages = [n.package for n in root.walk() if n.package]
+    # System UI only when nothing else is shown (the notification shade, the lock screen).
+    package = next((p for p in packages if p != "com.android.systemui"), packages[0] if packages else "")
     return DumpUiResult(
         package=package,
         elements=[Element.model_validate(e) for e in compact_elements(root)],

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import hashlib
 import re
-import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .errors import ElementNotFound, InvalidParams
+
+if TYPE_CHECKING:
+    from xml.etree import ElementTree
 
 _BOUNDS = re.compile(r"\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]")
 
@@ -50,7 +53,8 @@ class UiNode:
 
     @property
     def editable(self) -> bool:
-        return self.class_name.endswith("EditText")
+        """A text field: EditText, or AutoCompleteTextView and its subclasses, which extend EditText."""
+        return self.class_name.endswith(("EditText", "AutoCompleteTextView"))
 
     def walk(self) -> Iterator[UiNode]:
         """This node and all below it, in document order."""
@@ -75,7 +79,7 @@ def parse_bounds(text: str) -> Bounds:
     return left, top, right, bottom
 
 
-def _node_from(elem: ET.Element) -> UiNode:
+def _node_from(elem: ElementTree.Element) -> UiNode:
     a = elem.attrib
     node = UiNode(
         text=a.get("text", ""),
@@ -106,15 +110,20 @@ def parse_hierarchy(xml: str) -> UiNode:
     if "<!DOCTYPE" in xml or "<!ENTITY" in xml:
         # uiautomator never writes these; refusing them rules out entity-expansion attacks.
         raise InvalidParams("not a uiautomator hierarchy: DOCTYPE and ENTITY declarations are not allowed")
+    from xml.etree import ElementTree  # loaded on first parse: it is not needed to serve
+
     try:
-        root = ET.fromstring(xml.strip())  # noqa: S314 (no DTDs reach the parser, see above)
-    except ET.ParseError as exc:
+        root = ElementTree.fromstring(xml.strip())  # noqa: S314 (no DTDs reach the parser, see above)
+    except ElementTree.ParseError as exc:
         raise InvalidParams(f"not a uiautomator hierarchy: {exc}") from exc
-    if root.tag == "node":
-        return _node_from(root)
-    if root.tag != "hierarchy":
+    if root.tag not in ("node", "hierarchy"):
         raise InvalidParams(f"not a uiautomator hierarchy: root element is <{root.tag}>")
-    windows = [_node_from(child) for child in root if child.tag == "node"]
+    try:
+        if root.tag == "node":
+            return _node_from(root)
+        windows = [_node_from(child) for child in root if child.tag == "node"]
+    except ValueError as exc:  # bad bounds or index
+        raise InvalidParams(f"not a uiautomator hierarchy: {exc}") from exc
     if len(windows) == 1:
         return windows[0]
     right = max((w.bounds[2] for w in windows), default=0)
@@ -126,13 +135,22 @@ def _b(value: bool) -> str:
     return "true" if value else "false"
 
 
+# Characters XML cannot carry; uiautomator's dumper writes "." for them (stripInvalidXMLChars).
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ufdd0-\ufddf\ufffe\uffff]")
+
+
 def _esc(value: str) -> str:
+    # Whitespace other than a space is written as a character reference, as Android's
+    # serializer does: a parser turns literal tabs and newlines in an attribute into spaces.
     return (
-        value.replace("&", "&amp;")
+        _NOT_XML.sub(".", value)
+        .replace("&", "&amp;")
         .replace('"', "&quot;")
         .replace("<", "&lt;")
         .replace(">", "&gt;")
         .replace("\n", "&#10;")
+        .replace("\r", "&#13;")
+        .replace("\t", "&#9;")
     )
 
 
@@ -146,7 +164,7 @@ def _node_xml(node: UiNode, out: list[str], index: int) -> None:
         f'focusable="{_b(node.focusable)}" focused="{_b(node.focused)}" '
         f'scrollable="{_b(node.scrollable)}" long-clickable="{_b(node.long_clickable)}" '
         f'password="{_b(node.password)}" selected="{_b(node.selected)}" '
-        f'bounds="[{left},{top}][{right},{bottom}]"'
+        f'bounds="[{left},{top}][{right},{bottom}]" hint="{_esc(node.hint)}"'
     )
     if not node.children:
         out.append(" />")
@@ -158,7 +176,7 @@ def _node_xml(node: UiNode, out: list[str], index: int) -> None:
 
 
 def to_hierarchy_xml(root: UiNode, *, rotation: int = 0) -> str:
-    """Serialises a tree the way `uiautomator dump` writes it."""
+    """Serialises a tree the way uiautomator's dumper writes it (on API 26+, with each node's `hint`)."""
     out = [f"<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation=\"{rotation}\">"]
     windows = root.children if root.class_name == "hierarchy" else [root]
     for i, window in enumerate(windows):

@@ -109,12 +109,14 @@ async def _send_chat(
     await ctx.device.tap(*entry.center)
     await ctx.device.clear_text()
     await ctx.device.input_text(body)
+    bubble = Selector(resource_id=flow.bubble_id, text=body)
+    # The same text may already be in the conversation; only one more bubble proves this send.
+    before = len(bubble.find_all(await screen(ctx.device)))
     send = await find_element(ctx.device, Selector(resource_id=flow.send_id), wait_ms=0, interval_ms=interval)
     await ctx.device.tap(*send.center)
-    bubble = Selector(resource_id=flow.bubble_id, text=body)
 
     async def look() -> bool | None:
-        return True if bubble.find(await screen(ctx.device)) is not None else None
+        return True if len(bubble.find_all(await screen(ctx.device))) > before else None
 
     shown = await poll(look, interval_ms=interval, within_ms=_verify_window(ctx))
     return (None if shown else "the message did not appear in the conversation"), opened.via

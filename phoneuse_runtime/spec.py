@@ -68,7 +68,7 @@ def model_table(model: type[BaseModel], *, inputs: bool) -> list[str]:
         if name == "event_type":
             continue
         kind = _type(prop, defs)
-        note = " ".join(x for x in (prop.get("description", ""), _limits(prop)) if x)
+        note = "; ".join(x for x in (prop.get("description", ""), _limits(prop)) if x)
         if inputs:
             default = (
                 ""

@@ -171,3 +171,25 @@ def test_serve_refuses_an_unknown_device(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert "unknown device 'toaster'" in done.stderr
+
+
+def test_sim_state_survives_a_restart(tmp_path: Path) -> None:
+    state = tmp_path / "phone.json"
+    first = _start(tmp_path / "data", "--sim-state", str(state))
+    try:
+        added = run(first, "exec", "ADD_CONTACT", "name=Persisted Pat", "phone=+1 555 0199")
+        assert added.returncode == 0, added.stderr
+        first.proc.send_signal(signal.SIGTERM)
+        assert first.proc.wait(timeout=30) == 0
+    finally:
+        if first.proc.poll() is None:
+            first.proc.kill()
+    assert "Persisted Pat" in state.read_text(encoding="utf-8")
+    second = _start(tmp_path / "data", "--sim-state", str(state))
+    try:
+        found = run(second, "query", "CONTACTS", "name=persisted")
+        assert found.returncode == 0, found.stderr
+        assert [c["name"] for c in json.loads(found.stdout)["results"]] == ["Persisted Pat"]
+    finally:
+        second.proc.kill()
+        second.proc.wait()

@@ -61,7 +61,6 @@ class ActionOutcome:
     result_json: str
     error: str
     duration_ms: int
-    replayed: bool = False
 
 
 @dataclass(frozen=True)
@@ -133,15 +132,7 @@ class Runtime:
                     f"({seen.conflicting_action}); use a new request_id"
                 )
                 return ActionOutcome(call.request_id, False, "{}", failure.wire(), 0)
-            earlier = await asyncio.shield(seen.outcome)
-            return ActionOutcome(
-                earlier.request_id,
-                earlier.success,
-                earlier.result_json,
-                earlier.error,
-                earlier.duration_ms,
-                replayed=True,
-            )
+            return await asyncio.shield(seen.outcome)
         future = self._replays.claim(call.request_id, fp, call.action_type)
         # The action runs in its own task: a client that disconnects or whose own deadline
         # passes does not cancel half an action; its retry gets the stored outcome.

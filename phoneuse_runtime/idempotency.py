@@ -71,11 +71,10 @@ class IdempotencyCache(Generic[T]):
             return Seen(None, entry.action_type)
         return Seen(entry.outcome, None)
 
-    def claim(self, request_id: str, fp: bytes, action_type: str) -> asyncio.Future[T]:
-        """Records a new id; resolve the returned future with the outcome via `finish`."""
+    def claim(self, request_id: str, fp: bytes, action_type: str) -> None:
+        """Records a new id as running; `finish` records its outcome and wakes waiting retries."""
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
         self._running[request_id] = _Entry(fp, action_type, future)
-        return future
 
     def finish(self, request_id: str, outcome: T) -> None:
         entry = self._running.pop(request_id, None)

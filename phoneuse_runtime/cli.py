@@ -100,7 +100,7 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         settings = load_settings(flags, config_file=args.config)
         return asyncio.run(serve(settings))
-    except ConfigError as exc:
+    except (ConfigError, OSError) as exc:
         print(f"phoneuse-runtime: {exc}", file=sys.stderr)
         return 2
 

@@ -193,3 +193,22 @@ def test_sim_state_survives_a_restart(tmp_path: Path) -> None:
     finally:
         second.proc.kill()
         second.proc.wait()
+
+
+def test_serve_reports_a_busy_port_plainly(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        done = subprocess.run(
+            [*EXE, "serve", "--grpc-listen", f"127.0.0.1:{port}"],
+            capture_output=True,
+            text=True,
+            env=_env(tmp_path),
+            timeout=60,
+        )
+    assert done.returncode == 2
+    assert f"cannot listen on 127.0.0.1:{port}" in done.stderr
+    assert "Traceback" not in done.stderr

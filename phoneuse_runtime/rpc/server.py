@@ -88,7 +88,10 @@ async def start_server(runtime: Runtime, address: str, *, token: str) -> tuple[g
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
-    port = server.add_insecure_port(address)
+    try:
+        port = server.add_insecure_port(address)
+    except RuntimeError as exc:  # grpc's way of saying the bind failed
+        raise OSError(f"cannot listen on {address}: the address is in use or not available") from exc
     if port == 0:
         raise OSError(f"cannot listen on {address}")
     await server.start()

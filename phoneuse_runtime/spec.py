@@ -11,12 +11,14 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from .config import Settings
 from .errors import FAILURES
-from .events import DEFAULT_QUEUE_SIZE, EVENT_PAYLOADS
+from .events import EVENT_PAYLOADS
 from .registry import AnyActionSpec, AnyQuerySpec, Registry, build_registry
 from .runtime import DEFAULT_QUERY_LIMIT
 
 BUILTIN_MODULES = ("actions.", "queries.")
+_DEFAULTS = Settings()  # the documented figures are the defaults; config may change them
 
 
 def _type(prop: dict[str, Any], defs: dict[str, Any]) -> str:
@@ -125,13 +127,13 @@ service `AndroidRuntime`). This page documents what travels inside its strings.
     JSON object with details where there are any (e.g. `candidates` of an ambiguous name), else `{{}}`.
   - `timeout_ms` bounds the whole call, policies included: at the deadline the device work is
     cancelled and the answer is `TIMEOUT`.
-  - **Idempotency.** A `request_id` seen in the last 10 minutes returns the stored response
+  - **Idempotency.** A `request_id` seen in the last {_DEFAULTS.idempotency_ttl_s / 60:g} minutes returns the stored response
     without acting again (a retry during the first call waits for its outcome). The same id with a
     different `action_type`, `app_target` or `params` is `CONFLICT`. The action runs to its own
     deadline even if the caller goes away, so a retry after a client-side timeout is safe.
   - Every result names the path the backend took in `via` (`sim`, `uiautomator2`, `am start`,
     `termux-api`, `memory`, ...).
-- **Query.** `limit` 0 means {DEFAULT_QUERY_LIMIT}; larger than 200 is clamped to 200; negative is
+- **Query.** `limit` 0 means {DEFAULT_QUERY_LIMIT}; larger than {_DEFAULTS.query_max_limit} is clamped to it; negative is
   `INVALID_ARGUMENT`. `total_count` counts every match, `has_more` says whether results remain past
   this page, and the filter `offset` (a non-negative integer, default 0) pages. Unknown filter
   keys and `QUERY_TYPE_UNSPECIFIED` are `INVALID_ARGUMENT`. Device trouble maps to gRPC statuses
@@ -140,7 +142,7 @@ service `AndroidRuntime`). This page documents what travels inside its strings.
 - **Subscribe.** Empty `event_types` means all. Response headers are sent once the subscription
   is live (`x-subscriber-id`), so a client that awaits them misses nothing after. A new stream with
   the `subscriber_id` of a live one replaces it; the old stream ends with status OK. Each subscriber
-  has a queue of {DEFAULT_QUEUE_SIZE} events. **Overflow policy:** the publisher never waits; when a
+  has a queue of {_DEFAULTS.event_queue_size} events. **Overflow policy:** the publisher never waits; when a
   subscriber's queue is full its oldest event is dropped, and the next thing it reads is an `ERROR`
   event with `code` `EVENTS_DROPPED` and the count, whatever its `event_types`. Other subscribers
   are unaffected. On server shutdown, streams end with status OK after their queued events.

@@ -129,14 +129,16 @@ service `AndroidRuntime`). This page documents what travels inside its strings.
     cancelled and the answer is `TIMEOUT`.
   - **Idempotency.** A `request_id` seen in the last {_DEFAULTS.idempotency_ttl_s / 60:g} minutes
     returns the stored response without acting again (a retry during the first call waits for
-    its outcome). The same id with a different `action_type`, `app_target` or `params` is `CONFLICT`. The action runs to its own
-    deadline even if the caller goes away, so a retry after a client-side timeout is safe.
+    its outcome). The same id with a different `action_type`, `app_target` or `params` is
+    `CONFLICT`. The action runs to its own deadline even if the caller goes away, so a retry
+    after a client-side timeout is safe.
   - Every result names the path the backend took in `via` (`sim`, `uiautomator2`, `am start`,
     `termux-api`, `memory`, ...).
 - **Query.** `limit` 0 means {DEFAULT_QUERY_LIMIT}; larger than {_DEFAULTS.query_max_limit} is clamped
   to it; negative is `INVALID_ARGUMENT`. `total_count` counts every match, `has_more` says
-  whether results remain past this page, and the filter `offset` (a non-negative integer, default 0) pages. Unknown filter
-  keys and `QUERY_TYPE_UNSPECIFIED` are `INVALID_ARGUMENT`. Device trouble maps to gRPC statuses
+  whether results remain past this page, and the filter `offset` (a non-negative integer,
+  default 0) pages. Unknown filter keys and `QUERY_TYPE_UNSPECIFIED` are `INVALID_ARGUMENT`.
+  Device trouble maps to gRPC statuses
   (`DEVICE_UNAVAILABLE` → `UNAVAILABLE`, `TIMEOUT` → `DEADLINE_EXCEEDED`, ...), with
   `CODE: message` as details.
 - **Subscribe.** Empty `event_types` means all. Response headers are sent once the subscription

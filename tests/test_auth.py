@@ -90,3 +90,22 @@ async def test_tokens_never_reach_the_log(client: Client, caplog: pytest.LogCapt
     assert "rejected a call" in caplog.text
     assert "presented-secret-value" not in caplog.text
     assert TOKEN not in caplog.text
+
+
+async def test_every_android_runtime_method_requires_the_token(client: Client) -> None:
+    """Walks the service descriptor, so a method added later cannot skip the check."""
+    service = pb.DESCRIPTOR.services_by_name["AndroidRuntime"]
+    assert {m.name for m in service.methods} == {"Execute", "Query", "Subscribe"}
+    for method in service.methods:
+        path = f"/{service.full_name}/{method.name}"
+        request = pb.DESCRIPTOR.message_types_by_name[method.input_type.name]
+        payload = getattr(pb, request.name)().SerializeToString()
+        if method.server_streaming:
+            stream = client.channel.unary_stream(path)(payload, metadata=(("authorization", "Bearer x"),))
+            with pytest.raises(grpc.aio.AioRpcError) as info:
+                async for _ in stream:
+                    pass
+        else:
+            with pytest.raises(grpc.aio.AioRpcError) as info:
+                await client.channel.unary_unary(path)(payload)
+        assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED, method.name

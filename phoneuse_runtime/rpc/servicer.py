@@ -13,6 +13,7 @@ from ..events import Event
 from ..runtime import ActionCall, Runtime
 from . import protocol_pb2 as pb
 from . import protocol_pb2_grpc as pb_grpc
+from .auth import BearerAuth
 
 log = logging.getLogger(__name__)
 
@@ -41,12 +42,16 @@ def _to_pb(event: Event) -> pb.Event:
 
 
 class AndroidRuntimeServicer(pb_grpc.AndroidRuntimeServicer):
-    def __init__(self, runtime: Runtime) -> None:
+    """Every method first checks the caller's bearer token."""
+
+    def __init__(self, runtime: Runtime, auth: BearerAuth) -> None:
         self.runtime = runtime
+        self.auth = auth
 
     async def Execute(
         self, request: pb.ActionRequest, context: grpc.aio.ServicerContext
     ) -> pb.ActionResponse:
+        await self.auth.require(context, "Execute")
         call = ActionCall(
             action_type=request.action_type,
             params=dict(request.params),
@@ -67,6 +72,7 @@ class AndroidRuntimeServicer(pb_grpc.AndroidRuntimeServicer):
         )
 
     async def Query(self, request: pb.QueryRequest, context: grpc.aio.ServicerContext) -> pb.QueryResponse:
+        await self.auth.require(context, "Query")
         try:
             name = pb.QueryType.Name(request.query_type) if request.query_type else ""
         except ValueError:
@@ -91,6 +97,7 @@ class AndroidRuntimeServicer(pb_grpc.AndroidRuntimeServicer):
     async def Subscribe(
         self, request: pb.SubscribeRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[pb.Event]:
+        await self.auth.require(context, "Subscribe")
         sub = self.runtime.subscribe(request.subscriber_id, request.event_types)
         try:
             # Headers go out once the subscription exists, so a client that awaits them

@@ -9,20 +9,35 @@ from typing import Any
 import pytest
 
 from phoneuse_runtime.device.sim import SimDevice
+from phoneuse_runtime.device.sim.catalog import (
+    CALENDAR,
+    CHROME,
+    CLOCK,
+    CONTACTS,
+    DIALER,
+    LAUNCHER,
+    MESSAGES,
+    SETTINGS,
+    SYSTEMUI,
+    WHATSAPP,
+)
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 
 from ..conftest import Client
 
-LAUNCHER = "com.google.android.apps.nexuslauncher"
-MESSAGES = "com.google.android.apps.messaging"
-DIALER = "com.google.android.dialer"
-CONTACTS = "com.google.android.contacts"
-CALENDAR = "com.google.android.calendar"
-CLOCK = "com.google.android.deskclock"
-CHROME = "com.android.chrome"
-SETTINGS = "com.android.settings"
-WHATSAPP = "com.whatsapp"
-SYSTEMUI = "com.android.systemui"
+# The sim's own package names, re-exported for the tests.
+__all__ = [
+    "CALENDAR",
+    "CHROME",
+    "CLOCK",
+    "CONTACTS",
+    "DIALER",
+    "LAUNCHER",
+    "MESSAGES",
+    "SETTINGS",
+    "SYSTEMUI",
+    "WHATSAPP",
+]
 
 URL_BAR = CHROME + ":id/url_bar"
 

@@ -44,8 +44,20 @@ async def forget(ctx: ActionContext, p: ForgetParams) -> ForgetResult:
 
 
 ACTIONS = (
-    ActionSpec("REMEMBER", RememberParams, remember, RememberResult, "Store an item in the agent's memory"),
     ActionSpec(
-        "FORGET", ForgetParams, forget, ForgetResult, "Delete a memory item (ELEMENT_NOT_FOUND if absent)"
+        "REMEMBER",
+        RememberParams,
+        remember,
+        RememberResult,
+        "Store an item in the agent's memory",
+        exclusive=False,  # the runtime's own store, not the phone
+    ),
+    ActionSpec(
+        "FORGET",
+        ForgetParams,
+        forget,
+        ForgetResult,
+        "Delete a memory item (ELEMENT_NOT_FOUND if absent)",
+        exclusive=False,
     ),
 )

@@ -95,6 +95,7 @@ ACTIONS = (
         ReceiveSmsResult,
         "The phone receives an SMS",
         backends=SIM,
+        exclusive=False,  # the outside world, not the agent's finger
     ),
     ActionSpec(
         "SIM_POST_NOTIFICATION",
@@ -103,6 +104,7 @@ ACTIONS = (
         PostNotificationResult,
         "An app posts a notification",
         backends=SIM,
+        exclusive=False,  # the outside world, not the agent's finger
     ),
     ActionSpec(
         "SIM_INCOMING_CALL",
@@ -111,6 +113,7 @@ ACTIONS = (
         IncomingCallResult,
         "A call rings",
         backends=SIM,
+        exclusive=False,  # the outside world, not the agent's finger
     ),
     ActionSpec(
         "SIM_SET_SCREEN",

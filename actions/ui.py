@@ -466,11 +466,22 @@ ACTIONS = (
         wait_for,
         WaitForResult,
         "Wait until an element appears (or, with gone=true, disappears); TIMEOUT at timeout_ms",
+        exclusive=False,  # it only looks; holding the phone while waiting would block the change it awaits
     ),
     ActionSpec(
-        "SCREENSHOT", ScreenshotParams, screenshot, ScreenshotResult, "Capture the screen as base64 PNG/JPEG"
+        "SCREENSHOT",
+        ScreenshotParams,
+        screenshot,
+        ScreenshotResult,
+        "Capture the screen as base64 PNG/JPEG",
+        exclusive=False,
     ),
     ActionSpec(
-        "DUMP_UI", DumpUiParams, dump_ui, DumpUiResult, "List the on-screen elements and a fingerprint"
+        "DUMP_UI",
+        DumpUiParams,
+        dump_ui,
+        DumpUiResult,
+        "List the on-screen elements and a fingerprint",
+        exclusive=False,
     ),
 )

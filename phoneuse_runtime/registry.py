@@ -71,6 +71,10 @@ class ActionSpec(Generic[P, R]):
     summary: str
     # Device kinds this action exists on; None means every backend.
     backends: frozenset[str] | None = None
+    # Whether the action drives the phone (its screen, apps or radios) and so must not
+    # interleave with another such action: those run one at a time, in arrival order, as
+    # Appium queues a session's commands. Read-only and off-device actions set it False.
+    exclusive: bool = True
     # Longer documentation for the generated spec, beyond the one-line summary.
     notes: str = ""
 

@@ -94,6 +94,8 @@ class Runtime:
             ttl_s=self.settings.idempotency_ttl_s, max_entries=self.settings.idempotency_max_entries
         )
         self._tasks: set[asyncio.Task[None]] = set()
+        # One phone, one finger: exclusive actions take turns (waiting counts against their deadline).
+        self.device_lock = asyncio.Lock()
 
     @classmethod
     def create(cls, device: Device, registry: Registry, settings: Settings) -> Runtime:
@@ -214,7 +216,11 @@ class Runtime:
             request_id=call.request_id,
             deadline=deadline,
         )
-        result: ActionResult = await spec.handler(ctx, params)
+        if spec.exclusive:
+            async with self.device_lock:
+                result: ActionResult = await spec.handler(ctx, params)
+        else:
+            result = await spec.handler(ctx, params)
         return result.model_dump_json(by_alias=True)
 
     # --- Query -------------------------------------------------------------

@@ -149,6 +149,11 @@ service `AndroidRuntime`). This page documents what travels inside its strings.
   event with `code` `EVENTS_DROPPED` and the count, whatever its `event_types`. Other subscribers
   are unaffected. On server shutdown, streams end with status OK after their queued events.
 
+- **One action at a time on the phone.** Actions that drive the phone take turns in arrival
+  order, so two agents' taps and typing never interleave; waiting for the turn counts against
+  `timeout_ms`. Actions marked "runs alongside" below (looking at the screen, waiting, memory,
+  simulated world events) do not wait.
+
 ## Policies
 
 Every Execute passes an ordered chain of policies after its params are validated and before its
@@ -173,6 +178,8 @@ def render_spec(registry: Registry | None = None) -> str:
         out += [f"### {spec.action_type}", "", spec.summary + "."]
         if spec.backends is not None:
             out.append(f"Only on device: {', '.join(sorted(spec.backends))}.")
+        if not spec.exclusive:
+            out.append("Runs alongside other actions (it does not take the phone).")
         if spec.notes:
             out += ["", spec.notes]
         out += ["", "Params:", "", *model_table(spec.params, inputs=True)]

@@ -13,7 +13,7 @@ import json
 import types
 import typing
 from datetime import datetime, timezone
-from typing import Annotated, Any, ClassVar, Union
+from typing import Annotated, Any, Union
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, model_validator
 
@@ -61,9 +61,6 @@ class Params(BaseModel):
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=False, frozen=True, defer_build=True)
 
-    # Fields whose value must not be coerced from JSON even if it looks like JSON.
-    verbatim_fields: ClassVar[frozenset[str]] = frozenset()
-
     @model_validator(mode="before")
     @classmethod
     def _decode_structured(cls, data: Any) -> Any:
@@ -101,12 +98,8 @@ def _structured_fields(model: type[BaseModel]) -> tuple[tuple[str, bool], ...]:
 
 @functools.cache
 def _wire_keys(model: type[BaseModel]) -> frozenset[str]:
-    return frozenset(info.alias or name for name, info in model.model_fields.items())
-
-
-def allowed_keys(model: type[BaseModel]) -> list[str]:
     """The wire names of a model's fields (aliases where a name is a Python keyword, like `from`)."""
-    return sorted(_wire_keys(model))
+    return frozenset(info.alias or name for name, info in model.model_fields.items())
 
 
 def parse_params(

@@ -247,15 +247,6 @@ def focused_node(root: UiNode) -> UiNode | None:
     return next((node for node in root.walk() if node.focused and node.editable), None)
 
 
-def node_at(root: UiNode, x: int, y: int) -> UiNode | None:
-    """The deepest, last-drawn node containing the point."""
-    best: UiNode | None = None
-    for node in root.walk():
-        if node.class_name != "hierarchy" and node.contains(x, y):
-            best = node
-    return best
-
-
 def _interesting(node: UiNode) -> bool:
     return bool(
         node.text

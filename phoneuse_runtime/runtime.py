@@ -157,18 +157,16 @@ class Runtime:
         """Runs the action to its outcome, records it for replays and answers the caller."""
         started = time.monotonic()
         try:
-            outcome = await self._attempt(call, started)
+            outcome = await self._attempt(call, started)  # catches everything but cancellation
         except asyncio.CancelledError:
             failure = DeviceUnavailable("the server shut down before the action finished")
             elapsed = int((time.monotonic() - started) * 1000)
             outcome = ActionOutcome(call.request_id, False, "{}", failure.wire(), elapsed)
+            raise
+        finally:
             self._replays.finish(call.request_id, outcome)
             if not answer.done():
                 answer.set_result(outcome)
-            raise
-        self._replays.finish(call.request_id, outcome)
-        if not answer.done():
-            answer.set_result(outcome)
 
     async def _attempt(self, call: ActionCall, started: float) -> ActionOutcome:
         log.debug("action %s (request %s) started", call.action_type, call.request_id)

@@ -10,6 +10,7 @@ import grpc
 import pytest
 
 from phoneuse_runtime.rpc import protocol_pb2 as pb
+from phoneuse_runtime.runtime import ActionCall
 
 from .conftest import AUTH, Client, ServerFactory
 
@@ -273,3 +274,17 @@ async def test_a_crashing_handler_is_internal_and_reported(client: Client) -> No
         "message": "CRASH failed unexpectedly; see the server log",
     }
     stream.cancel()
+
+
+async def test_shutdown_answers_an_action_it_cuts_short(client: Client) -> None:
+    runtime = client.app.runtime
+    call = asyncio.create_task(
+        runtime.execute(ActionCall("WAIT_FOR", {"text": "never"}, "cut-1", timeout_ms=60_000))
+    )
+    while not runtime._tasks:  # yield until the action is running
+        await asyncio.sleep(0)
+    await runtime.close(grace_s=0)
+    outcome = await asyncio.wait_for(call, 10)
+    assert outcome.error == "DEVICE_UNAVAILABLE: the server shut down before the action finished"
+    replay = await runtime.execute(ActionCall("WAIT_FOR", {"text": "never"}, "cut-1", timeout_ms=60_000))
+    assert replay == outcome

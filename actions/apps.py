@@ -7,6 +7,7 @@ from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator, model_validator
 
+from phoneuse_runtime.capabilities import APPS
 from phoneuse_runtime.device.base import AppInfo, ExtraValue, Intent
 from phoneuse_runtime.errors import InvalidParams, PermissionDenied, Unsupported
 from phoneuse_runtime.params import Params
@@ -173,15 +174,35 @@ async def start_intent(ctx: ActionContext, p: StartIntentParams) -> StartIntentR
 
 ACTIONS = (
     ActionSpec(
-        "OPEN_APP", OpenAppParams, open_app, OpenAppResult, "Bring an app to the front by package or name"
+        "OPEN_APP",
+        OpenAppParams,
+        open_app,
+        OpenAppResult,
+        "Bring an app to the front by package or name",
+        requires=frozenset({APPS}),
     ),
-    ActionSpec("CLOSE_APP", CloseAppParams, close_app, CloseAppResult, "Force-stop an app"),
-    ActionSpec("OPEN_URL", OpenUrlParams, open_url, OpenUrlResult, "Open a URL (schemes allowed by config)"),
+    ActionSpec(
+        "CLOSE_APP",
+        CloseAppParams,
+        close_app,
+        CloseAppResult,
+        "Force-stop an app",
+        requires=frozenset({APPS}),
+    ),
+    ActionSpec(
+        "OPEN_URL",
+        OpenUrlParams,
+        open_url,
+        OpenUrlResult,
+        "Open a URL (schemes allowed by config)",
+        requires=frozenset({APPS}),
+    ),
     ActionSpec(
         "START_INTENT",
         StartIntentParams,
         start_intent,
         StartIntentResult,
         "Send an Android intent to an activity, broadcast receiver or service",
+        requires=frozenset({APPS}),
     ),
 )

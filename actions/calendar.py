@@ -6,6 +6,7 @@ from datetime import datetime, timedelta, timezone
 
 from pydantic import Field, model_validator
 
+from phoneuse_runtime.capabilities import CALENDAR
 from phoneuse_runtime.device.base import CalendarEvent
 from phoneuse_runtime.params import Params, Timestamp
 from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
@@ -74,5 +75,12 @@ async def create_event(ctx: ActionContext, p: CreateEventParams) -> CreateEventR
 
 
 ACTIONS = (
-    ActionSpec("CREATE_EVENT", CreateEventParams, create_event, CreateEventResult, "Add a calendar event"),
+    ActionSpec(
+        "CREATE_EVENT",
+        CreateEventParams,
+        create_event,
+        CreateEventResult,
+        "Add a calendar event",
+        requires=frozenset({CALENDAR}),
+    ),
 )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from phoneuse_runtime.capabilities import CLIPBOARD
 from phoneuse_runtime.params import Params
 from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
 
@@ -25,6 +26,11 @@ async def set_clipboard(ctx: ActionContext, p: SetClipboardParams) -> SetClipboa
 
 ACTIONS = (
     ActionSpec(
-        "SET_CLIPBOARD", SetClipboardParams, set_clipboard, SetClipboardResult, "Put text on the clipboard"
+        "SET_CLIPBOARD",
+        SetClipboardParams,
+        set_clipboard,
+        SetClipboardResult,
+        "Put text on the clipboard",
+        requires=frozenset({CLIPBOARD}),
     ),
 )

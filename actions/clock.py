@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator
 
+from phoneuse_runtime.capabilities import ALARMS
 from phoneuse_runtime.device.base import Alarm
 from phoneuse_runtime.params import Params
 from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
@@ -70,4 +71,13 @@ async def set_alarm(ctx: ActionContext, p: SetAlarmParams) -> SetAlarmResult:
     )
 
 
-ACTIONS = (ActionSpec("SET_ALARM", SetAlarmParams, set_alarm, SetAlarmResult, "Create an alarm"),)
+ACTIONS = (
+    ActionSpec(
+        "SET_ALARM",
+        SetAlarmParams,
+        set_alarm,
+        SetAlarmResult,
+        "Create an alarm",
+        requires=frozenset({ALARMS}),
+    ),
+)

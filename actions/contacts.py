@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
+from phoneuse_runtime.capabilities import CONTACTS
 from phoneuse_runtime.kit import looks_like_number
 from phoneuse_runtime.params import Params
 from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
@@ -37,4 +38,13 @@ async def add_contact(ctx: ActionContext, p: AddContactParams) -> AddContactResu
     return AddContactResult(contact_id=contact.id, name=contact.name, verified=verified, via=ctx.device.via)
 
 
-ACTIONS = (ActionSpec("ADD_CONTACT", AddContactParams, add_contact, AddContactResult, "Create a contact"),)
+ACTIONS = (
+    ActionSpec(
+        "ADD_CONTACT",
+        AddContactParams,
+        add_contact,
+        AddContactResult,
+        "Create a contact",
+        requires=frozenset({CONTACTS}),
+    ),
+)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from pydantic import Field
 
+from phoneuse_runtime.capabilities import APPS, SMS, UI
 from phoneuse_runtime.device.base import Intent, SmsMessage
 from phoneuse_runtime.errors import DeviceUnavailable, InvalidParams, Unsupported
 from phoneuse_runtime.events import now_ms
@@ -130,6 +131,7 @@ async def send_message(ctx: ActionContext, p: SendMessageParams) -> SendMessageR
     if app in SMS_APPS:
         message_id, error, via = await _send_sms(ctx, number, p.body)
     elif app in CHAT_APPS:
+        ctx.require(UI, APPS)  # a chat app is driven through its screens
         message_id = None
         error, via = await _send_chat(ctx, app, CHAT_APPS[app], number, p.body)
     else:
@@ -153,5 +155,6 @@ ACTIONS = (
         send_message,
         SendMessageResult,
         "Send an SMS (default) or a chat message (app_target com.whatsapp), verified against the sent store",
+        requires=frozenset({SMS}),
     ),
 )

@@ -6,6 +6,7 @@ import asyncio
 
 from pydantic import Field
 
+from phoneuse_runtime.capabilities import SHELL
 from phoneuse_runtime.errors import PermissionDenied
 from phoneuse_runtime.params import Params
 from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
@@ -40,5 +41,12 @@ async def shell(ctx: ActionContext, p: ShellParams) -> ShellActionResult:
 
 
 ACTIONS = (
-    ActionSpec("SHELL", ShellParams, shell, ShellActionResult, "Run a shell command (needs --allow-shell)"),
+    ActionSpec(
+        "SHELL",
+        ShellParams,
+        shell,
+        ShellActionResult,
+        "Run a shell command (needs --allow-shell)",
+        requires=frozenset({SHELL}),
+    ),
 )

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
+from phoneuse_runtime.capabilities import SIM
 from phoneuse_runtime.errors import Unsupported
 from phoneuse_runtime.params import Params
 from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
@@ -13,8 +14,6 @@ from phoneuse_runtime.ui import fingerprint, parse_hierarchy
 
 if TYPE_CHECKING:
     from phoneuse_runtime.device.sim import SimDevice
-
-SIM = frozenset({"sim"})
 
 
 def _sim(ctx: ActionContext) -> SimDevice:
@@ -94,8 +93,8 @@ ACTIONS = (
         receive_sms,
         ReceiveSmsResult,
         "The phone receives an SMS",
-        backends=SIM,
         exclusive=False,  # the outside world, not the agent's finger
+        requires=frozenset({SIM}),
     ),
     ActionSpec(
         "SIM_POST_NOTIFICATION",
@@ -103,8 +102,8 @@ ACTIONS = (
         post_notification,
         PostNotificationResult,
         "An app posts a notification",
-        backends=SIM,
         exclusive=False,  # the outside world, not the agent's finger
+        requires=frozenset({SIM}),
     ),
     ActionSpec(
         "SIM_INCOMING_CALL",
@@ -112,8 +111,8 @@ ACTIONS = (
         incoming_call,
         IncomingCallResult,
         "A call rings",
-        backends=SIM,
         exclusive=False,  # the outside world, not the agent's finger
+        requires=frozenset({SIM}),
     ),
     ActionSpec(
         "SIM_SET_SCREEN",
@@ -121,6 +120,6 @@ ACTIONS = (
         set_screen,
         SetScreenResult,
         "Replace the current screen with a uiautomator XML tree",
-        backends=SIM,
+        requires=frozenset({SIM}),
     ),
 )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from phoneuse_runtime.capabilities import CALLS
 from phoneuse_runtime.kit import resolve_recipient
 from phoneuse_runtime.params import Params
 from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
@@ -41,6 +42,20 @@ async def end_call(ctx: ActionContext, p: EndCallParams) -> EndCallResult:
 
 
 ACTIONS = (
-    ActionSpec("MAKE_CALL", MakeCallParams, make_call, MakeCallResult, "Dial a number or a contact"),
-    ActionSpec("END_CALL", EndCallParams, end_call, EndCallResult, "Hang up or decline the current call"),
+    ActionSpec(
+        "MAKE_CALL",
+        MakeCallParams,
+        make_call,
+        MakeCallResult,
+        "Dial a number or a contact",
+        requires=frozenset({CALLS}),
+    ),
+    ActionSpec(
+        "END_CALL",
+        EndCallParams,
+        end_call,
+        EndCallResult,
+        "Hang up or decline the current call",
+        requires=frozenset({CALLS}),
+    ),
 )

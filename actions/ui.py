@@ -9,6 +9,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from phoneuse_runtime.capabilities import SCREENSHOT, UI
 from phoneuse_runtime.device.base import KEYCODES
 from phoneuse_runtime.errors import ElementNotFound, InvalidParams
 from phoneuse_runtime.kit import Element, SelectorParams, find_element, poll, screen
@@ -439,17 +440,37 @@ async def dump_ui(ctx: ActionContext, p: DumpUiParams) -> DumpUiResult:
 
 
 ACTIONS = (
-    ActionSpec("TAP", PointOrSelector, tap, PressResult, "Tap a point (x, y) or the center of an element"),
     ActionSpec(
-        "LONG_PRESS", LongPressParams, long_press, PressResult, "Press and hold a point or an element"
+        "TAP",
+        PointOrSelector,
+        tap,
+        PressResult,
+        "Tap a point (x, y) or the center of an element",
+        requires=frozenset({UI}),
     ),
-    ActionSpec("SWIPE", SwipeParams, swipe, SwipeResult, "Swipe between two points, or across the screen"),
+    ActionSpec(
+        "LONG_PRESS",
+        LongPressParams,
+        long_press,
+        PressResult,
+        "Press and hold a point or an element",
+        requires=frozenset({UI}),
+    ),
+    ActionSpec(
+        "SWIPE",
+        SwipeParams,
+        swipe,
+        SwipeResult,
+        "Swipe between two points, or across the screen",
+        requires=frozenset({UI}),
+    ),
     ActionSpec(
         "SCROLL",
         ScrollParams,
         scroll,
         ScrollResult,
         "Scroll the main list one page, or until an element is visible",
+        requires=frozenset({UI}),
     ),
     ActionSpec(
         "TYPE_TEXT",
@@ -457,9 +478,19 @@ ACTIONS = (
         type_text,
         TypeTextResult,
         "Type Unicode text into a field (the focused one by default) and read it back",
+        requires=frozenset({UI}),
     ),
-    ActionSpec("CLEAR_TEXT", FieldParams, clear_text, ClearTextResult, "Empty a text field"),
-    ActionSpec("PRESS_KEY", PressKeyParams, press_key, PressKeyResult, "Press a hardware or navigation key"),
+    ActionSpec(
+        "CLEAR_TEXT", FieldParams, clear_text, ClearTextResult, "Empty a text field", requires=frozenset({UI})
+    ),
+    ActionSpec(
+        "PRESS_KEY",
+        PressKeyParams,
+        press_key,
+        PressKeyResult,
+        "Press a hardware or navigation key",
+        requires=frozenset({UI}),
+    ),
     ActionSpec(
         "WAIT_FOR",
         WaitForParams,
@@ -467,6 +498,7 @@ ACTIONS = (
         WaitForResult,
         "Wait until an element appears (or, with gone=true, disappears); TIMEOUT at timeout_ms",
         exclusive=False,  # it only looks; holding the phone while waiting would block the change it awaits
+        requires=frozenset({UI}),
     ),
     ActionSpec(
         "SCREENSHOT",
@@ -475,6 +507,7 @@ ACTIONS = (
         ScreenshotResult,
         "Capture the screen as base64 PNG/JPEG",
         exclusive=False,
+        requires=frozenset({SCREENSHOT}),
     ),
     ActionSpec(
         "DUMP_UI",
@@ -483,5 +516,6 @@ ACTIONS = (
         DumpUiResult,
         "List the on-screen elements and a fingerprint",
         exclusive=False,
+        requires=frozenset({UI}),
     ),
 )

@@ -2,7 +2,7 @@
 
     python bench/_servers.py bare-echo        # bare grpc.aio: Execute answers a fixed ActionResponse
     python bench/_servers.py bare-fanout      # bare grpc.aio: Execute puts an Event on every stream's queue
-    python bench/_servers.py ours --token T   # the production factory `start_app` on the sim device
+    python bench/_servers.py ours --token T   # the composition root `build_app` on the sim device
 
 Each prints `PORT <n>` on stdout once it serves, and stops cleanly on SIGTERM or SIGINT.
 `--profile FILE` profiles the server between SIGUSR1 and SIGUSR2 and writes the stats there on exit.
@@ -127,11 +127,11 @@ async def run_bare(kind: str, listen: str) -> None:
 
 
 async def run_ours(listen: str, token: str, data_dir: Path) -> None:
-    from phoneuse_runtime.app import start_app
+    from phoneuse_runtime.app import build_app
     from phoneuse_runtime.config import Settings
 
     settings = Settings(device="sim", grpc_listen=listen, data_dir=data_dir, token=token)
-    app = await start_app(settings, token=token)
+    app = await build_app(settings, token=token)
     _announce(app.port)
     await _wait_for_signal()
     await app.stop(grace_s=0)

@@ -165,7 +165,7 @@ def report(bare: list[Run], ours: list[Run], *, requests: int, warmup: int, roun
         f"round(s); {machine()}"
     )
     print("bare = grpc.aio generic handler, fixed ActionResponse, no auth;")
-    print("ours = start_app on the sim, SET_CLIPBOARD {text: x}, fresh request_id, token auth")
+    print("ours = build_app on the sim, SET_CLIPBOARD {text: x}, fresh request_id, token auth")
     print()
     print("srv/cli CPU = CPU time per request of the server process / of this client process (user+sys)")
     print()

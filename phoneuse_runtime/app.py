@@ -1,4 +1,9 @@
-"""The production factory: settings in, a running server out. `serve` and the tests both use it."""
+"""The composition root: settings in, a running app out. `serve` and the tests both use it.
+
+It assembles the device, the registry (plug-ins plus what each component contributes), the
+policy chain (the configuration's lists, then the components', then the caller's own) and
+the components, which start in order after the runtime and stop in reverse.
+"""
 
 from __future__ import annotations
 
@@ -8,19 +13,24 @@ import logging
 import os
 import signal
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import grpc
-
+from .components import Component
 from .config import SERVER_FILE, ConfigError, Settings
 from .device.base import Device
+from .events import EventBus
+from .memory import MemoryStore
+from .policies import ListPolicy, Policy
 from .registry import build_registry
-from .rpc.server import start_server
+from .rpc.server import GrpcServer
 from .runtime import Runtime
 from .tokens import load_or_create_token, token_path
 
 log = logging.getLogger(__name__)
+
+AGENT = "agent"  # the principal of the token `serve` is given or generates
 
 
 def make_device(settings: Settings) -> Device:
@@ -37,30 +47,76 @@ def make_device(settings: Settings) -> Device:
 @dataclass
 class App:
     runtime: Runtime
-    server: grpc.aio.Server
-    port: int
+    components: dict[str, Component]
+
+    def component(self, name: str) -> Component:
+        return self.components[name]
+
+    @property
+    def port(self) -> int:
+        """The gRPC server's port (the first front end's)."""
+        grpc_server = self.components["grpc"]
+        assert isinstance(grpc_server, GrpcServer)
+        return grpc_server.port
 
     async def stop(self, *, grace_s: float) -> None:
         """Refuses new calls, lets in-flight ones finish within the grace period, ends streams."""
-        # The server gets a little longer than the actions, so that the Execute calls
-        # waiting on them can still answer, and streams, ended by runtime.close, finish cleanly.
-        stopping = asyncio.ensure_future(self.server.stop(grace_s + 1.0))
+        # Components begin stopping in reverse order and get a little longer than the actions,
+        # so that the calls waiting on those actions can still answer, and streams, ended by
+        # runtime.close, finish cleanly.
+        stopping = [
+            asyncio.ensure_future(c.stop(grace_s=grace_s + 1.0)) for c in reversed(self.components.values())
+        ]
         await self.runtime.close(grace_s=grace_s)
-        await stopping
+        await asyncio.gather(*stopping)
 
 
-async def start_app(settings: Settings, *, token: str, device: Device | None = None) -> App:
-    """Builds the runtime for `settings` and serves it on settings.grpc_listen."""
+def default_components(settings: Settings, *, token: str) -> list[Component]:
+    """What `serve` runs: the gRPC server today, the Iris gateway next."""
+    return [GrpcServer(settings.grpc_listen, tokens={AGENT: token})]
+
+
+async def build_app(
+    settings: Settings,
+    *,
+    token: str,
+    device: Device | None = None,
+    policies: Sequence[Policy] = (),
+    components: Sequence[Component] | None = None,
+) -> App:
+    """Builds and starts the app for `settings`. `components` defaults to `default_components`;
+    `policies` run after the configuration's lists and the components' own."""
     device = device or make_device(settings)
-    registry = build_registry(device.kind)
-    runtime = Runtime.create(device, registry, settings)
+    parts = list(default_components(settings, token=token) if components is None else components)
+    names = [c.name for c in parts]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"component names must be unique, got {', '.join(names)}")
+    registry = build_registry(parts)
+    chain: list[Policy] = [ListPolicy(allow=settings.allow_actions, deny=settings.deny_actions)]
+    for part in parts:
+        chain += part.contribution().policies
+    chain += policies
+    runtime = Runtime(
+        device=device,
+        registry=registry,
+        settings=settings,
+        memory=MemoryStore(settings.data_dir / "memory.json"),
+        bus=EventBus(queue_size=settings.event_queue_size),
+        policies=chain,
+        components={c.name: c for c in parts},
+    )
     await runtime.start()
+    started: list[Component] = []
     try:
-        server, port = await start_server(runtime, settings.grpc_listen, token=token)
+        for part in parts:
+            await part.start(runtime)
+            started.append(part)
     except BaseException:
+        for part in reversed(started):
+            await part.stop(grace_s=0)
         await runtime.close()
         raise
-    return App(runtime, server, port)
+    return App(runtime, {c.name: c for c in parts})
 
 
 def _record_address(data_dir: Path, host: str, port: int) -> Path:
@@ -92,7 +148,7 @@ async def serve(settings: Settings) -> int:
             log.info("generated a token; it is stored in %s (mode 0600)", token_path(settings.data_dir))
         else:
             log.info("using the token stored in %s", token_path(settings.data_dir))
-    app = await start_app(settings, token=token)
+    app = await build_app(settings, token=token)
     host = settings.grpc_listen.rsplit(":", 1)[0]
     record = _record_address(settings.data_dir, host, app.port)
     _release_startup_memory()

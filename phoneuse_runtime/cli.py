@@ -198,14 +198,22 @@ def _client(args: argparse.Namespace) -> int:
 
 
 def _actions(args: argparse.Namespace) -> int:
+    from .app import make_device
+    from .config import Settings
     from .registry import build_registry
     from .spec import catalogue, render_catalogue_text
 
-    registry = build_registry(args.device)
+    try:
+        device = make_device(Settings(device=args.device))
+    except ConfigError as exc:
+        print(f"phoneuse-runtime: {exc}", file=sys.stderr)
+        return 2
+    registry = build_registry()
+    shown = {"device": args.device, "capabilities": device.capabilities}
     if args.json:
-        print(json.dumps(catalogue(registry), indent=2, ensure_ascii=False))
+        print(json.dumps(catalogue(registry, **shown), indent=2, ensure_ascii=False))
     else:
-        print(render_catalogue_text(registry))
+        print(render_catalogue_text(registry, **shown))
     return 1 if registry.load_errors else 0
 
 

@@ -1,13 +1,18 @@
-"""One exception tree for every failure an action or query can report.
+"""One exception tree for every failure a call can report, and the one translation into it.
 
-Each class carries a stable CODE. The gRPC layer turns a failed Execute into
-`success=false, error="CODE: message"` and a failed Query into a gRPC status;
-nothing ever recognises an error by matching its text.
+Each class carries a stable CODE. The runtime turns whatever a handler raises into one of
+these (`translate`), for Execute and Query alike; each front end then keeps only a table
+from CODE to its own wire (a gRPC status, the gateway's error frame). Nothing ever
+recognises an error by matching its text.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from typing import ClassVar
+
+log = logging.getLogger(__name__)
 
 
 class RuntimeFailure(Exception):
@@ -24,33 +29,51 @@ class RuntimeFailure(Exception):
         self.details: dict[str, object] = details or {}
 
     def wire(self) -> str:
-        """The `CODE: message` form used in ActionResponse.error."""
+        """The `CODE: message` form used in ActionResponse.error and in status details."""
         return f"{self.code}: {self.message}"
+
+
+class BadRequest(RuntimeFailure):
+    code = "BAD_REQUEST"
+    summary = (
+        "The request as a whole is malformed (empty action_type or request_id, timeout_ms <= 0, "
+        "an unknown query type, a bad offset or limit). gRPC answers it with the status "
+        "INVALID_ARGUMENT instead of an ActionResponse."
+    )
 
 
 class UnknownAction(RuntimeFailure):
     code = "UNKNOWN_ACTION"
-    summary = "No handler is registered for this action_type on this device."
+    summary = "No handler is registered for this action_type."
 
 
 class InvalidParams(RuntimeFailure):
     code = "INVALID_PARAMS"
-    summary = "A param is missing, unknown, or of the wrong type; the message names the allowed keys."
+    summary = (
+        "A param is missing, unknown, or of the wrong type, or names nothing that exists "
+        "(a contact, an app); the message names the allowed keys or the closest names."
+    )
 
 
 class Timeout(RuntimeFailure):
     code = "TIMEOUT"
-    summary = "The action did not finish within timeout_ms; its device work was cancelled."
+    summary = (
+        "The call's own deadline (timeout_ms) passed: its device work was cancelled, or no answer "
+        "came to the approval it was held for."
+    )
 
 
 class DeviceUnavailable(RuntimeFailure):
     code = "DEVICE_UNAVAILABLE"
-    summary = "The phone is not reachable, or the backend it needs is not running."
+    summary = (
+        "The phone is not reachable, the backend it needs is not running, or a connection to it "
+        "failed or timed out."
+    )
 
 
 class ElementNotFound(RuntimeFailure):
     code = "ELEMENT_NOT_FOUND"
-    summary = "No on-screen element matches the selector."
+    summary = "No on-screen element (or stored item) matches."
 
 
 class PermissionDenied(RuntimeFailure):
@@ -60,7 +83,10 @@ class PermissionDenied(RuntimeFailure):
 
 class Unsupported(RuntimeFailure):
     code = "UNSUPPORTED"
-    summary = "The device cannot do this, e.g. no app handles the intent."
+    summary = (
+        "The device cannot do this: it lacks a capability the action requires (the message says "
+        "how to get it), or no app handles the intent."
+    )
 
 
 class Denied(RuntimeFailure):
@@ -78,6 +104,7 @@ class Internal(RuntimeFailure):
 
 
 FAILURES: tuple[type[RuntimeFailure], ...] = (
+    BadRequest,
     UnknownAction,
     InvalidParams,
     Timeout,
@@ -91,5 +118,16 @@ FAILURES: tuple[type[RuntimeFailure], ...] = (
 )
 
 
-class BadRequest(Exception):
-    """A request that is malformed as a whole (gRPC INVALID_ARGUMENT), not a failed action."""
+def translate(exc: BaseException, *, doing: str) -> RuntimeFailure:
+    """The failure a call reports for an exception its handler let escape.
+
+    Keyed by class, never by text. A timeout raised inside a handler (a socket's, a library's)
+    is the device's trouble, not the call's deadline: only the runtime's own deadline makes
+    TIMEOUT, and it never comes through here. Anything unforeseen is INTERNAL, logged once
+    with its traceback."""
+    if isinstance(exc, RuntimeFailure):
+        return exc
+    if isinstance(exc, (TimeoutError, asyncio.TimeoutError, ConnectionError)):
+        return DeviceUnavailable(f"{doing}: the connection to the phone failed ({type(exc).__name__})")
+    log.error("%s failed unexpectedly", doing, exc_info=exc)
+    return Internal(f"{doing} failed unexpectedly; see the server log")

@@ -49,8 +49,26 @@ class EventPayload(BaseModel):
         return Event(self.event_type, json.dumps(payload, ensure_ascii=False), source)
 
 
+class CallerInfo(BaseModel):
+    """Who made a call: the front end it came through and the principal it authenticated as."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+    frontend: str = Field(description="e.g. grpc, gateway")
+    principal: str = Field(description="e.g. agent (the gRPC token), device:ID (a paired app)")
+
+
+class TaskStarted(EventPayload):
+    """An Execute passed validation and its policies, and its handler is about to run."""
+
+    event_type: str = "TASK_STARTED"
+    request_id: str
+    action_type: str
+    params: dict[str, str] = Field(description="the params as the caller sent them")
+    caller: CallerInfo
+
+
 class TaskCompleted(EventPayload):
-    """After every Execute, successful or not."""
+    """After every Execute that reached the runtime, successful or not (one cut short by shutdown too)."""
 
     event_type: str = "TASK_COMPLETED"
     request_id: str
@@ -58,6 +76,38 @@ class TaskCompleted(EventPayload):
     success: bool
     error: str
     duration_ms: int
+    held_ms: int = Field(description="of duration_ms, the time the call waited for an approval")
+    caller: CallerInfo
+
+
+class ApprovalRequested(EventPayload):
+    """A policy holds a call until a person approves or denies it, or its deadline passes."""
+
+    event_type: str = "APPROVAL_REQUESTED"
+    approval_id: str
+    kind: str = Field(description="action or query")
+    name: str = Field(description="the action_type or query type")
+    request_id: str = Field(description="the Execute's request_id; empty for a query")
+    params: dict[str, str] = Field(description="the params (or filters) as the caller sent them")
+    app_target: str | None
+    digest: str = Field(
+        description="SHA-256 (hex) of the exact call: kind, name, app_target and params; "
+        "an answer may quote it to approve exactly what it was shown"
+    )
+    caller: CallerInfo
+    reason: str = Field(description="why the policy asks")
+    deadline_ms: int = Field(description="epoch ms at which the call times out unanswered")
+
+
+class ApprovalResolved(EventPayload):
+    """A hold ended: approved, denied, expired (no answer before the deadline) or cancelled (shutdown)."""
+
+    event_type: str = "APPROVAL_RESOLVED"
+    approval_id: str
+    outcome: str = Field(description="approved, denied, expired or cancelled")
+    by: str = Field(description="who answered, as the approver named itself; empty when none did")
+    waited_ms: int
+    caller: CallerInfo
 
 
 class AppStateChanged(EventPayload):
@@ -124,8 +174,11 @@ class ErrorEvent(EventPayload):
     message: str
 
 
-EVENT_PAYLOADS: tuple[type[EventPayload], ...] = (
+CORE_EVENTS: tuple[type[EventPayload], ...] = (
+    TaskStarted,
     TaskCompleted,
+    ApprovalRequested,
+    ApprovalResolved,
     AppStateChanged,
     MessageReceived,
     NotificationPosted,
@@ -135,6 +188,12 @@ EVENT_PAYLOADS: tuple[type[EventPayload], ...] = (
     ErrorEvent,
 )
 
+
+def event_type_of(payload: type[EventPayload]) -> str:
+    default: str = payload.model_fields["event_type"].default
+    return default
+
+
 EventSink = Callable[[Event], None]
 
 
@@ -143,6 +202,7 @@ class Subscription:
 
     def __init__(self, subscriber_id: str, event_types: Iterable[str], maxsize: int) -> None:
         self.subscriber_id = subscriber_id
+        self.scope = ""
         self.event_types = frozenset(event_types)
         self.maxsize = maxsize
         self.dropped = 0
@@ -192,11 +252,17 @@ class Subscription:
 
 
 class EventBus:
-    """Fans events out to subscribers; `publish` is synchronous and O(subscribers)."""
+    """Fans events out to subscribers; `publish` is synchronous and O(subscribers).
+
+    Subscriber ids are scoped: the same id under two scopes (principals) names two streams."""
 
     def __init__(self, *, queue_size: int = DEFAULT_QUEUE_SIZE) -> None:
         self.queue_size = queue_size
-        self._subs: dict[str, Subscription] = {}
+        self._subs: dict[tuple[str, str], Subscription] = {}
+        # How many subscribers want every event, and how many want each named type: lets a
+        # publisher skip building an event nobody would receive.
+        self._wants_all = 0
+        self._wants: collections.Counter[str] = collections.Counter()
         self._closed = False
 
     def publish(self, event: Event) -> None:
@@ -204,31 +270,47 @@ class EventBus:
             if sub.wants(event):
                 sub.offer(event)
 
-    def subscribe(self, subscriber_id: str, event_types: Iterable[str]) -> Subscription:
-        """Registers a subscriber; an existing one with the same id is closed and replaced."""
+    def interested(self, event_type: str) -> bool:
+        return self._wants_all > 0 or self._wants[event_type] > 0
+
+    def subscribe(self, subscriber_id: str, event_types: Iterable[str], *, scope: str = "") -> Subscription:
+        """Registers a subscriber; a live one with the same id in the same scope is closed and replaced."""
         sid = subscriber_id or f"anon-{uuid.uuid4().hex}"
         sub = Subscription(sid, event_types, self.queue_size)
         if self._closed:
             sub.close()
             return sub
-        old = self._subs.get(sid)
+        old = self._subs.get((scope, sid))
         if old is not None:
             log.info("subscriber %s replaced by a new stream", sid)
-            old.close()
-        self._subs[sid] = sub
+            self._drop((scope, sid))
+        self._subs[(scope, sid)] = sub
+        sub.scope = scope
+        if sub.event_types:
+            self._wants.update(sub.event_types)
+        else:
+            self._wants_all += 1
         return sub
 
+    def _drop(self, key: tuple[str, str]) -> None:
+        sub = self._subs.pop(key)
+        if sub.event_types:
+            self._wants.subtract(sub.event_types)
+        else:
+            self._wants_all -= 1
+        sub.close()
+
     def unsubscribe(self, sub: Subscription) -> None:
-        if self._subs.get(sub.subscriber_id) is sub:
-            del self._subs[sub.subscriber_id]
+        key = (sub.scope, sub.subscriber_id)
+        if self._subs.get(key) is sub:
+            self._drop(key)
         sub.close()
 
     def close(self) -> None:
         """Ends every stream; used on shutdown."""
         self._closed = True
-        for sub in list(self._subs.values()):
-            sub.close()
-        self._subs.clear()
+        for key in list(self._subs):
+            self._drop(key)
 
     @property
     def subscriber_count(self) -> int:

@@ -1,89 +1,90 @@
-"""Replay of responses by request_id, so an agent's retry never acts twice.
+"""Replay of outcomes by request_id, so an agent's retry never acts twice.
 
-A request_id seen within the retention window returns the stored response; if the
-first call is still running, the retry waits for the same outcome. The same id with
-different content (action_type, app_target or params) is a CONFLICT. Finished entries
-expire `ttl_s` after they finished; beyond `max_entries` the oldest finished ones go.
-Every operation is O(1) amortised: finished entries are kept in the order they finished.
+A key seen within the retention window returns the stored outcome; if the first call is
+still running, the retry waits for the same outcome. The same key with different content
+is a conflict. Finished entries expire `ttl_s` after they finished; beyond `max_entries`
+the oldest finished ones go. Every operation is O(1) amortised: finished entries are kept
+in the order they finished, and expiry happens as entries finish.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import time
 from collections import OrderedDict
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
 
 
-def fingerprint(action_type: str, app_target: str | None, params: Mapping[str, str]) -> bytes:
-    """A digest of a request's content; lengths are included so no two contents collide by concatenation."""
-    parts = [action_type, app_target or ""]
-    for key, value in sorted(params.items()):
-        parts += (key, value)
-    blob = "".join(f"{len(part)}:{part}" for part in parts)
-    return hashlib.sha256(blob.encode()).digest()
-
-
-@dataclass
+@dataclass(slots=True)
 class _Entry(Generic[T]):
-    fingerprint: bytes
-    action_type: str
-    outcome: asyncio.Future[T]
+    fingerprint: int
+    label: str  # what the key was first used for, for the conflict's message
+    outcome: T | None = None
     finished_at: float = 0.0
+    waiters: list[asyncio.Future[T]] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class Seen(Generic[T]):
-    """A lookup's answer: the earlier outcome to await, or the action_type the id was used for."""
+@dataclass(frozen=True, slots=True)
+class Replay(Generic[T]):
+    """A lookup's answer for a known key: the outcome (or a future of it), or a conflict."""
 
-    outcome: asyncio.Future[T] | None
-    conflicting_action: str | None
+    outcome: T | None = None
+    pending: asyncio.Future[T] | None = None
+    conflicts_with: str | None = None
 
 
 class IdempotencyCache(Generic[T]):
-    def __init__(self, *, ttl_s: float, max_entries: int) -> None:
+    def __init__(
+        self, *, ttl_s: float, max_entries: int, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.ttl_s = ttl_s
         self.max_entries = max_entries
-        self._running: dict[str, _Entry[T]] = {}
-        self._finished: OrderedDict[str, _Entry[T]] = OrderedDict()
+        self.clock = clock
+        self._running: dict[Hashable, _Entry[T]] = {}
+        self._finished: OrderedDict[Hashable, _Entry[T]] = OrderedDict()
 
-    def _expire(self) -> None:
-        cutoff = time.monotonic() - self.ttl_s
+    def begin(self, key: Hashable, fingerprint: int, label: str) -> Replay[T] | None:
+        """None when the key is new (it is then recorded as running), else the replay."""
+        entry = self._running.get(key)
+        if entry is None:
+            entry = self._finished.get(key)
+            if entry is not None and entry.finished_at <= self.clock() - self.ttl_s:
+                del self._finished[key]
+                entry = None
+        if entry is None:
+            self._running[key] = _Entry(fingerprint, label)
+            return None
+        if entry.fingerprint != fingerprint:
+            return Replay(conflicts_with=entry.label)
+        if entry.outcome is not None:
+            return Replay(outcome=entry.outcome)
+        waiter: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        entry.waiters.append(waiter)
+        return Replay(pending=waiter)
+
+    def finish(self, key: Hashable, outcome: T) -> None:
+        """Records the outcome of a running key and wakes the retries waiting for it."""
+        entry = self._running.pop(key, None)
+        if entry is None:
+            return
+        entry.outcome = outcome
+        entry.finished_at = now = self.clock()
+        for waiter in entry.waiters:
+            if not waiter.done():  # a waiting retry whose own caller went away
+                waiter.set_result(outcome)
+        entry.waiters = []
         finished = self._finished
+        finished[key] = entry
+        cutoff = now - self.ttl_s
         while finished:
             oldest = next(iter(finished.values()))
             if oldest.finished_at > cutoff and len(finished) <= self.max_entries:
                 break
             finished.popitem(last=False)
-
-    def lookup(self, request_id: str, fp: bytes) -> Seen[T] | None:
-        """None when the id is new (or expired)."""
-        self._expire()
-        entry = self._running.get(request_id) or self._finished.get(request_id)
-        if entry is None:
-            return None
-        if entry.fingerprint != fp:
-            return Seen(None, entry.action_type)
-        return Seen(entry.outcome, None)
-
-    def claim(self, request_id: str, fp: bytes, action_type: str) -> None:
-        """Records a new id as running; `finish` records its outcome and wakes waiting retries."""
-        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        self._running[request_id] = _Entry(fp, action_type, future)
-
-    def finish(self, request_id: str, outcome: T) -> None:
-        entry = self._running.pop(request_id, None)
-        if entry is None:
-            return
-        entry.finished_at = time.monotonic()
-        if not entry.outcome.done():
-            entry.outcome.set_result(outcome)
-        self._finished[request_id] = entry
 
     def __len__(self) -> int:
         return len(self._running) + len(self._finished)

@@ -117,7 +117,7 @@ def parse_params(
             f"unknown param(s) {', '.join(unknown)}; allowed: {', '.join(allowed) or '(none)'}"
         )
     try:
-        return model.model_validate(dict(raw))
+        return model.model_validate(raw if isinstance(raw, dict) else dict(raw))
     except ValidationError as exc:
         raise InvalidParams(describe_validation_error(exc, sorted({*keys, *also_allowed}))) from None
 

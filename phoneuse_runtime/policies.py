@@ -1,46 +1,88 @@
-"""The ordered chain every call passes before its handler runs.
+"""The ordered chain every call passes before its handler runs, Execute and Query alike.
 
-A policy either returns (allow), raises `Denied`, or holds the call while it waits
-for an answer (a person approving on the phone). It runs inside the call's deadline,
-so a hold that outlasts timeout_ms ends as TIMEOUT, never as a hung request.
+A policy either returns (allow), raises `Denied`, or holds the call for a person's answer
+with `await call.ask(reason)`. It runs inside the call's deadline, so a hold that outlasts
+timeout_ms ends as TIMEOUT ("no answer came"), never as a hung request and never as DENIED.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Protocol
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from .errors import Denied
 from .params import Params
 
+if TYPE_CHECKING:
+    from .approvals import Approvals
+    from .callers import Caller
 
-@dataclass(frozen=True)
+CallKind = Literal["action", "query"]
+
+
+@dataclass(slots=True, eq=False)
 class PolicyCall:
-    request_id: str
-    action_type: str
+    """One call in flight, as policies see it; the runtime also keeps its progress here."""
+
+    caller: Caller
+    kind: CallKind
+    name: str  # the action_type or query type
+    request_id: str  # empty for a query
     app_target: str | None
-    params: Params
+    wire_params: Mapping[str, str]  # as the caller sent them
     deadline: float  # loop.time() at which the call times out
+    approvals: Approvals = field(repr=False)
+    params: Params | None = None  # typed, once validated (always, by the time policies run)
+    started: float = 0.0  # loop.time() when the runtime took the call
+    # Progress, for the deadline's message and the outcome:
+    phase: str = "starting"
+    holding: str | None = None  # the approval id while held
+    held_ms: int = 0
+    expired: bool = False  # set by the deadline, just before it cancels the call
+    timer: asyncio.TimerHandle | None = None
+    task: asyncio.Task[Any] | None = None
+
+    async def ask(self, reason: str) -> None:
+        """Holds the call until a person approves it (returns) or denies it (Denied)."""
+        await self.approvals.hold(self, reason)
 
 
 class Policy(Protocol):
     name: str
 
     async def check(self, call: PolicyCall) -> None:
-        """Returns to allow; raises Denied (or waits) otherwise."""
+        """Returns to allow; raises Denied, or holds with `call.ask`, otherwise."""
 
 
-class ActionListPolicy:
-    """Allow and deny lists of action types from the configuration."""
+class ListPolicy:
+    """The configuration's allow and deny lists, naming actions and queries alike."""
 
-    name = "action-lists"
+    name = "lists"
 
     def __init__(self, *, allow: frozenset[str], deny: frozenset[str]) -> None:
         self.allow = allow
         self.deny = deny
 
     async def check(self, call: PolicyCall) -> None:
-        if call.action_type in self.deny:
-            raise Denied(f"{call.action_type} is on this server's deny list")
-        if self.allow and call.action_type not in self.allow:
-            raise Denied(f"{call.action_type} is not on this server's allow list")
+        if call.name in self.deny:
+            raise Denied(f"{call.name} is on this server's deny list")
+        if self.allow and call.name not in self.allow:
+            raise Denied(f"{call.name} is not on this server's allow list")
+
+
+class AskFirst:
+    """Holds the named actions and queries for a person's approval."""
+
+    name = "ask-first"
+
+    def __init__(
+        self, names: frozenset[str], *, reason: str = "this server asks before it does this"
+    ) -> None:
+        self.names = names
+        self.reason = reason
+
+    async def check(self, call: PolicyCall) -> None:
+        if call.name in self.names:
+            await call.ask(self.reason)

@@ -15,13 +15,23 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .context import ActionContext, QueryContext
 from .errors import UnknownAction
+from .events import CORE_EVENTS, EventPayload, event_type_of
 from .params import Params
 
 if TYPE_CHECKING:
-    from .config import Settings
-    from .device.base import Device
-    from .memory import MemoryStore
+    from .components import Component, Contribution
+
+__all__ = [
+    "ActionContext",
+    "ActionResult",
+    "ActionSpec",
+    "QueryContext",
+    "QueryResult",
+    "QuerySpec",
+    "Registry",
+]
 
 log = logging.getLogger(__name__)
 
@@ -43,18 +53,6 @@ class ActionResult(BaseModel):
     via: str = Field(description="the path the backend took, e.g. sim, uiautomator2, am start, termux-api")
 
 
-@dataclass(frozen=True)
-class ActionContext:
-    """What a handler may use: the phone, the caller's app_target, settings and the memory store."""
-
-    device: Device
-    app_target: str | None
-    settings: Settings
-    memory: MemoryStore
-    request_id: str
-    deadline: float  # loop.time() at which the call times out
-
-
 P = TypeVar("P", bound=Params)
 R = TypeVar("R", bound=ActionResult)
 Q = TypeVar("Q", bound=BaseModel)
@@ -69,21 +67,20 @@ class ActionSpec(Generic[P, R]):
     handler: Callable[[ActionContext, P], Awaitable[R]]
     result: type[R]
     summary: str
-    # Device kinds this action exists on; None means every backend.
-    backends: frozenset[str] | None = None
+    # The device capabilities (phoneuse_runtime.capabilities) the action needs; on a device
+    # that lacks one it answers UNSUPPORTED, with a hint, before its handler runs.
+    requires: frozenset[str] = frozenset()
     # Whether the action drives the phone (its screen, apps or radios) and so must not
     # interleave with another such action: those run one at a time, in arrival order, as
-    # Appium queues a session's commands. Read-only and off-device actions set it False.
-    exclusive: bool = True
+    # Appium queues a session's commands. None means: when it requires a device capability.
+    # Looking (DUMP_UI), waiting (WAIT_FOR) and component-only actions run alongside.
+    exclusive: bool | None = None
     # Longer documentation for the generated spec, beyond the one-line summary.
     notes: str = ""
 
-
-@dataclass(frozen=True)
-class QueryContext:
-    device: Device
-    settings: Settings
-    memory: MemoryStore
+    @property
+    def takes_turns(self) -> bool:
+        return bool(self.requires) if self.exclusive is None else self.exclusive
 
 
 @dataclass(frozen=True)
@@ -95,6 +92,7 @@ class QuerySpec(Generic[P, Q]):
     handler: Callable[[QueryContext, P], Awaitable[Sequence[Q]]]
     result: type[Q]
     summary: str
+    requires: frozenset[str] = frozenset()
 
 
 AnyActionSpec = ActionSpec[Any, Any]
@@ -116,44 +114,45 @@ def _specs_of(obj: object, attr: str, kind: type) -> list[Any]:
 
 @dataclass
 class Registry:
-    """Every action and query the server knows, for one kind of device."""
+    """Every action, query and event type the app serves, wherever it came from."""
 
-    device_kind: str
     actions: dict[str, AnyActionSpec] = field(default_factory=dict)
     queries: dict[str, AnyQuerySpec] = field(default_factory=dict)
-    # action_type -> backends, for actions that exist but not on this device
-    elsewhere: dict[str, frozenset[str]] = field(default_factory=dict)
+    events: dict[str, type[EventPayload]] = field(default_factory=dict)
     origins: dict[str, str] = field(default_factory=dict)
     load_errors: list[str] = field(default_factory=list)
 
+    def _claim(self, key: str, origin: str) -> None:
+        if key in self.origins:
+            raise RegistryError(f"{key} registered twice ({self.origins[key]} and {origin})")
+        self.origins[key] = origin
+
     def add_action(self, spec: AnyActionSpec, origin: str = "") -> None:
-        name = spec.action_type
-        if name in self.actions or name in self.elsewhere:
-            raise RegistryError(f"action {name} registered twice ({self.origins.get(name)} and {origin})")
-        self.origins[name] = origin
-        if spec.backends is not None and self.device_kind not in spec.backends:
-            self.elsewhere[name] = spec.backends
-            return
-        self.actions[name] = spec
+        # Actions and queries share one namespace: a policy's list names either.
+        self._claim(spec.action_type, origin)
+        self.actions[spec.action_type] = spec
 
     def add_query(self, spec: AnyQuerySpec, origin: str = "") -> None:
-        key = f"query:{spec.query_type}"
-        if spec.query_type in self.queries:
-            raise RegistryError(
-                f"query {spec.query_type} registered twice ({self.origins[key]} and {origin})"
-            )
-        self.origins[key] = origin
+        self._claim(spec.query_type, origin)
         self.queries[spec.query_type] = spec
+
+    def add_event(self, payload: type[EventPayload], origin: str = "") -> None:
+        name = event_type_of(payload)
+        self._claim(f"event {name}", origin)
+        self.events[name] = payload
+
+    def add(self, contribution: Contribution, origin: str) -> None:
+        for spec in contribution.actions:
+            self.add_action(spec, origin)
+        for qspec in contribution.queries:
+            self.add_query(qspec, origin)
+        for payload in contribution.events:
+            self.add_event(payload, origin)
 
     def action(self, action_type: str) -> AnyActionSpec:
         spec = self.actions.get(action_type)
         if spec is not None:
             return spec
-        if action_type in self.elsewhere:
-            kinds = ", ".join(sorted(self.elsewhere[action_type]))
-            raise UnknownAction(
-                f"{action_type} exists only on device {kinds}; this server runs {self.device_kind}"
-            )
         import difflib  # only for this message; not worth its memory at idle
 
         close = difflib.get_close_matches(action_type.upper(), self.actions, n=3)
@@ -179,7 +178,12 @@ class Registry:
                         self.add_query(qspec, origin)
 
 
-def build_registry(device_kind: str) -> Registry:
-    registry = Registry(device_kind)
+def build_registry(components: Iterable[Component] = ()) -> Registry:
+    """The core's event types, every plug-in (built-ins included), then each component's share."""
+    registry = Registry()
+    for payload in CORE_EVENTS:
+        registry.add_event(payload, "phoneuse_runtime")
     registry.load_entry_points()
+    for component in components:
+        registry.add(component.contribution(), f"component {component.name}")
     return registry

@@ -1,48 +1,50 @@
 """The runtime: execute, query and subscribe, independent of gRPC and WebSocket.
 
-`rpc/servicer.py` and the gateway translate their frames into these calls; all the
-contracts of design.md section 2 (validation, deadlines, idempotency, policies,
-events) are enforced here, once.
+Front ends (`rpc/`, later the gateway) translate their frames into these calls, each with
+its caller; all the contracts of design.md section 2 (validation, capabilities, deadlines,
+idempotency, policies and holds, events) are enforced here, once. Failures leave as
+`RuntimeFailure`s (errors.py): every front end keeps only a table from code to its wire.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import sys
-import time
-from collections.abc import Awaitable, Coroutine, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from collections.abc import Coroutine, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from pydantic import BaseModel
 
+from .approvals import Approvals
+from .callers import Caller
+from .components import Component
 from .config import Settings
+from .context import ActionContext, QueryContext, missing_capability
 from .device.base import Device
-from .errors import BadRequest, Conflict, DeviceUnavailable, Internal, InvalidParams, RuntimeFailure, Timeout
-from .events import ErrorEvent, EventBus, Subscription, TaskCompleted
-from .idempotency import IdempotencyCache, fingerprint
+from .errors import (
+    BadRequest,
+    Conflict,
+    DeviceUnavailable,
+    Internal,
+    RuntimeFailure,
+    Timeout,
+    Unsupported,
+    translate,
+)
+from .events import CallerInfo, ErrorEvent, EventBus, Subscription, TaskCompleted, TaskStarted
+from .idempotency import IdempotencyCache
 from .memory import MemoryStore
 from .params import parse_params
-from .policies import ActionListPolicy, Policy, PolicyCall
-from .registry import ActionContext, ActionResult, QueryContext, Registry
+from .policies import Policy, PolicyCall
+from .registry import AnyActionSpec, AnyQuerySpec, Registry
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 
 SOURCE = "phoneuse.runtime"
 DEFAULT_QUERY_LIMIT = 20
 OFFSET_KEY = "offset"
-
-
-async def within(seconds: float | None, work: Awaitable[T]) -> T:
-    """Awaits `work`, cancelling it after `seconds` (asyncio.TimeoutError). One task fewer than
-    wait_for on Python 3.11+, where asyncio.timeout exists."""
-    if sys.version_info >= (3, 11):
-        async with asyncio.timeout(seconds):
-            return await work
-    return await asyncio.wait_for(work, seconds)  # pragma: no cover
 
 
 def _start_task(work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
@@ -53,7 +55,20 @@ def _start_task(work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
     return asyncio.create_task(work)
 
 
-@dataclass(frozen=True)
+def _uncancel(task: asyncio.Task[Any] | None) -> None:
+    """Takes back the deadline's own cancellation, once it has been turned into TIMEOUT."""
+    if sys.version_info >= (3, 11) and task is not None:
+        task.uncancel()
+
+
+def _expire(call: PolicyCall) -> None:
+    """The call's deadline: marks it, then cancels its task. Only this makes TIMEOUT."""
+    call.expired = True
+    if call.task is not None:
+        call.task.cancel()
+
+
+@dataclass(slots=True)
 class ActionCall:
     action_type: str
     params: Mapping[str, str]
@@ -62,52 +77,59 @@ class ActionCall:
     app_target: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ActionOutcome:
     request_id: str
     success: bool
     result_json: str
     error: str
     duration_ms: int
+    held_ms: int = 0  # of duration_ms, the time a policy held the call for an approval
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
+class QueryCall:
+    query_type: str
+    filters: Mapping[str, str]
+    limit: int
+    timeout_s: float
+
+
+@dataclass(frozen=True, slots=True)
 class QueryPage:
     results: list[str]
     total_count: int
     has_more: bool
 
 
-@dataclass
 class Runtime:
-    """One phone, its handlers, and the services handlers share."""
+    """One phone, its handlers, its policies and components, and the services handlers share."""
 
-    device: Device
-    registry: Registry
-    settings: Settings
-    memory: MemoryStore
-    bus: EventBus = field(default_factory=EventBus)
-    policies: list[Policy] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
+    def __init__(
+        self,
+        *,
+        device: Device,
+        registry: Registry,
+        settings: Settings,
+        memory: MemoryStore,
+        bus: EventBus,
+        policies: Sequence[Policy] = (),
+        components: Mapping[str, Component] | None = None,
+    ) -> None:
+        self.device = device
+        self.registry = registry
+        self.settings = settings
+        self.memory = memory
+        self.bus = bus
+        self.policies = tuple(policies)
+        self.components: Mapping[str, Component] = components or {}
+        self.approvals = Approvals(bus)
         self._replays: IdempotencyCache[ActionOutcome] = IdempotencyCache(
-            ttl_s=self.settings.idempotency_ttl_s, max_entries=self.settings.idempotency_max_entries
+            ttl_s=settings.idempotency_ttl_s, max_entries=settings.idempotency_max_entries
         )
         self._tasks: set[asyncio.Task[None]] = set()
-        # One phone, one finger: exclusive actions take turns (waiting counts against their deadline).
+        # One phone, one finger: actions that drive it take turns (waiting counts against their deadline).
         self.device_lock = asyncio.Lock()
-
-    @classmethod
-    def create(cls, device: Device, registry: Registry, settings: Settings) -> Runtime:
-        """The production assembly: memory under the data dir, the configured policy chain."""
-        return cls(
-            device=device,
-            registry=registry,
-            settings=settings,
-            memory=MemoryStore(settings.data_dir / "memory.json"),
-            bus=EventBus(queue_size=settings.event_queue_size),
-            policies=[ActionListPolicy(allow=settings.allow_actions, deny=settings.deny_actions)],
-        )
 
     async def start(self) -> None:
         self.memory.load()
@@ -124,131 +146,229 @@ class Runtime:
         await self.device.close()
         self.bus.close()
 
+    def _supported(self, name: str, requires: frozenset[str]) -> None:
+        capabilities = self.device.capabilities
+        if not requires <= capabilities:
+            missing = sorted(requires - capabilities)[0]
+            raise Unsupported(f"{name}: {missing_capability(self.device, missing)}")
+
     # --- Execute -----------------------------------------------------------
-    async def execute(self, call: ActionCall) -> ActionOutcome:
-        """Runs an action once per request_id. Raises BadRequest for a malformed call."""
-        if not call.action_type:
+    async def execute(self, caller: Caller, request: ActionCall) -> ActionOutcome:
+        """Runs an action once per (principal, request_id). Raises BadRequest for a malformed call;
+        every other failure is the outcome's."""
+        if not request.action_type:
             raise BadRequest("action_type is empty")
-        if not call.request_id:
+        if not request.request_id:
             raise BadRequest("request_id is empty")
-        if call.timeout_ms <= 0:
-            raise BadRequest(f"timeout_ms must be > 0, got {call.timeout_ms}")
-        fp = fingerprint(call.action_type, call.app_target, call.params)
-        seen = self._replays.lookup(call.request_id, fp)
-        if seen is not None:
-            if seen.outcome is None:
-                failure = Conflict(
-                    f"request_id {call.request_id!r} was already used for a different request "
-                    f"({seen.conflicting_action}); use a new request_id"
-                )
-                return ActionOutcome(call.request_id, False, "{}", failure.wire(), 0)
-            return await asyncio.shield(seen.outcome)
-        self._replays.claim(call.request_id, fp, call.action_type)
+        if request.timeout_ms <= 0:
+            raise BadRequest(f"timeout_ms must be > 0, got {request.timeout_ms}")
+        key = (caller.principal, request.request_id)
+        # Python's hash of the content: 64 bits, within one principal's one request_id.
+        fingerprint = hash((request.action_type, request.app_target, tuple(sorted(request.params.items()))))
+        replay = self._replays.begin(key, fingerprint, request.action_type)
+        if replay is not None:
+            if replay.outcome is not None:
+                return replay.outcome
+            if replay.pending is not None:
+                return await replay.pending
+            failure = Conflict(
+                f"request_id {request.request_id!r} was already used for a different request "
+                f"({replay.conflicts_with}); use a new request_id"
+            )
+            return ActionOutcome(request.request_id, False, "{}", failure.wire(), 0)
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        call = PolicyCall(
+            caller,
+            "action",
+            request.action_type,
+            request.request_id,
+            request.app_target,
+            request.params,
+            now + request.timeout_ms / 1000,
+            self.approvals,
+            started=now,
+        )
         # The action runs in its own task: a client that disconnects or whose own deadline
         # passes does not cancel half an action; its retry gets the stored outcome. The caller
         # waits on a future of its own, which its cancellation may cancel without harm.
-        answer: asyncio.Future[ActionOutcome] = asyncio.get_running_loop().create_future()
-        task = _start_task(self._run(call, answer))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        answer: asyncio.Future[ActionOutcome] = loop.create_future()
+        task = _start_task(self._run(call, key, request.timeout_ms, answer))
+        if not task.done():
+            call.task = task
+            call.timer = loop.call_at(call.deadline, _expire, call)
+            self._tasks.add(task)
         return await answer
 
-    async def _run(self, call: ActionCall, answer: asyncio.Future[ActionOutcome]) -> None:
-        """Runs the action to its outcome, records it for replays and answers the caller."""
-        started = time.monotonic()
+    async def _run(
+        self,
+        call: PolicyCall,
+        key: tuple[str, str],
+        timeout_ms: int,
+        answer: asyncio.Future[ActionOutcome],
+    ) -> None:
+        """Runs the action to its outcome, records it for replays, answers and announces it."""
+        success, result_json = False, "{}"
+        failure: RuntimeFailure | None = None
         try:
-            outcome = await self._attempt(call, started)  # catches everything but cancellation
+            result_json = await self._perform(call)
+            success = True
         except asyncio.CancelledError:
-            failure = DeviceUnavailable("the server shut down before the action finished")
-            elapsed = int((time.monotonic() - started) * 1000)
-            outcome = ActionOutcome(call.request_id, False, "{}", failure.wire(), elapsed)
-            raise
+            if not call.expired:  # the server is stopping
+                failure = DeviceUnavailable("the server shut down before the action finished")
+                raise
+            _uncancel(call.task)
+            failure = self._deadline_passed(call, timeout_ms)
+        except BaseException as exc:
+            failure = translate(exc, doing=call.name)
+            if type(failure) is Internal:
+                self.bus.publish(ErrorEvent(code=failure.code, message=failure.message).to_event(SOURCE))
+            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                raise
         finally:
-            self._replays.finish(call.request_id, outcome)
+            if call.timer is not None:
+                call.timer.cancel()
+            if call.task is not None:
+                self._tasks.discard(call.task)
+            now = asyncio.get_running_loop().time()
+            error = ""
+            if failure is not None:
+                error = failure.wire()
+                if failure.details:
+                    result_json = _json(failure.details)
+            outcome = ActionOutcome(
+                call.request_id, success, result_json, error, int((now - call.started) * 1000), call.held_ms
+            )
+            self._replays.finish(key, outcome)
             if not answer.done():
                 answer.set_result(outcome)
+            if self.bus.interested("TASK_COMPLETED"):  # building the event costs; skip it when nobody listens
+                self.bus.publish(
+                    TaskCompleted(
+                        request_id=call.request_id,
+                        action_type=call.name,
+                        success=success,
+                        error=error,
+                        duration_ms=outcome.duration_ms,
+                        held_ms=call.held_ms,
+                        caller=CallerInfo(**call.caller.as_json()),
+                    ).to_event(SOURCE)
+                )
 
-    async def _attempt(self, call: ActionCall, started: float) -> ActionOutcome:
-        log.debug("action %s (request %s) started", call.action_type, call.request_id)
-        deadline = asyncio.get_running_loop().time() + call.timeout_ms / 1000
-        try:
-            result = await within(call.timeout_ms / 1000, self._perform(call, deadline))
-            success, result_json, error = True, result, ""
-        except asyncio.TimeoutError:
-            failure: RuntimeFailure = Timeout(
-                f"{call.action_type} did not finish within {call.timeout_ms} ms; "
-                "its device work was cancelled"
+    def _deadline_passed(self, call: PolicyCall, timeout_ms: int) -> Timeout:
+        if call.holding is not None:
+            return Timeout(
+                f"no answer came to approval {call.holding} for {call.name} within {timeout_ms} ms; "
+                "nothing was done",
+                details={"approval_id": call.holding, "held_ms": call.held_ms},
             )
-            success, result_json, error = False, "{}", failure.wire()
-        except RuntimeFailure as exc:
-            success, result_json, error = False, json.dumps(exc.details, ensure_ascii=False), exc.wire()
-        except Exception:
-            log.exception("action %s (request %s) crashed", call.action_type, call.request_id)
-            failure = Internal(f"{call.action_type} failed unexpectedly; see the server log")
-            success, result_json, error = False, "{}", failure.wire()
-            self.bus.publish(ErrorEvent(code=failure.code, message=failure.message).to_event(SOURCE))
-        duration_ms = int((time.monotonic() - started) * 1000)
-        if self.bus.subscriber_count:  # building the event costs; skip it when nobody listens
+        if call.phase == "turn":
+            return Timeout(
+                f"{call.name} did not get its turn on the phone within {timeout_ms} ms "
+                "(other actions held it); nothing was done"
+            )
+        return Timeout(f"{call.name} did not finish within {timeout_ms} ms; its device work was cancelled")
+
+    async def _perform(self, call: PolicyCall) -> str:
+        log.debug("action %s (request %s) started", call.name, call.request_id)
+        spec: AnyActionSpec = self.registry.action(call.name)
+        if spec.requires:
+            self._supported(call.name, spec.requires)
+        call.params = params = parse_params(spec.params, call.wire_params)
+        call.phase = "policies"
+        for policy in self.policies:
+            await policy.check(call)
+        if self.bus.interested("TASK_STARTED"):
             self.bus.publish(
-                TaskCompleted(
+                TaskStarted(
                     request_id=call.request_id,
-                    action_type=call.action_type,
-                    success=success,
-                    error=error,
-                    duration_ms=duration_ms,
+                    action_type=call.name,
+                    params=dict(call.wire_params),
+                    caller=CallerInfo(**call.caller.as_json()),
                 ).to_event(SOURCE)
             )
-        return ActionOutcome(call.request_id, success, result_json, error, duration_ms)
-
-    async def _perform(self, call: ActionCall, deadline: float) -> str:
-        spec = self.registry.action(call.action_type)
-        params = parse_params(spec.params, call.params)
-        policy_call = PolicyCall(call.request_id, call.action_type, call.app_target, params, deadline)
-        for policy in self.policies:
-            await policy.check(policy_call)
         ctx = ActionContext(
-            device=self.device,
-            app_target=call.app_target or None,
-            settings=self.settings,
-            memory=self.memory,
-            request_id=call.request_id,
-            deadline=deadline,
+            self.device,
+            self.settings,
+            self.memory,
+            call.caller,
+            self.components,
+            call.app_target or None,
+            call.request_id,
+            call.deadline,
         )
-        if spec.exclusive:
+        if spec.takes_turns:
+            call.phase = "turn"
             async with self.device_lock:
-                result: ActionResult = await spec.handler(ctx, params)
+                call.phase = "device"
+                result = await spec.handler(ctx, params)
         else:
+            call.phase = "device"
             result = await spec.handler(ctx, params)
-        return result.model_dump_json(by_alias=True)
+        return result.model_dump_json(by_alias=True)  # type: ignore[no-any-return]
 
     # --- Query -------------------------------------------------------------
-    async def query(
-        self, query_type: str, filters: Mapping[str, str], limit: int, *, timeout_s: float | None = None
-    ) -> QueryPage:
-        """One page of results. Raises BadRequest for bad filters, RuntimeFailure for device trouble."""
-        spec = self.registry.queries.get(query_type)
+    async def query(self, caller: Caller, request: QueryCall) -> QueryPage:
+        """One page of results. Every failure, a malformed request included, raises RuntimeFailure."""
+        spec: AnyQuerySpec | None = self.registry.queries.get(request.query_type)
         if spec is None:
             known = ", ".join(sorted(self.registry.queries))
             raise BadRequest(
-                f"query_type {query_type or 'QUERY_TYPE_UNSPECIFIED'} is not served; use {known}"
+                f"query_type {request.query_type or 'QUERY_TYPE_UNSPECIFIED'} is not served; use {known}"
             )
-        if limit < 0:
-            raise BadRequest(f"limit must be >= 0, got {limit}")
-        limit = min(limit or DEFAULT_QUERY_LIMIT, self.settings.query_max_limit)
-        raw = dict(filters)
-        offset_text = raw.pop(OFFSET_KEY, "0")
+        if request.limit < 0:
+            raise BadRequest(f"limit must be >= 0, got {request.limit}")
+        limit = min(request.limit or DEFAULT_QUERY_LIMIT, self.settings.query_max_limit)
+        filters = dict(request.filters)
+        offset_text = filters.pop(OFFSET_KEY, "0")
         if not offset_text.isdigit():
             raise BadRequest(f"filter offset must be a non-negative integer, got {offset_text!r}")
         offset = int(offset_text)
+        if spec.requires:
+            self._supported(request.query_type, spec.requires)
+        parsed = parse_params(spec.filters, filters, also_allowed=(OFFSET_KEY,))
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        call = PolicyCall(
+            caller,
+            "query",
+            request.query_type,
+            "",
+            None,
+            request.filters,
+            now + request.timeout_s,
+            self.approvals,
+            params=parsed,
+            started=now,
+        )
+        # The deadline cancels this very task; a query changes nothing, so nothing is left half done.
+        call.task = asyncio.current_task()
+        timer = loop.call_at(call.deadline, _expire, call)
         try:
-            parsed = parse_params(spec.filters, raw, also_allowed=(OFFSET_KEY,))
-        except InvalidParams as exc:
-            raise BadRequest(f"{query_type}: {exc.message}") from None
-        ctx = QueryContext(device=self.device, settings=self.settings, memory=self.memory)
-        try:
-            matches: Sequence[BaseModel] = await within(timeout_s, spec.handler(ctx, parsed))
-        except asyncio.TimeoutError:
-            raise Timeout(f"{query_type} query did not finish within {timeout_s:.1f} s") from None
+            for policy in self.policies:
+                await policy.check(call)
+            ctx = QueryContext(self.device, self.settings, self.memory, caller, self.components)
+            call.phase = "device"
+            matches: Sequence[BaseModel] = await spec.handler(ctx, parsed)
+        except asyncio.CancelledError:
+            if not call.expired:
+                raise
+            _uncancel(call.task)
+            if call.holding is not None:
+                raise Timeout(
+                    f"no answer came to approval {call.holding} for {request.query_type} within "
+                    f"{request.timeout_s:.1f} s"
+                ) from None
+            raise Timeout(
+                f"{request.query_type} query did not finish within {request.timeout_s:.1f} s"
+            ) from None
+        except Exception as exc:
+            failure = translate(exc, doing=f"{request.query_type} query")
+            if type(failure) is Internal:
+                self.bus.publish(ErrorEvent(code=failure.code, message=failure.message).to_event(SOURCE))
+            raise failure from None
+        finally:
+            timer.cancel()
         page = matches[offset : offset + limit]
         return QueryPage(
             results=[m.model_dump_json(by_alias=True) for m in page],
@@ -257,8 +377,16 @@ class Runtime:
         )
 
     # --- Subscribe -----------------------------------------------------------
-    def subscribe(self, subscriber_id: str, event_types: Iterable[str]) -> Subscription:
-        return self.bus.subscribe(subscriber_id, event_types)
+    def subscribe(self, caller: Caller, subscriber_id: str, event_types: Iterable[str]) -> Subscription:
+        """A stream of events. Subscriber ids are the caller's own: another principal's same id
+        names another stream."""
+        return self.bus.subscribe(subscriber_id, event_types, scope=caller.principal)
 
     def unsubscribe(self, sub: Subscription) -> None:
         self.bus.unsubscribe(sub)
+
+
+def _json(details: dict[str, object]) -> str:
+    import json
+
+    return json.dumps(details, ensure_ascii=False)

@@ -11,9 +11,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from .capabilities import CAPABILITIES
 from .config import Settings
 from .errors import FAILURES
-from .events import EVENT_PAYLOADS
 from .registry import AnyActionSpec, AnyQuerySpec, Registry, build_registry
 from .runtime import DEFAULT_QUERY_LIMIT
 
@@ -125,13 +125,17 @@ service `AndroidRuntime`). This page documents what travels inside its strings.
     status `INVALID_ARGUMENT`.
   - A failed action is `success=false` and `error` = `CODE: message`; `result_json` is then a
     JSON object with details where there are any (e.g. `candidates` of an ambiguous name), else `{{}}`.
-  - `timeout_ms` bounds the whole call, policies included: at the deadline the device work is
-    cancelled and the answer is `TIMEOUT`.
-  - **Idempotency.** A `request_id` seen in the last {_DEFAULTS.idempotency_ttl_s / 60:g} minutes
-    returns the stored response without acting again (a retry during the first call waits for
-    its outcome). The same id with a different `action_type`, `app_target` or `params` is
-    `CONFLICT`. The action runs to its own deadline even if the caller goes away, so a retry
-    after a client-side timeout is safe.
+  - `timeout_ms` bounds the whole call, policies and approvals included: at the deadline the
+    device work is cancelled and the answer is `TIMEOUT`. Only this deadline makes `TIMEOUT`: a
+    connection to the phone that times out inside an action is `DEVICE_UNAVAILABLE`.
+  - **Idempotency.** A `request_id` seen from the same caller in the last
+    {_DEFAULTS.idempotency_ttl_s / 60:g} minutes returns the stored response without acting again
+    (a retry during the first call waits for its outcome). The same id with a different
+    `action_type`, `app_target` or `params` is `CONFLICT`. The action runs to its own deadline
+    even if the caller goes away, so a retry after a client-side timeout is safe.
+  - **Capabilities.** Each action requires some of the device's capabilities (listed with it
+    below); on a device that lacks one, it answers `UNSUPPORTED` before it runs, with a hint that
+    says how to get it. `phoneuse-runtime actions --device KIND` shows what a device can do.
   - Every result names the path the backend took in `via` (`sim`, `uiautomator2`, `am start`,
     `termux-api`, `memory`, ...).
 - **Query.** `limit` 0 means {DEFAULT_QUERY_LIMIT}; larger than {_DEFAULTS.query_max_limit} is clamped
@@ -140,7 +144,7 @@ service `AndroidRuntime`). This page documents what travels inside its strings.
   default 0) pages. Unknown filter keys and `QUERY_TYPE_UNSPECIFIED` are `INVALID_ARGUMENT`.
   Device trouble maps to gRPC statuses
   (`DEVICE_UNAVAILABLE` → `UNAVAILABLE`, `TIMEOUT` → `DEADLINE_EXCEEDED`, ...), with
-  `CODE: message` as details.
+  `CODE: message` as details, and `UNSUPPORTED` → `UNIMPLEMENTED`, `DENIED` → `PERMISSION_DENIED`.
 - **Subscribe.** Empty `event_types` means all. Response headers are sent once the subscription
   is live (`x-subscriber-id`), so a client that awaits them misses nothing after. A new stream with
   the `subscriber_id` of a live one replaces it; the old stream ends with status OK. Each subscriber
@@ -154,18 +158,35 @@ service `AndroidRuntime`). This page documents what travels inside its strings.
   `timeout_ms`. Actions marked "runs alongside" below (looking at the screen, waiting, memory,
   simulated world events) do not wait.
 
-## Policies
+## Callers
 
-Every Execute passes an ordered chain of policies after its params are validated and before its
-handler runs. Today: the `allow_actions` / `deny_actions` lists of the config (`DENIED`). A policy
-may hold a call (e.g. awaiting approval on the phone) only within the call's `timeout_ms`.
+Every call carries its caller: the front end it came through (`grpc`; the Iris gateway later)
+and the principal it authenticated as (`agent` for the gRPC token; a paired app device later).
+`request_id`s and `subscriber_id`s belong to their principal: two callers that pick the same id
+never collide. Every authenticated subscriber receives every event, other callers' included:
+they all act for the phone's one owner, and a front end that mirrors the agent's work needs to
+see it. `TASK_STARTED`, `TASK_COMPLETED` and the approval events name the caller, so a front
+end can tell its own calls from others'.
+
+## Policies and approvals
+
+Every Execute and every Query passes an ordered chain of policies after its params are
+validated and before its handler runs: first the `allow_actions` / `deny_actions` lists of the
+config, which name actions and queries alike (`DENIED`), then those of the app's components.
+A policy may hold a call for a person's answer:
+
+- `APPROVAL_REQUESTED` announces the hold, with the exact call, its SHA-256 `digest` and the
+  deadline; `APPROVAL_RESOLVED` ends it: `approved`, `denied` (the call is `DENIED`), `expired`
+  or `cancelled` (the server stopped).
+- The hold counts against the call's `timeout_ms`; the device work gets what is left. A hold
+  that the deadline ends is `TIMEOUT` with the message "no answer came to approval ID ...", and
+  nothing was done. `TASK_COMPLETED` reports the time held as `held_ms`.
 """
 
 
 def render_spec(registry: Registry | None = None) -> str:
-    registry = registry or build_registry("sim")
+    registry = registry or build_registry()
     actions = [s for s in registry.actions.values() if _builtin(s)]
-    actions += [s for s in _elsewhere_specs(registry) if _builtin(s)]
     queries = [s for s in registry.queries.values() if _builtin(s)]
     out = [PREAMBLE, "## Error codes", "", "| code | meaning |", "|---|---|"]
     out += [f"| `{f.code}` | {f.summary} |" for f in FAILURES]
@@ -176,9 +197,9 @@ def render_spec(registry: Registry | None = None) -> str:
     out.append("")
     for spec in sorted(actions, key=_key):
         out += [f"### {spec.action_type}", "", spec.summary + "."]
-        if spec.backends is not None:
-            out.append(f"Only on device: {', '.join(sorted(spec.backends))}.")
-        if not spec.exclusive:
+        if spec.requires:
+            out.append(f"Requires: {', '.join(f'`{c}`' for c in sorted(spec.requires))}.")
+        if not spec.takes_turns:
             out.append("Runs alongside other actions (it does not take the phone).")
         if spec.notes:
             out += ["", spec.notes]
@@ -186,14 +207,21 @@ def render_spec(registry: Registry | None = None) -> str:
         out += ["Result:", "", *model_table(spec.result, inputs=False)]
     out += ["## Queries", ""]
     for qspec in sorted(queries, key=lambda s: s.query_type):
-        out += [f"### {qspec.query_type}", "", qspec.summary + ".", "", "Filters (and `offset`):", ""]
+        out += [f"### {qspec.query_type}", "", qspec.summary + "."]
+        if qspec.requires:
+            out.append(f"Requires: {', '.join(f'`{c}`' for c in sorted(qspec.requires))}.")
+        out += ["", "Filters (and `offset`):", ""]
         out += model_table(qspec.filters, inputs=True)
         out += ["Each result:", "", *model_table(qspec.result, inputs=False)]
     out += ["## Events", "", "Every event has `timestamp` (epoch ms) and `source` set.", ""]
-    for payload in EVENT_PAYLOADS:
-        name = payload.model_fields["event_type"].default
+    for name, payload in registry.events.items():
         out += [f"### {name}", "", (payload.__doc__ or "").strip(), "", *model_table(payload, inputs=False)]
-    nested = _nested([s.result for s in actions] + [q.result for q in queries])
+    out += ["## Capabilities", "", "| capability | what it is | how a device gets it |", "|---|---|---|"]
+    out += [f"| `{name}` | {what} | {how} |" for name, (what, how) in CAPABILITIES.items()]
+    out.append("")
+    nested = _nested(
+        [s.result for s in actions] + [q.result for q in queries] + list(registry.events.values())
+    )
     if nested:
         out += ["## Shared objects", ""]
         for name, model in sorted(nested.items()):
@@ -201,36 +229,24 @@ def render_spec(registry: Registry | None = None) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def _key(spec: AnyActionSpec) -> tuple[int, str]:
-    return (1 if spec.backends is not None else 0, spec.action_type)
+def _key(spec: AnyActionSpec) -> tuple[bool, str]:
+    return (spec.action_type.startswith("SIM_"), spec.action_type)
 
 
-def _elsewhere_specs(registry: Registry) -> list[AnyActionSpec]:
-    """Specs that exist only on other backends, reloaded so the spec lists every action."""
-    if not registry.elsewhere:
-        return []
-    from importlib.metadata import entry_points
-
-    from .registry import ACTION_GROUP, ActionSpec
-
-    found: list[AnyActionSpec] = []
-    for ep in entry_points(group=ACTION_GROUP):
-        module = ep.load()
-        found += [
-            s
-            for s in getattr(module, "ACTIONS", ())
-            if isinstance(s, ActionSpec) and s.action_type in registry.elsewhere
-        ]
-    return found
+def _can(requires: frozenset[str], capabilities: frozenset[str]) -> bool:
+    return requires <= capabilities
 
 
-def catalogue(registry: Registry) -> dict[str, Any]:
+def catalogue(registry: Registry, *, device: str, capabilities: frozenset[str]) -> dict[str, Any]:
     """Actions and queries as JSON, for `phoneuse-runtime actions --json`."""
     return {
-        "device": registry.device_kind,
+        "device": device,
+        "capabilities": sorted(capabilities),
         "actions": {
             name: {
                 "summary": spec.summary,
+                "requires": sorted(spec.requires),
+                "supported": _can(spec.requires, capabilities),
                 "params": spec.params.model_json_schema(by_alias=True),
                 "result": spec.result.model_json_schema(by_alias=True, mode="serialization"),
                 "origin": registry.origins.get(name, ""),
@@ -240,6 +256,8 @@ def catalogue(registry: Registry) -> dict[str, Any]:
         "queries": {
             name: {
                 "summary": spec.summary,
+                "requires": sorted(spec.requires),
+                "supported": _can(spec.requires, capabilities),
                 "filters": spec.filters.model_json_schema(by_alias=True),
                 "result": spec.result.model_json_schema(by_alias=True, mode="serialization"),
             }
@@ -249,19 +267,27 @@ def catalogue(registry: Registry) -> dict[str, Any]:
     }
 
 
-def render_catalogue_text(registry: Registry) -> str:
-    lines = [f"Actions on device {registry.device_kind}:"]
+def render_catalogue_text(registry: Registry, *, device: str, capabilities: frozenset[str]) -> str:
+    lines = [f"Actions on device {device} (capabilities: {', '.join(sorted(capabilities)) or 'none'}):"]
     for name, spec in sorted(registry.actions.items()):
         keys = ", ".join(
             (info.alias or key) + ("" if info.is_required() else "?")
             for key, info in spec.params.model_fields.items()
         )
-        lines.append(f"  {name:<22} {spec.summary}")
+        missing = sorted(spec.requires - capabilities)
+        mark = " " if not missing else "-"
+        lines.append(f"{mark} {name:<22} {spec.summary}")
         lines.append(f"  {'':<22} params: {keys or '(none)'}")
+        if missing:
+            lines.append(f"  {'':<22} UNSUPPORTED here: needs {', '.join(missing)}")
     lines.append("Queries:")
     for name, qspec in sorted(registry.queries.items()):
         keys = ", ".join([*qspec.filters.model_fields, "offset"])
-        lines.append(f"  {name:<22} {qspec.summary}; filters: {keys}")
+        missing = sorted(qspec.requires - capabilities)
+        mark = " " if not missing else "-"
+        lines.append(f"{mark} {name:<22} {qspec.summary}; filters: {keys}")
+        if missing:
+            lines.append(f"  {'':<22} UNSUPPORTED here: needs {', '.join(missing)}")
     for err in registry.load_errors:
         lines.append(f"plug-in failed to load: {err}")
     return "\n".join(lines)

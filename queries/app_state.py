@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from pydantic import Field
 
+from phoneuse_runtime.capabilities import APPS, UI
 from phoneuse_runtime.kit import Element, screen
 from phoneuse_runtime.params import Params
 from phoneuse_runtime.registry import QueryContext, QueryResult, QuerySpec
@@ -39,12 +40,14 @@ async def app_state(ctx: QueryContext, f: AppStateFilters) -> Sequence[AppStateR
         if f.package not in labels and f.package not in order:
             return []
         order = [f.package]
-    root = await screen(device)
+    if f.include_ui:
+        ctx.require(UI)
+    root = await screen(device) if UI in device.capabilities else None  # no UI: no fingerprint
     out = []
     for package in order:
         is_front = package == front.package
         elements = None
-        if is_front and f.include_ui:
+        if is_front and f.include_ui and root is not None:
             elements = [Element.model_validate(e) for e in compact_elements(root)]
         out.append(
             AppStateResult(
@@ -53,7 +56,7 @@ async def app_state(ctx: QueryContext, f: AppStateFilters) -> Sequence[AppStateR
                 activity=front.activity if is_front else "",
                 foreground=is_front,
                 running=is_front or package in running,
-                ui_fingerprint=fingerprint(root) if is_front else None,
+                ui_fingerprint=fingerprint(root) if is_front and root is not None else None,
                 elements=elements,
             )
         )
@@ -67,5 +70,6 @@ QUERIES = (
         app_state,
         AppStateResult,
         "The foreground app first, then the other running apps",
+        requires=frozenset({APPS}),
     ),
 )

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from pydantic import Field
 
+from phoneuse_runtime.capabilities import CONTACTS
 from phoneuse_runtime.kit import digits
 from phoneuse_runtime.params import Params
 from phoneuse_runtime.registry import QueryContext, QueryResult, QuerySpec
@@ -52,4 +53,13 @@ async def contacts(ctx: QueryContext, f: ContactFilters) -> Sequence[ContactResu
     return out
 
 
-QUERIES = (QuerySpec("CONTACTS", ContactFilters, contacts, ContactResult, "Contacts, sorted by name"),)
+QUERIES = (
+    QuerySpec(
+        "CONTACTS",
+        ContactFilters,
+        contacts,
+        ContactResult,
+        "Contacts, sorted by name",
+        requires=frozenset({CONTACTS}),
+    ),
+)

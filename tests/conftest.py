@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -12,8 +12,11 @@ from typing import Any
 import grpc
 import pytest
 
-from phoneuse_runtime.app import App, start_app
+from phoneuse_runtime.app import App, build_app, default_components
+from phoneuse_runtime.components import Component
 from phoneuse_runtime.config import Settings
+from phoneuse_runtime.device.base import Device
+from phoneuse_runtime.policies import Policy
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 from phoneuse_runtime.rpc import protocol_pb2_grpc as pb_grpc
 
@@ -84,14 +87,22 @@ ServerFactory = Callable[..., Awaitable[Client]]
 
 @pytest.fixture
 async def make_client(tmp_path: Path) -> AsyncIterator[ServerFactory]:
-    """Starts servers with Settings overrides; stops them all at the end of the test."""
+    """Starts apps through the composition root, with Settings overrides and, optionally, their
+    own device, policies or extra components (beside the gRPC server); stops them all at the end."""
     started: list[Client] = []
 
-    async def factory(**overrides: Any) -> Client:
+    async def factory(
+        *,
+        device: Device | None = None,
+        policies: Sequence[Policy] = (),
+        components: Sequence[Component] = (),
+        **overrides: Any,
+    ) -> Client:
         settings = replace(
             Settings(data_dir=tmp_path / f"data{len(started)}", grpc_listen="127.0.0.1:0"), **overrides
         )
-        app = await start_app(settings, token=TOKEN)
+        parts = [*default_components(settings, token=TOKEN), *components]
+        app = await build_app(settings, token=TOKEN, device=device, policies=policies, components=parts)
         channel = grpc.aio.insecure_channel(f"127.0.0.1:{app.port}")
         client = Client(app, channel, pb_grpc.AndroidRuntimeStub(channel))  # type: ignore[arg-type]
         started.append(client)

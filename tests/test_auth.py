@@ -74,11 +74,13 @@ async def test_reflection_lists_the_service_without_a_token(client: Client) -> N
     assert "grpc.health.v1.Health" in names
 
 
-async def test_server_refuses_to_start_without_a_token(client: Client) -> None:
-    from phoneuse_runtime.rpc.server import start_server
+def test_server_refuses_to_start_without_a_token() -> None:
+    from phoneuse_runtime.rpc.server import GrpcServer
 
     with pytest.raises(ValueError, match="token is required"):
-        await start_server(client.app.runtime, "127.0.0.1:0", token="")
+        GrpcServer("127.0.0.1:0", tokens={"agent": ""})
+    with pytest.raises(ValueError, match="token is required"):
+        GrpcServer("127.0.0.1:0", tokens={})
 
 
 async def test_tokens_never_reach_the_log(client: Client, caplog: pytest.LogCaptureFixture) -> None:

@@ -9,10 +9,18 @@ import time
 import grpc
 import pytest
 
+from phoneuse_runtime.callers import Caller
+from phoneuse_runtime.capabilities import EVERYTHING
+from phoneuse_runtime.device.sim import SimDevice
+from phoneuse_runtime.params import Params
+from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 from phoneuse_runtime.runtime import ActionCall
 
 from .conftest import AUTH, Client, ServerFactory
+from .extras import Extra
+
+CALLER = Caller("test", "agent")
 
 
 @pytest.mark.parametrize(
@@ -42,12 +50,18 @@ async def test_malformed_requests_are_invalid_argument(
 
 
 async def test_unknown_action_suggests_close_names(client: Client) -> None:
-    response = await client.execute("TAPP", {}, request_id="u1")
+    response = await client.execute("SEND_MESAGE", {}, request_id="u1")
     assert not response.success
-    assert response.error.startswith("UNKNOWN_ACTION: ")
-    assert "TAP" in response.error
+    assert response.error == (
+        "UNKNOWN_ACTION: no action 'SEND_MESAGE'; did you mean SEND_MESSAGE? "
+        "(`phoneuse-runtime actions` lists them)"
+    )
     assert response.request_id == "u1"
     assert json.loads(response.result_json) == {}
+    nothing_close = await client.execute("FROBNICATE", {})
+    assert nothing_close.error == (
+        "UNKNOWN_ACTION: no action 'FROBNICATE' (`phoneuse-runtime actions` lists them)"
+    )
 
 
 async def test_unknown_params_name_the_allowed_keys(client: Client) -> None:
@@ -100,20 +114,20 @@ async def test_params_are_coerced_from_strings(client: Client) -> None:
 async def test_request_id_is_echoed_and_duration_measured(client: Client) -> None:
     response = await client.execute("WAIT_FOR", {"text": "never there"}, request_id="slow-1", timeout_ms=300)
     assert response.request_id == "slow-1"
-    assert response.error.startswith("TIMEOUT: ")
+    assert response.error == "TIMEOUT: WAIT_FOR did not finish within 300 ms; its device work was cancelled"
     assert 250 <= response.duration_ms < 3000
 
 
 async def test_timeout_cancels_the_device_work(client: Client) -> None:
-    device = client.app.runtime.device
+    await client.ok("OPEN_APP", {"name": "Settings"})  # a scrollable list
+    before = (await client.ok("DUMP_UI"))["ui_fingerprint"]
     started = time.monotonic()
-    response = await client.execute(
-        "LONG_PRESS", {"x": "500", "y": "500", "duration_ms": "60000"}, timeout_ms=200
-    )
+    response = await client.execute("SWIPE", {"direction": "up", "duration_ms": "10000"}, timeout_ms=200)
     elapsed = time.monotonic() - started
-    assert response.error.startswith("TIMEOUT: ")
+    assert response.error == "TIMEOUT: SWIPE did not finish within 200 ms; its device work was cancelled"
     assert elapsed < 5
-    assert device.pending_operations == 0  # type: ignore[attr-defined]
+    assert (await client.ok("DUMP_UI"))["ui_fingerprint"] == before  # the cut swipe scrolled nothing
+    assert (await client.execute("PRESS_KEY", {"key": "BACK"}, timeout_ms=2000)).success  # the phone is free
 
 
 async def test_same_request_id_replays_without_acting_twice(client: Client) -> None:
@@ -229,17 +243,20 @@ async def test_every_result_names_its_path(client: Client) -> None:
         assert result["via"] in ("sim", "memory"), (action, result)
 
 
-async def test_sim_only_actions_are_unknown_elsewhere(client: Client) -> None:
-    registry = client.app.runtime.registry
-    assert "SIM_RECEIVE_SMS" in registry.actions
-    from phoneuse_runtime.registry import build_registry
-
-    adb = build_registry("adb")
-    assert "SIM_RECEIVE_SMS" not in adb.actions
-    from phoneuse_runtime.errors import UnknownAction
-
-    with pytest.raises(UnknownAction, match="only on device sim"):
-        adb.action("SIM_RECEIVE_SMS")
+async def test_an_action_the_device_cannot_do_is_unsupported_with_a_hint(make_client: ServerFactory) -> None:
+    device = SimDevice()
+    device.capabilities = EVERYTHING - {"sim", "ui"}  # a phone reached without its own adb, say
+    client = await make_client(device=device)
+    response = await client.execute("SIM_RECEIVE_SMS", {"from": "+14155550101", "body": "hi"})
+    assert response.error == (
+        "UNSUPPORTED: SIM_RECEIVE_SMS: this device (sim) lacks the 'sim' capability: use --device sim"
+    )
+    tap = await client.execute("TAP", {"x": "1", "y": "2"})
+    assert tap.error.startswith("UNSUPPORTED: TAP: this device (sim) lacks the 'ui' capability: ")
+    assert "wireless debugging" in tap.error
+    # Checked before the params: even a bad call learns first that it cannot run here.
+    assert (await client.execute("TAP", {"bogus": "1"})).error == tap.error
+    assert (await client.execute("SET_CLIPBOARD", {"text": "still fine"})).success
 
 
 async def test_oversized_request_is_refused_and_the_server_carries_on(client: Client) -> None:
@@ -256,14 +273,13 @@ async def test_oversized_request_is_refused_and_the_server_carries_on(client: Cl
     assert (await client.execute("SET_CLIPBOARD", {"text": "small"}, request_id="big")).success
 
 
-async def test_a_crashing_handler_is_internal_and_reported(client: Client) -> None:
-    from phoneuse_runtime.params import Params
-    from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
-
+async def test_a_crashing_handler_is_internal_and_reported(make_client: ServerFactory) -> None:
     async def crash(ctx: ActionContext, p: Params) -> ActionResult:
         raise KeyError("bug")
 
-    client.app.runtime.registry.add_action(ActionSpec("CRASH", Params, crash, ActionResult, "always crashes"))
+    client = await make_client(
+        components=[Extra(ActionSpec("CRASH", Params, crash, ActionResult, "always crashes"))]
+    )
     stream = client.stub.Subscribe(pb.SubscribeRequest(event_types=["ERROR"]), metadata=AUTH)
     await stream.initial_metadata()
     response = await client.execute("CRASH")
@@ -279,12 +295,14 @@ async def test_a_crashing_handler_is_internal_and_reported(client: Client) -> No
 async def test_shutdown_answers_an_action_it_cuts_short(client: Client) -> None:
     runtime = client.app.runtime
     call = asyncio.create_task(
-        runtime.execute(ActionCall("WAIT_FOR", {"text": "never"}, "cut-1", timeout_ms=60_000))
+        runtime.execute(CALLER, ActionCall("WAIT_FOR", {"text": "never"}, "cut-1", timeout_ms=60_000))
     )
     while not runtime._tasks:  # yield until the action is running
         await asyncio.sleep(0)
     await runtime.close(grace_s=0)
     outcome = await asyncio.wait_for(call, 10)
     assert outcome.error == "DEVICE_UNAVAILABLE: the server shut down before the action finished"
-    replay = await runtime.execute(ActionCall("WAIT_FOR", {"text": "never"}, "cut-1", timeout_ms=60_000))
+    replay = await runtime.execute(
+        CALLER, ActionCall("WAIT_FOR", {"text": "never"}, "cut-1", timeout_ms=60_000)
+    )
     assert replay == outcome

@@ -76,7 +76,7 @@ async def test_third_party_action_over_grpc(site: Path, make_client: ServerFacto
 
 def test_broken_plugin_is_reported_not_fatal(site: Path) -> None:
     _install(site, "acme-broken", "acme_broken", "raise RuntimeError('boom')\n")
-    registry = Registry("sim")
+    registry = Registry()
     registry.load_entry_points()
     assert "TAP" in registry.actions
     assert any("acme-broken" in e and "boom" in e for e in registry.load_errors)
@@ -84,6 +84,6 @@ def test_broken_plugin_is_reported_not_fatal(site: Path) -> None:
 
 def test_duplicate_action_type_is_refused(site: Path) -> None:
     _install(site, "acme-dupe", "acme_dupe", PLUGIN.replace('"ACME_ECHO"', '"TAP"'))
-    registry = Registry("sim")
+    registry = Registry()
     with pytest.raises(RegistryError, match="TAP registered twice"):
         registry.load_entry_points()

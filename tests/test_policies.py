@@ -1,56 +1,58 @@
-"""The policy chain: a policy can hold a call within its deadline, or deny it."""
+"""The policy chain and holds: a policy can hold a call for a person's answer within its deadline."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 
-from phoneuse_runtime.errors import Denied
-from phoneuse_runtime.policies import PolicyCall
+from phoneuse_runtime.policies import AskFirst
+from phoneuse_runtime.rpc import protocol_pb2 as pb
 
-from .conftest import Client
-
-
-class HoldForApproval:
-    """What the chat app's approval will be: hold the call until a person answers."""
-
-    name = "approval"
-
-    def __init__(self) -> None:
-        self.waiting: asyncio.Queue[PolicyCall] = asyncio.Queue()
-        self.answers: dict[str, asyncio.Future[bool]] = {}
-
-    async def check(self, call: PolicyCall) -> None:
-        answer = asyncio.get_running_loop().create_future()
-        self.answers[call.request_id] = answer
-        await self.waiting.put(call)
-        if not await answer:
-            raise Denied(f"{call.action_type} was declined on the phone")
+from .actions.conftest import sim
+from .conftest import AUTH, Client, ServerFactory
 
 
-async def test_a_held_call_runs_when_approved_and_is_denied_when_declined(client: Client) -> None:
-    policy = HoldForApproval()
-    client.app.runtime.policies.append(policy)
+async def _approvals(client: Client) -> asyncio.Queue[dict[str, object]]:
+    """APPROVAL_REQUESTED payloads, as a person's app would receive them over Subscribe."""
+    stream = client.stub.Subscribe(pb.SubscribeRequest(event_types=["APPROVAL_REQUESTED"]), metadata=AUTH)
+    await stream.initial_metadata()
+    queue: asyncio.Queue[dict[str, object]] = asyncio.Queue()
+
+    async def pump() -> None:
+        async for event in stream:
+            await queue.put(json.loads(event.payload_json))
+
+    asyncio.get_running_loop().create_task(pump())
+    return queue
+
+
+async def test_a_held_call_runs_when_approved_and_is_denied_when_declined(make_client: ServerFactory) -> None:
+    client = await make_client(policies=[AskFirst(frozenset({"SET_CLIPBOARD"}))])
+    requests = await _approvals(client)
+    approvals = client.app.runtime.approvals
     approved = asyncio.create_task(client.execute("SET_CLIPBOARD", {"text": "ok"}, request_id="a-1"))
-    held = await policy.waiting.get()
-    assert held.action_type == "SET_CLIPBOARD"
-    assert held.params.model_dump() == {"text": "ok"}  # typed params, validated before the policy
-    assert await client.app.runtime.device.get_clipboard() == ""  # nothing ran while held
-    policy.answers["a-1"].set_result(True)
+    held = await requests.get()
+    assert held["name"] == "SET_CLIPBOARD" and held["params"] == {"text": "ok"}
+    assert await sim(client).get_clipboard() == ""  # nothing ran while held
+    approvals.answer(str(held["approval_id"]), approved=True, by="owner")
     assert (await approved).success
-    assert await client.app.runtime.device.get_clipboard() == "ok"
+    assert await sim(client).get_clipboard() == "ok"
 
     declined = asyncio.create_task(client.execute("SET_CLIPBOARD", {"text": "no"}, request_id="a-2"))
-    await policy.waiting.get()
-    policy.answers["a-2"].set_result(False)
+    held = await requests.get()
+    approvals.answer(str(held["approval_id"]), approved=False, by="owner")
     response = await declined
-    assert response.error == "DENIED: SET_CLIPBOARD was declined on the phone"
-    assert await client.app.runtime.device.get_clipboard() == "ok"
+    assert response.error == "DENIED: SET_CLIPBOARD was declined by owner"
+    assert await sim(client).get_clipboard() == "ok"
 
 
-async def test_a_hold_past_the_deadline_is_a_timeout(client: Client) -> None:
-    policy = HoldForApproval()
-    client.app.runtime.policies.append(policy)
+async def test_a_hold_past_the_deadline_is_a_timeout(make_client: ServerFactory) -> None:
+    client = await make_client(policies=[AskFirst(frozenset({"SET_CLIPBOARD"}))])
+    requests = await _approvals(client)
     response = await client.execute("SET_CLIPBOARD", {"text": "late"}, request_id="a-3", timeout_ms=200)
-    assert response.error.startswith("TIMEOUT: ")
-    assert policy.answers["a-3"].cancelled()
-    assert await client.app.runtime.device.get_clipboard() == ""
+    held = await requests.get()
+    assert response.error == (
+        f"TIMEOUT: no answer came to approval {held['approval_id']} for SET_CLIPBOARD within 200 ms; "
+        "nothing was done"
+    )
+    assert await sim(client).get_clipboard() == ""

@@ -9,7 +9,7 @@ from typing import Any
 import grpc
 import pytest
 
-from phoneuse_runtime.events import EventBus, TaskCompleted
+from phoneuse_runtime.events import CallerInfo, EventBus, TaskCompleted
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 from phoneuse_runtime.rpc import protocol_pb2_grpc as pb_grpc
 
@@ -44,6 +44,8 @@ async def test_task_completed_after_every_execute(client: Client) -> None:
         "success": True,
         "error": "",
         "duration_ms": one["duration_ms"],
+        "held_ms": 0,
+        "caller": {"frontend": "grpc", "principal": "agent"},
     }
     assert two["success"] is False and two["error"].startswith("UNKNOWN_ACTION")
     for event in (first, second):
@@ -155,9 +157,15 @@ async def test_overflow_drops_oldest_and_tells_the_subscriber() -> None:
     sub = bus.subscribe("slow", ())
     for i in range(10):
         bus.publish(
-            TaskCompleted(request_id=str(i), action_type="X", success=True, error="", duration_ms=0).to_event(
-                "t"
-            )
+            TaskCompleted(
+                request_id=str(i),
+                action_type="X",
+                success=True,
+                error="",
+                duration_ms=0,
+                held_ms=0,
+                caller=CallerInfo(frontend="test", principal="p"),
+            ).to_event("t")
         )
     bus.close()
     events = [e async for e in sub]

@@ -168,6 +168,15 @@ class Device(abc.ABC):
 
     kind: ClassVar[str]
     via: ClassVar[str]  # the default path name reported in results
+    # What this phone can do (phoneuse_runtime.capabilities). An instance attribute: a
+    # backend may learn it only in `start` (Termux finds out whether its own adb answers).
+    capabilities: frozenset[str] = frozenset()
+
+    def capability_hint(self, capability: str) -> str:
+        """How to get a capability this device lacks; backends may say it better."""
+        from ..capabilities import CAPABILITIES
+
+        return CAPABILITIES.get(capability, ("", "no backend provides it"))[1]
 
     # --- lifecycle -------------------------------------------------------
     @abc.abstractmethod

@@ -1,4 +1,7 @@
-"""AndroidRuntime servicer: turns protobuf messages into Runtime calls and back."""
+"""AndroidRuntime servicer: turns protobuf messages into Runtime calls and back.
+
+The runtime reports every failure as a RuntimeFailure with a code; this module keeps only
+the table from that code to a gRPC status."""
 
 from __future__ import annotations
 
@@ -8,17 +11,20 @@ from collections.abc import AsyncIterator
 
 import grpc
 
-from ..errors import BadRequest, RuntimeFailure
+from ..errors import RuntimeFailure
 from ..events import Event
-from ..runtime import ActionCall, Runtime
+from ..runtime import ActionCall, QueryCall, Runtime
 from . import protocol_pb2 as pb
 from . import protocol_pb2_grpc as pb_grpc
 from .auth import BearerAuth
 
 log = logging.getLogger(__name__)
 
-# How a failed Query's code maps onto gRPC status codes (Execute reports failures in-band).
-QUERY_STATUS: dict[str, grpc.StatusCode] = {
+# How a failure's code becomes a gRPC status: for a Query, any failure; for an Execute, only a
+# malformed request (BAD_REQUEST), since a failed action is answered in-band.
+STATUS: dict[str, grpc.StatusCode] = {
+    "BAD_REQUEST": grpc.StatusCode.INVALID_ARGUMENT,
+    "UNKNOWN_ACTION": grpc.StatusCode.INVALID_ARGUMENT,
     "INVALID_PARAMS": grpc.StatusCode.INVALID_ARGUMENT,
     "TIMEOUT": grpc.StatusCode.DEADLINE_EXCEEDED,
     "DEVICE_UNAVAILABLE": grpc.StatusCode.UNAVAILABLE,
@@ -26,8 +32,14 @@ QUERY_STATUS: dict[str, grpc.StatusCode] = {
     "PERMISSION_DENIED": grpc.StatusCode.PERMISSION_DENIED,
     "UNSUPPORTED": grpc.StatusCode.UNIMPLEMENTED,
     "DENIED": grpc.StatusCode.PERMISSION_DENIED,
+    "CONFLICT": grpc.StatusCode.ALREADY_EXISTS,
+    "INTERNAL": grpc.StatusCode.INTERNAL,
 }
 DEFAULT_QUERY_TIMEOUT_S = 30.0
+
+
+def status_of(failure: RuntimeFailure) -> grpc.StatusCode:
+    return STATUS.get(failure.code, grpc.StatusCode.INTERNAL)
 
 
 @functools.lru_cache(maxsize=64)
@@ -51,18 +63,18 @@ class AndroidRuntimeServicer(pb_grpc.AndroidRuntimeServicer):
     async def Execute(
         self, request: pb.ActionRequest, context: grpc.aio.ServicerContext
     ) -> pb.ActionResponse:
-        await self.auth.require(context, "Execute")
+        caller = await self.auth.require(context, "Execute")
         call = ActionCall(
-            action_type=request.action_type,
-            params=dict(request.params),
-            request_id=request.request_id,
-            timeout_ms=request.timeout_ms,
-            app_target=request.app_target if request.HasField("app_target") else None,
+            request.action_type,
+            dict(request.params),
+            request.request_id,
+            request.timeout_ms,
+            request.app_target if request.HasField("app_target") else None,
         )
         try:
-            outcome = await self.runtime.execute(call)
-        except BadRequest as exc:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+            outcome = await self.runtime.execute(caller, call)
+        except RuntimeFailure as failure:  # a malformed request
+            await context.abort(status_of(failure), failure.message)
         return pb.ActionResponse(
             request_id=outcome.request_id,
             success=outcome.success,
@@ -72,7 +84,7 @@ class AndroidRuntimeServicer(pb_grpc.AndroidRuntimeServicer):
         )
 
     async def Query(self, request: pb.QueryRequest, context: grpc.aio.ServicerContext) -> pb.QueryResponse:
-        await self.auth.require(context, "Query")
+        caller = await self.auth.require(context, "Query")
         try:
             name = pb.QueryType.Name(request.query_type) if request.query_type else ""
         except ValueError:
@@ -80,16 +92,11 @@ class AndroidRuntimeServicer(pb_grpc.AndroidRuntimeServicer):
         remaining = context.time_remaining()
         timeout_s = DEFAULT_QUERY_TIMEOUT_S if remaining is None else max(0.0, remaining)
         try:
-            page = await self.runtime.query(name, request.filters, request.limit, timeout_s=timeout_s)
-        except BadRequest as exc:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-        except RuntimeFailure as exc:
-            await context.abort(QUERY_STATUS.get(exc.code, grpc.StatusCode.INTERNAL), exc.wire())
-        except Exception:
-            log.exception("query %s crashed", name)
-            await context.abort(
-                grpc.StatusCode.INTERNAL, "INTERNAL: query failed unexpectedly; see the server log"
+            page = await self.runtime.query(
+                caller, QueryCall(name, request.filters, request.limit, timeout_s)
             )
+        except RuntimeFailure as failure:
+            await context.abort(status_of(failure), failure.wire())
         return pb.QueryResponse(
             results_json=page.results, total_count=page.total_count, has_more=page.has_more
         )
@@ -97,8 +104,8 @@ class AndroidRuntimeServicer(pb_grpc.AndroidRuntimeServicer):
     async def Subscribe(
         self, request: pb.SubscribeRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[pb.Event]:
-        await self.auth.require(context, "Subscribe")
-        sub = self.runtime.subscribe(request.subscriber_id, request.event_types)
+        caller = await self.auth.require(context, "Subscribe")
+        sub = self.runtime.subscribe(caller, request.subscriber_id, request.event_types)
         try:
             # Headers go out once the subscription exists, so a client that awaits them
             # knows no later event can be missed.

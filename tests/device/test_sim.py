@@ -414,17 +414,22 @@ async def test_shell_emulation(sim: Sim) -> None:
     assert failed.exit_code != 0 and "unable to resolve Intent" in failed.stderr
 
 
+async def _started(task: asyncio.Task[object]) -> None:
+    """Yields to the loop (no clock) until the task has run its first step and is waiting."""
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert not task.done()
+
+
 async def test_shell_sleep_times_out_and_cancels(sim: Sim) -> None:
     with pytest.raises(Timeout):
         await sim.device.shell("sleep 30", timeout_s=0.05)
-    assert sim.device.pending_operations == 0
-    task = asyncio.create_task(sim.device.shell("sleep 30", timeout_s=60))
-    while sim.device.pending_operations == 0:
-        await asyncio.sleep(0)  # let the task start; this yields, it does not wait on a clock
+    task: asyncio.Task[object] = asyncio.create_task(sim.device.shell("sleep 30", timeout_s=60))
+    await _started(task)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert sim.device.pending_operations == 0
+    assert (await sim.device.shell("echo after", timeout_s=5)).stdout.strip() == "after"
 
 
 async def test_a_cancelled_long_press_stops_and_does_nothing(sim: Sim) -> None:
@@ -432,13 +437,11 @@ async def test_a_cancelled_long_press_stops_and_does_nothing(sim: Sim) -> None:
         '<hierarchy rotation="0"><node class="android.widget.EditText" package="com.example.form" '
         'text="" bounds="[0,0][1080,400]" /></hierarchy>'
     )
-    task = asyncio.create_task(sim.device.long_press(540, 200, 60_000))
-    while sim.device.pending_operations == 0:
-        await asyncio.sleep(0)
+    task: asyncio.Task[object] = asyncio.create_task(sim.device.long_press(540, 200, 60_000))
+    await _started(task)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert sim.device.pending_operations == 0
     assert focused_node(await sim.screen()) is None  # the press never landed
     await sim.device.long_press(540, 200, 0)
     assert focused_node(await sim.screen()) is not None

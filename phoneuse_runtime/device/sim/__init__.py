@@ -17,6 +17,7 @@ import asyncio
 import copy
 import pathlib
 
+from ...capabilities import EVERYTHING
 from ...errors import DeviceUnavailable, InvalidParams, Timeout
 from ...events import DeviceConnected, DeviceDisconnected, EventSink
 from ...ui import parse_hierarchy, to_hierarchy_xml
@@ -72,11 +73,9 @@ class _Operation:
         self.phone = phone
 
     def __enter__(self) -> SimPhone:
-        self.device.pending_operations += 1
         return self.phone
 
     def __exit__(self, *exc_info: object) -> None:
-        self.device.pending_operations -= 1
         self.phone.settle()
         if self.phone.state.dirty and self.device.state_file is not None:
             self.phone.state.save(
@@ -92,7 +91,7 @@ class SimDevice(Device):
 
     def __init__(self, *, state_file: pathlib.Path | None = None) -> None:
         self.state_file = state_file
-        self.pending_operations = 0  # primitives in flight; tests use it to prove cancellation stopped one
+        self.capabilities = EVERYTHING  # the sim does it all, scenarios included
         self._phone: SimPhone | None = None
         self._emit: EventSink = _ignore
 
@@ -124,7 +123,7 @@ class SimDevice(Device):
         return {"serial": SERIAL, "model": MODEL, "android": "14", "sdk": "34"}
 
     def _op(self) -> _Operation:
-        """Wraps every primitive: counts it, announces foreground changes, persists data changes."""
+        """Wraps every primitive: announces foreground changes, persists data changes."""
         phone = self._phone
         if phone is None:
             raise DeviceUnavailable("the simulated phone is not started (or already closed)")

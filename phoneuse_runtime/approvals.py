@@ -1,0 +1,110 @@
+"""Holds: a call waiting for a person's answer, as a first-class thing with its own events.
+
+A policy holds a call with `PolicyCall.ask`. The hold is announced (`APPROVAL_REQUESTED`,
+with a digest of the exact call), waits for `answer` (from whichever front end shows it to
+the phone's owner), and ends with `APPROVAL_RESOLVED`: approved, denied, expired (the call's
+deadline passed with no answer) or cancelled (the server stopped).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import uuid
+from dataclasses import dataclass
+
+from .errors import Conflict, Denied
+from .events import ApprovalRequested, ApprovalResolved, CallerInfo, EventBus, now_ms
+from .policies import PolicyCall
+
+log = logging.getLogger(__name__)
+SOURCE = "phoneuse.approvals"
+
+
+class NoSuchApproval(LookupError):
+    """No hold has that id: it never existed, or it ended already."""
+
+
+def digest(call: PolicyCall) -> str:
+    """SHA-256 of the exact call, so an answer can name precisely what was approved."""
+    canonical = json.dumps(
+        [call.kind, call.name, call.app_target, sorted(call.wire_params.items())],
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+@dataclass(slots=True)
+class Hold:
+    approval_id: str
+    call: PolicyCall
+    digest: str
+    reason: str
+    answer: asyncio.Future[tuple[bool, str]]
+
+
+class Approvals:
+    """The holds in progress, and the way to answer them."""
+
+    def __init__(self, bus: EventBus) -> None:
+        self.bus = bus
+        self._holds: dict[str, Hold] = {}
+
+    def pending(self) -> list[Hold]:
+        """Holds awaiting an answer, oldest first (for a front end that connects late)."""
+        return list(self._holds.values())
+
+    def answer(self, approval_id: str, *, approved: bool, by: str, digest: str | None = None) -> None:
+        """Approves or denies a hold. With `digest`, only if it is still the exact call shown."""
+        hold = self._holds.get(approval_id)
+        if hold is None or hold.answer.done():
+            raise NoSuchApproval(f"no pending approval {approval_id!r}")
+        if digest is not None and digest != hold.digest:
+            raise Conflict(f"approval {approval_id} is for a different call than the one answered")
+        hold.answer.set_result((approved, by))
+
+    async def hold(self, call: PolicyCall, reason: str) -> None:
+        loop = asyncio.get_running_loop()
+        hold = Hold(uuid.uuid4().hex, call, digest(call), reason, loop.create_future())
+        self._holds[hold.approval_id] = hold
+        caller = CallerInfo(**call.caller.as_json())
+        started = loop.time()
+        self.bus.publish(
+            ApprovalRequested(
+                approval_id=hold.approval_id,
+                kind=call.kind,
+                name=call.name,
+                request_id=call.request_id,
+                params=dict(call.wire_params),
+                app_target=call.app_target,
+                digest=hold.digest,
+                caller=caller,
+                reason=reason,
+                deadline_ms=now_ms() + int((call.deadline - started) * 1000),
+            ).to_event(SOURCE)
+        )
+        outcome, by = "cancelled", ""
+        call.holding = hold.approval_id
+        try:
+            approved, by = await hold.answer
+            outcome = "approved" if approved else "denied"
+        except asyncio.CancelledError:
+            outcome = "expired" if call.expired else "cancelled"
+            raise
+        finally:
+            waited_ms = int((loop.time() - started) * 1000)
+            call.held_ms += waited_ms
+            del self._holds[hold.approval_id]
+            log.info("approval %s for %s: %s after %d ms", hold.approval_id, call.name, outcome, waited_ms)
+            self.bus.publish(
+                ApprovalResolved(
+                    approval_id=hold.approval_id, outcome=outcome, by=by, waited_ms=waited_ms, caller=caller
+                ).to_event(SOURCE)
+            )
+        # `holding` stays set on a cancellation, so the deadline's message can name the approval.
+        call.holding = None
+        if outcome == "denied":
+            raise Denied(f"{call.name} was declined by {by or 'the approver'}")

@@ -1,0 +1,26 @@
+"""Who asks: every Execute, Query and Subscribe carries its caller.
+
+A caller is the front end a call came through and the principal it authenticated as
+(the gRPC token's name today, a paired app device tomorrow). Idempotency and subscriber
+ids are scoped per principal, policies see the caller, and task events name it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    frontend: str  # e.g. "grpc", "gateway"
+    principal: str  # e.g. "agent" (the gRPC token), "device:3f2a…" (a paired phone app)
+
+    def as_json(self) -> dict[str, str]:
+        return {"frontend": self.frontend, "principal": self.principal}
+
+    def __str__(self) -> str:
+        return f"{self.frontend}:{self.principal}"
+
+
+# Calls the runtime makes on its own behalf (start-up tasks, tests of the runtime alone).
+INTERNAL_CALLER = Caller("runtime", "runtime")

@@ -1,0 +1,55 @@
+"""What a handler is given: the phone, the caller, the settings and the app's components."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeVar
+
+from .errors import Unsupported
+
+if TYPE_CHECKING:
+    from .callers import Caller
+    from .components import Component
+    from .config import Settings
+    from .device.base import Device
+    from .memory import MemoryStore
+
+C = TypeVar("C")
+
+
+@dataclass(slots=True)
+class QueryContext:
+    device: Device
+    settings: Settings
+    memory: MemoryStore
+    caller: Caller
+    components: Mapping[str, Component]
+
+    def component(self, kind: type[C]) -> C:
+        """The app's component of this class; Unsupported when the app serves none."""
+        for component in self.components.values():
+            if isinstance(component, kind):
+                return component
+        raise Unsupported(f"this server runs no {kind.__name__} component")
+
+    def require(self, *capabilities: str) -> None:
+        """Unsupported, with the device's hint, unless the device has every capability named;
+        for a handler whose need depends on its params (e.g. a chat app's UI)."""
+        for capability in capabilities:
+            if capability not in self.device.capabilities:
+                raise Unsupported(missing_capability(self.device, capability))
+
+
+@dataclass(slots=True)
+class ActionContext(QueryContext):
+    app_target: str | None
+    request_id: str
+    deadline: float  # loop.time() at which the call times out
+
+
+def missing_capability(device: Device, capability: str) -> str:
+    return (
+        f"this device ({device.kind}) lacks the {capability!r} capability: "
+        f"{device.capability_hint(capability)}"
+    )

@@ -30,7 +30,9 @@ class BearerAuth:
     def __init__(self, tokens: Mapping[str, str]) -> None:
         if not tokens or not all(tokens.values()):
             raise ValueError("a token is required, even on loopback")
-        self._hashes = [(hash_token(token), Caller(FRONTEND, principal)) for principal, token in tokens.items()]
+        self._hashes = [
+            (hash_token(token), Caller(FRONTEND, principal)) for principal, token in tokens.items()
+        ]
         # Headers that passed, so that an agent's every call is not hashed anew. They hold what
         # the callers already send in every call; they are never logged or stored.
         self._known: dict[bytes, Caller] = {}

@@ -74,7 +74,7 @@ class AndroidRuntimeServicer(pb_grpc.AndroidRuntimeServicer):
         try:
             outcome = await self.runtime.execute(caller, call)
         except RuntimeFailure as failure:  # a malformed request
-            await context.abort(status_of(failure), failure.message)
+            await context.abort(status_of(failure), failure.wire())
         return pb.ActionResponse(
             request_id=outcome.request_id,
             success=outcome.success,

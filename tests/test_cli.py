@@ -212,3 +212,20 @@ def test_serve_reports_a_busy_port_plainly(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert f"cannot listen on 127.0.0.1:{port}" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_actions_marks_what_a_device_cannot_do() -> None:
+    from phoneuse_runtime.capabilities import EVERYTHING
+    from phoneuse_runtime.registry import build_registry
+    from phoneuse_runtime.spec import catalogue, render_catalogue_text
+
+    registry = build_registry()
+    lacking = EVERYTHING - {"ui", "sim"}
+    text = render_catalogue_text(registry, device="termux", capabilities=lacking).splitlines()
+    tap = next(i for i, line in enumerate(text) if line.split()[:2] == ["-", "TAP"])
+    assert text[tap + 2].split() == ["UNSUPPORTED", "here:", "needs", "ui"]
+    assert any(line.split()[:2] == ["SET_CLIPBOARD", "Put"] for line in text)  # supported: no mark
+    data = catalogue(registry, device="termux", capabilities=lacking)
+    assert (data["actions"]["TAP"]["supported"], data["actions"]["TAP"]["requires"]) == (False, ["ui"])
+    assert data["actions"]["REMEMBER"]["supported"] is True
+    assert data["queries"]["APP_STATE"]["requires"] == ["apps"]

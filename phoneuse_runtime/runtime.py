@@ -408,7 +408,9 @@ class Runtime:
             raise Timeout(
                 f"{request.query_type} query did not finish within {request.timeout_s:.1f} s"
             ) from None
-        except Exception as exc:
+        except BaseException as exc:
+            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                raise
             failure = translate(exc, doing=f"{request.query_type} query")
             if type(failure) is Internal:
                 self.bus.publish(ErrorEvent(code=failure.code, message=failure.message).to_event(SOURCE))

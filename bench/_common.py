@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,6 +19,7 @@ from typing import IO
 import psutil
 
 BENCH_DIR = Path(__file__).resolve().parent
+REPO = BENCH_DIR.parent
 SERVERS = BENCH_DIR / "_servers.py"
 SERVICE = "ai.lemon.phoneuse.mcpserver.protocol.AndroidRuntime"
 EXECUTE = f"/{SERVICE}/Execute"
@@ -23,6 +27,24 @@ SUBSCRIBE = f"/{SERVICE}/Subscribe"
 TOKEN = "bench-token-0123456789abcdef"
 AUTH = (("authorization", f"Bearer {TOKEN}"),)
 START_TIMEOUT_S = 60.0
+READY_LINE = "serving AndroidRuntime on"
+
+# `python bench/x.py` puts bench/ first on sys.path, not the checkout, so an editable install made
+# from another checkout (a worktree's main) would be imported instead of the code beside this file.
+# The benchmarks import _common before phoneuse_runtime; their servers get the same through PYTHONPATH.
+if str(REPO) not in sys.path:
+    sys.path.insert(1, str(REPO))
+
+
+def child_env() -> dict[str, str]:
+    """The environment for server processes: this checkout first on the path, grpc core quiet."""
+    path = os.environ.get("PYTHONPATH")
+    # grpc core logs a GOAWAY at INFO when a client hangs up on open streams; keep stderr for errors.
+    return {
+        "GRPC_VERBOSITY": "ERROR",
+        **os.environ,
+        "PYTHONPATH": f"{REPO}{os.pathsep}{path}" if path else str(REPO),
+    }
 
 
 class ServerProcess:
@@ -43,9 +65,7 @@ class ServerProcess:
         argv = [sys.executable, str(SERVERS), self.kind, "--token", TOKEN]
         if self.profile is not None:
             argv += ["--profile", str(self.profile)]
-        # grpc core logs a GOAWAY at INFO when a client hangs up on open streams; keep stderr for errors.
-        env = {"GRPC_VERBOSITY": "ERROR", **os.environ}
-        self._proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, env=env)
+        self._proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, env=child_env())
         try:
             self.port = _read_port(self._proc.stdout, self._proc)
         except BaseException:
@@ -80,6 +100,81 @@ def _read_port(stream: IO[str] | None, proc: subprocess.Popen[str]) -> int:
         if line.startswith("PORT "):
             return int(line.split()[1])
     raise RuntimeError("server did not report its port in time")
+
+
+def serve_command() -> list[str]:
+    """`phoneuse-runtime serve`, run by this interpreter so the measured pid is Python itself."""
+    script = Path(sys.executable).parent / "phoneuse-runtime"
+    if not script.is_file():
+        found = shutil.which("phoneuse-runtime")
+        script = Path(found) if found else script
+    if script.is_file() and script.read_text(errors="replace").startswith("#!"):
+        return [sys.executable, str(script), "serve"]
+    return [sys.executable, "-m", "phoneuse_runtime.cli", "serve"]
+
+
+class ServeProcess:
+    """`phoneuse-runtime serve --device sim` on port 0 with a fresh data dir, as a user starts it.
+
+    Ready once its stderr says `serving AndroidRuntime on`; the port comes from
+    `<data-dir>/server.json`. SIGTERMed on exit, and the data dir removed.
+    """
+
+    def __init__(self) -> None:
+        self.port = 0
+        self._proc: subprocess.Popen[str] | None = None
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+
+    @property
+    def pid(self) -> int:
+        assert self._proc is not None
+        return self._proc.pid
+
+    @property
+    def log_path(self) -> Path:
+        assert self._tmp is not None
+        return Path(self._tmp.name) / "serve.log"
+
+    def __enter__(self) -> ServeProcess:
+        self._tmp = tempfile.TemporaryDirectory(prefix="phoneuse-bench-")
+        data_dir = Path(self._tmp.name) / "data"
+        argv = [
+            *serve_command(),
+            "--grpc-listen",
+            "127.0.0.1:0",
+            "--data-dir",
+            str(data_dir),
+            "--token",
+            TOKEN,
+        ]
+        try:
+            with self.log_path.open("w") as log:
+                self._proc = subprocess.Popen(
+                    argv, stderr=log, stdout=subprocess.DEVNULL, text=True, env=child_env()
+                )
+            deadline = time.monotonic() + START_TIMEOUT_S
+            while READY_LINE not in self.log_path.read_text():
+                if self._proc.poll() is not None:
+                    raise RuntimeError(
+                        f"serve exited with {self._proc.returncode}:\n{self.log_path.read_text()}"
+                    )
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"serve did not get ready in {START_TIMEOUT_S:.0f} s")
+                time.sleep(0.02)
+            address = json.loads((data_dir / "server.json").read_text())["address"]
+            self.port = int(str(address).rsplit(":", 1)[1])
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._proc is not None:
+            stop_process(self._proc)
+        if self._tmp is not None:
+            self._tmp.cleanup()
 
 
 def stop_process(proc: subprocess.Popen[str]) -> None:

@@ -11,27 +11,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from dataclasses import dataclass
-from pathlib import Path
 
 import grpc
 import psutil
-from _common import AUTH, EXECUTE, SERVERS, TOKEN, ServerProcess, machine, ratio, stop_process, table
+from _common import AUTH, EXECUTE, SERVERS, ServeProcess, ServerProcess, machine, ratio, table
 
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 
 MIB = 1024 * 1024
 RSS_TARGET = 1.3
-READY_LINE = "serving AndroidRuntime on"
-START_TIMEOUT_S = 60.0
 
 # Fresh interpreters import one more layer each; the RSS steps show what each layer costs.
 LAYERS: tuple[tuple[str, str], ...] = (
@@ -100,47 +94,11 @@ def measure_bare(calls: int, idle_s: float) -> Sample:
     return Sample("bare", started, rss, uss)
 
 
-def serve_command() -> list[str]:
-    """`phoneuse-runtime serve`, run by this interpreter so the measured pid is Python itself."""
-    script = Path(sys.executable).parent / "phoneuse-runtime"
-    if not script.is_file():
-        found = shutil.which("phoneuse-runtime")
-        script = Path(found) if found else script
-    if script.is_file() and script.read_text(errors="replace").startswith("#!"):
-        return [sys.executable, str(script), "serve"]
-    return [sys.executable, "-m", "phoneuse_runtime.cli", "serve"]
-
-
 def measure_ours(calls: int, idle_s: float) -> Sample:
-    with tempfile.TemporaryDirectory(prefix="phoneuse-bench-") as tmp:
-        data_dir = Path(tmp) / "data"
-        log_path = Path(tmp) / "serve.log"
-        argv = [
-            *serve_command(),
-            "--grpc-listen",
-            "127.0.0.1:0",
-            "--data-dir",
-            str(data_dir),
-            "--token",
-            TOKEN,
-        ]
-        with log_path.open("w") as log:
-            proc = subprocess.Popen(argv, stderr=log, stdout=subprocess.DEVNULL, text=True)
-        try:
-            deadline = time.monotonic() + START_TIMEOUT_S
-            while READY_LINE not in log_path.read_text():
-                if proc.poll() is not None:
-                    raise RuntimeError(f"serve exited with {proc.returncode}:\n{log_path.read_text()}")
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"serve did not get ready in {START_TIMEOUT_S:.0f} s")
-                time.sleep(0.02)
-            address = json.loads((data_dir / "server.json").read_text())["address"]
-            port = int(str(address).rsplit(":", 1)[1])
-            started, _ = memory(proc.pid)
-            asyncio.run(warm_up(port, calls, auth=True))
-            rss, uss = settle(proc.pid, idle_s)
-        finally:
-            stop_process(proc)
+    with ServeProcess() as server:
+        started, _ = memory(server.pid)
+        asyncio.run(warm_up(server.port, calls, auth=True))
+        rss, uss = settle(server.pid, idle_s)
     return Sample("ours", started, rss, uss)
 
 

@@ -25,7 +25,7 @@ from _common import AUTH, EXECUTE, SERVERS, ServeProcess, ServerProcess, machine
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 
 MIB = 1024 * 1024
-RSS_TARGET = 1.3
+RSS_TARGET = 1.4  # the seams issue (#5): idle RSS stays <= 1.4x bare
 
 # Fresh interpreters import one more layer each; the RSS steps show what each layer costs.
 LAYERS: tuple[tuple[str, str], ...] = (

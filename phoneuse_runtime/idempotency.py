@@ -10,10 +10,11 @@ in the order they finished, and expiry happens as entries finish.
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
@@ -25,7 +26,7 @@ class _Entry(Generic[T]):
     label: str  # what the key was first used for, for the conflict's message
     outcome: T | None = None
     finished_at: float = 0.0
-    waiters: list[asyncio.Future[T]] = field(default_factory=list)
+    waiters: list[asyncio.Future[T]] | None = None  # retries waiting while it runs
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,13 +57,15 @@ class IdempotencyCache(Generic[T]):
                 del self._finished[key]
                 entry = None
         if entry is None:
-            self._running[key] = _Entry(fingerprint, label)
+            self._running[key] = _Entry(fingerprint, sys.intern(label))  # one copy of each name
             return None
         if entry.fingerprint != fingerprint:
             return Replay(conflicts_with=entry.label)
         if entry.outcome is not None:
             return Replay(outcome=entry.outcome)
         waiter: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        if entry.waiters is None:
+            entry.waiters = []
         entry.waiters.append(waiter)
         return Replay(pending=waiter)
 
@@ -73,10 +76,11 @@ class IdempotencyCache(Generic[T]):
             return
         entry.outcome = outcome
         entry.finished_at = now = self.clock()
-        for waiter in entry.waiters:
-            if not waiter.done():  # a waiting retry whose own caller went away
-                waiter.set_result(outcome)
-        entry.waiters = []
+        if entry.waiters is not None:
+            for waiter in entry.waiters:
+                if not waiter.done():  # a waiting retry whose own caller went away
+                    waiter.set_result(outcome)
+            entry.waiters = None
         finished = self._finished
         finished[key] = entry
         cutoff = now - self.ttl_s

@@ -84,18 +84,6 @@ def looks_like_number(text: str) -> bool:
     return bool(_PHONE.match(text.strip())) and any(c.isdigit() for c in text)
 
 
-def digits(number: str) -> str:
-    """The number without formatting, keeping a leading +."""
-    kept = "".join(c for c in number if c.isdigit())
-    return ("+" + kept) if number.strip().startswith("+") else kept
-
-
-def same_number(a: str, b: str) -> bool:
-    """Numbers are the same if their last 9 digits agree (country-code prefixes differ across stores)."""
-    da, db = digits(a).lstrip("+"), digits(b).lstrip("+")
-    return bool(da) and bool(db) and da[-9:] == db[-9:]
-
-
 def match_contact(contacts: list[Contact], name: str) -> Contact:
     """By display name, ignoring case: exact, else a unique prefix. Ambiguity is INVALID_PARAMS."""
     wanted = name.strip().casefold()

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .device.base import Contact, Device
 from .errors import ElementNotFound, InvalidParams
+from .names import match_name
 from .params import Params
 from .ui import Selector, UiNode, element_dict, parse_hierarchy
 
@@ -85,20 +86,14 @@ def looks_like_number(text: str) -> bool:
 
 
 def match_contact(contacts: list[Contact], name: str) -> Contact:
-    """By display name, ignoring case: exact, else a unique prefix. Ambiguity is INVALID_PARAMS."""
-    wanted = name.strip().casefold()
-    exact = [c for c in contacts if c.name.casefold() == wanted]
-    if len(exact) == 1:
-        return exact[0]
-    candidates = exact or [c for c in contacts if c.name.casefold().startswith(wanted)]
-    if len(candidates) == 1:
-        return candidates[0]
-    if not candidates:
-        raise InvalidParams(f"no contact named {name!r}; give a phone number or an existing contact's name")
-    names = sorted(c.name for c in candidates)
-    raise InvalidParams(
-        f"{name!r} matches several contacts: {', '.join(names)}; be more specific",
-        details={"candidates": [{"id": c.id, "name": c.name, "phones": c.phones} for c in candidates]},
+    """By display name, as `names.match_name` picks: exact, else a unique prefix, ignoring case."""
+    return match_name(
+        contacts,
+        name,
+        name_of=lambda c: c.name,
+        kind="contact",
+        candidate=lambda c: {"id": c.id, "name": c.name, "phones": c.phones},
+        hint="give a phone number or an existing contact's name",
     )
 
 

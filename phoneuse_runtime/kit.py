@@ -23,24 +23,37 @@ T = TypeVar("T")
 _PHONE = re.compile(r"^\+?[\d\s().\-]{3,}$")
 
 
-class SelectorParams(Params):
-    """Picks an on-screen element; `index` chooses among several matches (0-based)."""
+class SelectorFields(Params):
+    """The fields that pick an on-screen element besides its text, and the one way to build a
+    `Selector` from params; `index` chooses among several matches (0-based)."""
 
-    text: str | None = None
     resource_id: str | None = None
     description: str | None = None
     class_name: str | None = None
     index: int | None = Field(default=None, ge=0)
-    wait_ms: int = Field(default=0, ge=0, description="keep looking this long for the element before failing")
+
+    def selector_text(self) -> str | None:
+        """The text the element shows, from whichever field a subclass keeps it in."""
+        return None
 
     def selector(self) -> Selector:
         return Selector(
-            text=self.text,
+            text=self.selector_text(),
             resource_id=self.resource_id,
             description=self.description,
             class_name=self.class_name,
             index=self.index,
         )
+
+
+class SelectorParams(SelectorFields):
+    """Picks an on-screen element by its text or the other selector fields."""
+
+    text: str | None = None
+    wait_ms: int = Field(default=0, ge=0, description="keep looking this long for the element before failing")
+
+    def selector_text(self) -> str | None:
+        return self.text
 
 
 async def screen(device: Device) -> UiNode:

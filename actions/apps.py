@@ -10,6 +10,7 @@ from pydantic import Field, field_validator, model_validator
 from phoneuse_runtime.capabilities import APPS
 from phoneuse_runtime.device.base import AppInfo, ExtraValue, Intent
 from phoneuse_runtime.errors import InvalidParams, PermissionDenied, Unsupported
+from phoneuse_runtime.names import match_name
 from phoneuse_runtime.params import Params
 from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
 
@@ -35,24 +36,21 @@ class OpenAppResult(ActionResult):
 
 
 def match_app(apps: list[AppInfo], name: str) -> AppInfo:
-    """By label, ignoring case: exact, else a unique prefix, among apps with a launcher icon.
+    """By label, as `names.match_name` picks (exact, else a unique prefix), among apps with a launcher icon.
 
     Packages without one (e.g. "Phone Services" next to "Phone") cannot be opened by name
     and would make most prefixes ambiguous. A backend that reports no launch activities at
     all gets every app considered."""
     if any(a.launch_activity for a in apps):
         apps = [a for a in apps if a.launch_activity]
-    wanted = name.strip().casefold()
-    exact = [a for a in apps if a.label.casefold() == wanted]
-    candidates = exact or [a for a in apps if a.label.casefold().startswith(wanted)]
-    if len(candidates) == 1:
-        return candidates[0]
-    if not candidates:
-        raise Unsupported(f"no installed app with a launcher icon is named {name!r}")
-    labels = ", ".join(sorted(f"{a.label} ({a.package})" for a in candidates))
-    raise InvalidParams(
-        f"{name!r} matches several apps: {labels}",
-        details={"candidates": [{"package": a.package, "label": a.label} for a in candidates]},
+    return match_name(
+        apps,
+        name,
+        name_of=lambda a: a.label,
+        kind="app",
+        candidate=lambda a: {"package": a.package, "label": a.label},
+        shown=lambda a: f"{a.label} ({a.package})",
+        hint="apps without a launcher icon open by package",
     )
 
 

@@ -11,7 +11,8 @@ from phoneuse_runtime.capabilities import APPS, SMS, UI
 from phoneuse_runtime.device.base import Intent, SmsMessage
 from phoneuse_runtime.errors import DeviceUnavailable, InvalidParams, Unsupported
 from phoneuse_runtime.events import now_ms
-from phoneuse_runtime.kit import digits, find_element, poll, resolve_recipient, same_number, screen
+from phoneuse_runtime.kit import find_element, poll, resolve_recipient, screen
+from phoneuse_runtime.numbers import digits, same_number
 from phoneuse_runtime.params import Params
 from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
 from phoneuse_runtime.ui import Selector
@@ -99,7 +100,7 @@ async def _send_sms(ctx: ActionContext, number: str, body: str) -> tuple[str | N
 async def _send_chat(
     ctx: ActionContext, app: str, flow: ChatFlow, number: str, body: str
 ) -> tuple[str | None, str]:
-    target = digits(number).lstrip("+")
+    target = digits(number)
     opened = await ctx.device.start_intent(
         Intent(action="android.intent.action.VIEW", data=flow.deep_link.format(number=target), package=app)
     )
@@ -125,7 +126,7 @@ async def _send_chat(
 
 async def send_message(ctx: ActionContext, p: SendMessageParams) -> SendMessageResult:
     number, contact = await resolve_recipient(ctx.device, p.to)
-    if not digits(number).lstrip("+"):
+    if not digits(number):
         raise InvalidParams(f"{p.to!r} is not a phone number")
     app = ctx.app_target or "sms"
     if app in SMS_APPS:

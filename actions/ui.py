@@ -12,10 +12,10 @@ from pydantic import Field, model_validator
 from phoneuse_runtime.capabilities import SCREENSHOT, UI
 from phoneuse_runtime.device.base import KEYCODES
 from phoneuse_runtime.errors import ElementNotFound, InvalidParams
-from phoneuse_runtime.kit import Element, SelectorParams, find_element, poll, screen
+from phoneuse_runtime.kit import Element, SelectorFields, SelectorParams, find_element, poll, screen
 from phoneuse_runtime.params import Params
 from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
-from phoneuse_runtime.ui import Selector, UiNode, compact_elements, fingerprint, focused_node
+from phoneuse_runtime.ui import UiNode, compact_elements, fingerprint, focused_node
 
 Direction = Literal["up", "down", "left", "right"]
 
@@ -179,24 +179,15 @@ async def scroll(ctx: ActionContext, p: ScrollParams) -> ScrollResult:
     raise ElementNotFound(f"no element matches {wanted.describe()} after {limit} swipes {p.direction}")
 
 
-class FieldParams(Params):
+class FieldParams(SelectorFields):
     """Which text field: a selector, or the focused field when none is given."""
 
-    resource_id: str | None = None
-    description: str | None = None
-    class_name: str | None = None
-    index: int | None = Field(default=None, ge=0)
     field_text: str | None = Field(default=None, description="the field's current visible text")
     wait_ms: int = Field(default=0, ge=0)
 
-    def selector(self) -> Selector:
-        return Selector(
-            text=self.field_text,
-            resource_id=self.resource_id,
-            description=self.description,
-            class_name=self.class_name,
-            index=self.index,
-        )
+    def selector_text(self) -> str | None:
+        # `text` is what TYPE_TEXT types, so the field's own text has another name.
+        return self.field_text
 
 
 async def _focus_field(ctx: ActionContext, p: FieldParams) -> UiNode:

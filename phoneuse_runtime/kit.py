@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .device.base import Contact, Device
 from .errors import ElementNotFound, InvalidParams
+from .names import match_name
 from .params import Params
 from .ui import Selector, UiNode, element_dict, parse_hierarchy
 
@@ -22,24 +23,37 @@ T = TypeVar("T")
 _PHONE = re.compile(r"^\+?[\d\s().\-]{3,}$")
 
 
-class SelectorParams(Params):
-    """Picks an on-screen element; `index` chooses among several matches (0-based)."""
+class SelectorFields(Params):
+    """The fields that pick an on-screen element besides its text, and the one way to build a
+    `Selector` from params; `index` chooses among several matches (0-based)."""
 
-    text: str | None = None
     resource_id: str | None = None
     description: str | None = None
     class_name: str | None = None
     index: int | None = Field(default=None, ge=0)
-    wait_ms: int = Field(default=0, ge=0, description="keep looking this long for the element before failing")
+
+    def selector_text(self) -> str | None:
+        """The text the element shows, from whichever field a subclass keeps it in."""
+        return None
 
     def selector(self) -> Selector:
         return Selector(
-            text=self.text,
+            text=self.selector_text(),
             resource_id=self.resource_id,
             description=self.description,
             class_name=self.class_name,
             index=self.index,
         )
+
+
+class SelectorParams(SelectorFields):
+    """Picks an on-screen element by its text or the other selector fields."""
+
+    text: str | None = None
+    wait_ms: int = Field(default=0, ge=0, description="keep looking this long for the element before failing")
+
+    def selector_text(self) -> str | None:
+        return self.text
 
 
 async def screen(device: Device) -> UiNode:
@@ -84,33 +98,15 @@ def looks_like_number(text: str) -> bool:
     return bool(_PHONE.match(text.strip())) and any(c.isdigit() for c in text)
 
 
-def digits(number: str) -> str:
-    """The number without formatting, keeping a leading +."""
-    kept = "".join(c for c in number if c.isdigit())
-    return ("+" + kept) if number.strip().startswith("+") else kept
-
-
-def same_number(a: str, b: str) -> bool:
-    """Numbers are the same if their last 9 digits agree (country-code prefixes differ across stores)."""
-    da, db = digits(a).lstrip("+"), digits(b).lstrip("+")
-    return bool(da) and bool(db) and da[-9:] == db[-9:]
-
-
 def match_contact(contacts: list[Contact], name: str) -> Contact:
-    """By display name, ignoring case: exact, else a unique prefix. Ambiguity is INVALID_PARAMS."""
-    wanted = name.strip().casefold()
-    exact = [c for c in contacts if c.name.casefold() == wanted]
-    if len(exact) == 1:
-        return exact[0]
-    candidates = exact or [c for c in contacts if c.name.casefold().startswith(wanted)]
-    if len(candidates) == 1:
-        return candidates[0]
-    if not candidates:
-        raise InvalidParams(f"no contact named {name!r}; give a phone number or an existing contact's name")
-    names = sorted(c.name for c in candidates)
-    raise InvalidParams(
-        f"{name!r} matches several contacts: {', '.join(names)}; be more specific",
-        details={"candidates": [{"id": c.id, "name": c.name, "phones": c.phones} for c in candidates]},
+    """By display name, as `names.match_name` picks: exact, else a unique prefix, ignoring case."""
+    return match_name(
+        contacts,
+        name,
+        name_of=lambda c: c.name,
+        kind="contact",
+        candidate=lambda c: {"id": c.id, "name": c.name, "phones": c.phones},
+        hint="give a phone number or an existing contact's name",
     )
 
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pydantic import Field
 
 from phoneuse_runtime.capabilities import CONTACTS
-from phoneuse_runtime.kit import digits
+from phoneuse_runtime.numbers import digits
 from phoneuse_runtime.params import Params
 from phoneuse_runtime.registry import QueryContext, QueryResult, QuerySpec
 
@@ -28,7 +28,7 @@ class ContactResult(QueryResult):
 
 
 def _has_digits(numbers: list[str], wanted: str) -> bool:
-    needle = digits(wanted).lstrip("+")
+    needle = digits(wanted)
     return bool(needle) and any(needle in digits(n) for n in numbers)
 
 

@@ -90,8 +90,9 @@ async def test_open_app_with_an_ambiguous_name_lists_the_candidates(client: Clie
     ("params", "code", "fragment"),
     [
         ({"package": "com.not.installed"}, "UNSUPPORTED", "com.not.installed is not installed"),
-        ({"name": "Telegram"}, "UNSUPPORTED", "'Telegram'"),
-        ({"name": "System UI"}, "UNSUPPORTED", "'System UI'"),  # installed, but no launcher entry
+        ({"name": "Telegram"}, "INVALID_PARAMS", "no app named 'Telegram'"),
+        # Installed, but without a launcher entry: no name reaches it, its package does.
+        ({"name": "System UI"}, "INVALID_PARAMS", "apps without a launcher icon open by package"),
         ({"package": "com.android.systemui"}, "UNSUPPORTED", "No activities found"),
         ({"package": CHROME, "name": "Chrome"}, "INVALID_PARAMS", "give either package or name"),
         ({}, "INVALID_PARAMS", "give either package or name"),
@@ -102,6 +103,29 @@ async def test_open_app_failures(client: Client, params: dict[str, str], code: s
     got, message, _ = await failure(client, "OPEN_APP", params)
     assert got == code
     assert fragment in message
+    assert (await front(client))[0] == LAUNCHER
+
+
+@pytest.mark.parametrize(
+    ("name", "suggestions"),
+    [
+        ("Chrme", ["Chrome"]),
+        ("Whatsup", ["WhatsApp"]),
+        ("Setings", ["Settings"]),
+        ("Telegram", []),
+    ],
+)
+async def test_open_app_by_an_unknown_name_suggests_the_closest(
+    client: Client, name: str, suggestions: list[str]
+) -> None:
+    code, message, details = await failure(client, "OPEN_APP", {"name": name})
+    assert code == "INVALID_PARAMS"
+    assert details == {"suggestions": suggestions}
+    assert message.startswith(f"no app named {name!r}")
+    if suggestions:
+        assert f"did you mean {suggestions[0]!r}?" in message
+    else:
+        assert "did you mean" not in message
     assert (await front(client))[0] == LAUNCHER
 
 

@@ -67,13 +67,29 @@ async def test_an_ambiguous_name_sends_nothing_and_names_the_candidates(client: 
     assert await _sent(client) == before
 
 
-@pytest.mark.parametrize("to", ["Zelda", "Alice Johnsonn", "ali ce"])
-async def test_an_unknown_name_is_invalid_params(client: Client, to: str) -> None:
+@pytest.mark.parametrize(
+    ("to", "suggestions"),
+    [
+        ("Zelda", []),
+        ("Alice Johnsonn", ["Alice Johnson"]),
+        ("ali ce", ["Alice Johnson"]),
+        ("Alcie", ["Alice Johnson"]),  # a misspelt first name finds the full name
+        ("Bob Smyth", ["Bob Smith"]),
+        ("Bobbi", ["Bobby Tables", "Bob Smith"]),  # closest first
+    ],
+)
+async def test_an_unknown_name_is_invalid_params_and_suggests_the_closest(
+    client: Client, to: str, suggestions: list[str]
+) -> None:
     before = await _sent(client)
     code, message, details = await failure(client, "SEND_MESSAGE", {"to": to, "body": "hi"})
     assert code == "INVALID_PARAMS"
-    assert f"no contact named {to!r}" in message
-    assert details == {}
+    assert message.startswith(f"no contact named {to!r}")
+    assert details == {"suggestions": suggestions}
+    if suggestions:
+        assert f"did you mean {' or '.join(repr(s) for s in suggestions)}?" in message
+    else:
+        assert "did you mean" not in message
     assert await _sent(client) == before
 
 

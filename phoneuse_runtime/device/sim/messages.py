@@ -6,9 +6,9 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from ...numbers import digits
 from ...ui import Bounds, UiNode
 from .catalog import MESSAGES
-from .state import digits_of
 from .widgets import (
     BUTTON,
     FRAME,
@@ -108,9 +108,9 @@ class NewConversationScreen(Screen):
         )
         query = self.value("to").strip()
         everyone = sorted(state.contacts, key=lambda c: c.name.casefold())
-        wanted = digits_of(query)
+        wanted = digits(query)
         if wanted and wanted == query.replace(" ", "").lstrip("+"):
-            contacts = [c for c in everyone if any(wanted in digits_of(p) for p in c.phones)]
+            contacts = [c for c in everyone if any(wanted in digits(p) for p in c.phones)]
         else:
             contacts = state.find_contacts(query) if query else everyone
         rows: list[tuple[int, Callable[[Bounds], UiNode]]] = []

@@ -15,23 +15,15 @@ from typing import Any
 from ...errors import InvalidParams
 from ...events import now_ms
 from ...files import atomic_write_text
+from ...numbers import digits, same_number
 from ..base import Alarm, CalendarEvent, Contact, Notification, SmsBox, SmsMessage
 from .catalog import BY_PACKAGE
 
 FORMAT_VERSION = 1
 
 
-def digits_of(number: str) -> str:
-    return re.sub(r"\D", "", number)
-
-
-def number_key(number: str) -> str:
-    """What two numbers must share to be one thread: the last ten digits, like Android's loose compare."""
-    return digits_of(number)[-10:]
-
-
 def require_number(number: str) -> str:
-    if not digits_of(number):
+    if not digits(number):
         raise InvalidParams(f"not a phone number: {number!r}")
     return number.strip()
 
@@ -90,10 +82,7 @@ class SimState:
         return contact
 
     def contact_for_number(self, number: str) -> Contact | None:
-        key = number_key(number)
-        if not key:
-            return None
-        return next((c for c in self.contacts if any(number_key(p) == key for p in c.phones)), None)
+        return next((c for c in self.contacts if any(same_number(p, number) for p in c.phones)), None)
 
     def display_name(self, address: str) -> str:
         contact = self.contact_for_number(address)
@@ -118,15 +107,19 @@ class SimState:
         matches = [c for c in self.find_contacts(text) if c.phones]
         if len(matches) == 1:
             return matches[0].phones[0]
-        if digits_of(text) and re.fullmatch(r"[\d\s()+\-.*#]+", text.strip()):
+        if digits(text) and re.fullmatch(r"[\d\s()+\-.*#]+", text.strip()):
             return text.strip()
         return None
 
     # --- sms ---------------------------------------------------------------
     def thread_id_for(self, address: str) -> str:
-        key = number_key(address) or address.strip().casefold()
+        """The thread of the first address that is the same number (or, without digits, the same text)."""
         for thread_id, first in self.threads.items():
-            if (number_key(first) or first.strip().casefold()) == key:
+            if same_number(first, address) or (
+                not digits(first)
+                and not digits(address)
+                and first.strip().casefold() == address.strip().casefold()
+            ):
                 return thread_id
         thread_id = self.new_id("threads")
         self.threads[thread_id] = address.strip()
@@ -209,16 +202,15 @@ class SimState:
     # --- whatsapp ----------------------------------------------------------
     def chat_for(self, who: str, *, create: bool) -> Chat | None:
         """The chat with a number or a contact's name; a new one when `create` and it is a number."""
-        key = number_key(who)
-        if not key:
+        if not digits(who):
             matches = [c for c in self.find_contacts(who) if c.phones]
             if len(matches) != 1:
                 return None
-            who, key = matches[0].phones[0], number_key(matches[0].phones[0])
-        chat = next((c for c in self.chats if number_key(c.number) == key), None)
+            who = matches[0].phones[0]
+        chat = next((c for c in self.chats if same_number(c.number, who)), None)
         if chat is None and create:
-            number = "+" + digits_of(who)
-            chat = Chat(f"{digits_of(who)}@s.whatsapp.net", self.display_name(number), number)
+            number = "+" + digits(who)
+            chat = Chat(f"{digits(who)}@s.whatsapp.net", self.display_name(number), number)
             self.chats.append(chat)
             self.dirty = True
         return chat

@@ -60,9 +60,14 @@ class ConfigError(Exception):
 
 def _coerce(name: str, value: Any, current: Any) -> Any:
     if isinstance(current, bool):
-        if isinstance(value, str):
-            return value.strip().lower() in ("1", "true", "yes", "on")
-        return bool(value)
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in ("1", "true", "yes", "on"):
+            return True
+        if text in ("0", "false", "no", "off", ""):
+            return False
+        raise ValueError(f"expected true or false, got {value!r}")
     if isinstance(current, frozenset):
         items = value.split(",") if isinstance(value, str) else value
         return frozenset(str(v).strip() for v in items if str(v).strip())

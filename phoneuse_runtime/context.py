@@ -20,6 +20,7 @@ C = TypeVar("C")
 
 @dataclass(slots=True)
 class QueryContext:
+    name: str  # the action_type or query type being served
     device: Device
     settings: Settings
     memory: MemoryStore
@@ -38,7 +39,7 @@ class QueryContext:
         for a handler whose need depends on its params (e.g. a chat app's UI)."""
         for capability in capabilities:
             if capability not in self.device.capabilities:
-                raise Unsupported(missing_capability(self.device, capability))
+                raise Unsupported(f"{self.name}: {missing_capability(self.device, capability)}")
 
 
 @dataclass(slots=True)

@@ -123,11 +123,15 @@ def translate(exc: BaseException, *, doing: str) -> RuntimeFailure:
 
     Keyed by class, never by text. A timeout raised inside a handler (a socket's, a library's)
     is the device's trouble, not the call's deadline: only the runtime's own deadline makes
-    TIMEOUT, and it never comes through here. Anything unforeseen is INTERNAL, logged once
-    with its traceback."""
+    TIMEOUT, and it never comes through here. Any other OSError is I/O with the phone too.
+    Anything unforeseen is INTERNAL, logged once with its traceback."""
     if isinstance(exc, RuntimeFailure):
         return exc
     if isinstance(exc, (TimeoutError, asyncio.TimeoutError, ConnectionError)):
         return DeviceUnavailable(f"{doing}: the connection to the phone failed ({type(exc).__name__})")
+    if isinstance(exc, OSError):  # a socket, pipe or file the backend reaches the phone through
+        return DeviceUnavailable(
+            f"{doing}: talking to the phone failed ({type(exc).__name__}: {exc.strerror or exc})"
+        )
     log.error("%s failed unexpectedly", doing, exc_info=exc)
     return Internal(f"{doing} failed unexpectedly; see the server log")

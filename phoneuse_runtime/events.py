@@ -68,7 +68,8 @@ class TaskStarted(EventPayload):
 
 
 class TaskCompleted(EventPayload):
-    """After every Execute that reached the runtime, successful or not (one cut short by shutdown too)."""
+    """After every Execute that ran or was refused (params, capability, policy), successful or not,
+    one cut short by shutdown included; a replay of a stored response, or a CONFLICT, publishes none."""
 
     event_type: str = "TASK_COMPLETED"
     request_id: str

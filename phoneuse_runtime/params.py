@@ -15,7 +15,7 @@ import typing
 from datetime import datetime, timezone
 from typing import Annotated, Any, Union
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
 from .errors import InvalidParams
 
@@ -61,26 +61,26 @@ class Params(BaseModel):
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=False, frozen=True, defer_build=True)
 
-    @model_validator(mode="before")
-    @classmethod
-    def _decode_structured(cls, data: Any) -> Any:
-        if not isinstance(data, dict):
-            return data
-        out = None
-        for key, comma_list in _structured_fields(cls):
-            raw = data.get(key)
-            if not isinstance(raw, str):
-                continue
-            if out is None:
-                out = dict(data)
-            if comma_list and not raw.lstrip().startswith("["):
-                out[key] = [part.strip() for part in raw.split(",") if part.strip()]
-                continue
-            try:
-                out[key] = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{key}: not valid JSON ({exc.msg} at char {exc.pos})") from exc
-        return data if out is None else out
+
+def _decode_structured(model: type[BaseModel], data: dict[str, str], allowed: list[str]) -> dict[str, Any]:
+    """The wire's text for JSON fields (and comma-separated lists) decoded; other values as they are."""
+    out: dict[str, Any] | None = None
+    for key, comma_list in _structured_fields(model):
+        raw = data.get(key)
+        if raw is None:
+            continue
+        if out is None:
+            out = dict(data)
+        if comma_list and not raw.lstrip().startswith("["):
+            out[key] = [part.strip() for part in raw.split(",") if part.strip()]
+            continue
+        try:
+            out[key] = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise InvalidParams(
+                f"{key}: not valid JSON ({exc.msg} at char {exc.pos}) (allowed: {', '.join(allowed)})"
+            ) from None
+    return data if out is None else out
 
 
 @functools.cache
@@ -116,8 +116,11 @@ def parse_params(
         raise InvalidParams(
             f"unknown param(s) {', '.join(unknown)}; allowed: {', '.join(allowed) or '(none)'}"
         )
+    data = raw if isinstance(raw, dict) else dict(raw)
     try:
-        return model.model_validate(raw if isinstance(raw, dict) else dict(raw))
+        if _structured_fields(model):
+            data = _decode_structured(model, data, sorted({*keys, *also_allowed}))
+        return model.model_validate(data)
     except ValidationError as exc:
         raise InvalidParams(describe_validation_error(exc, sorted({*keys, *also_allowed}))) from None
 

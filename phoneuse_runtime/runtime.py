@@ -9,8 +9,11 @@ idempotency, policies and holds, events) are enforced here, once. Failures leave
 from __future__ import annotations
 
 import asyncio
+import collections.abc
+import contextvars
 import logging
 import sys
+from asyncio.tasks import _enter_task, _leave_task
 from collections.abc import Coroutine, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -50,51 +53,75 @@ OFFSET_KEY = "offset"
 def _start_task(
     loop: asyncio.AbstractEventLoop, work: Coroutine[Any, Any, None]
 ) -> asyncio.Task[None] | None:
-    """Runs `work` eagerly: its first step now, in the caller's turn of the loop. Returns None
-    when that step finished it (most simulated actions), else the task that carries it on.
+    """Starts `work` in a task of its own, eagerly: its first step runs now, in the caller's
+    turn of the loop (as the task's, so `current_task()` and `asyncio.timeout` inside it see
+    the task). Returns None when that step finished it (most simulated actions), else the task.
 
-    Python 3.12's eager tasks, by hand on older ones: a task of its own for every action
-    costs two turns of the loop, a third of the time of a whole simulated Execute."""
+    Python 3.12's eager tasks, and by hand on 3.11: a lazy task costs the caller two turns of
+    the loop, a third of a whole simulated Execute. 3.10 starts it lazily."""
     if sys.version_info >= (3, 12):
         task = asyncio.Task(work, loop=loop, eager_start=True)
         if not task.done():
             return task
-        task.result()  # re-raises what the first step let escape, as on older versions
+        task.result()  # re-raises what the first step let escape, as on 3.11
         return None
+    if sys.version_info < (3, 11):  # pragma: no cover
+        return loop.create_task(work)
+    carrier = _HandedOver(work)
+    context = contextvars.copy_context()
+    task = loop.create_task(carrier, context=context)  # its own first step comes in a later turn
+    caller = asyncio.current_task(loop)
+    if caller is not None:
+        _leave_task(loop, caller)
+    _enter_task(loop, task)
     try:
-        waiting_on = work.send(None)
-    except StopIteration:
+        carrier.waiting_on = context.run(work.send, None)
+    except BaseException:  # StopIteration: finished in this step
+        carrier.finished = True
+        if sys.exc_info()[0] is not StopIteration:
+            raise
         return None
-    return loop.create_task(_carry_on(work, waiting_on))
+    finally:
+        _leave_task(loop, task)
+        if caller is not None:
+            _enter_task(loop, caller)
+    return task
 
 
-async def _carry_on(work: Coroutine[Any, Any, None], waiting_on: Any) -> None:
-    await _Resumed(work, waiting_on)
+_NOTHING = object()
 
 
-class _Resumed:
-    """The rest of `await work`, whose first step, taken by hand, yielded `waiting_on`:
-    passes what the task sends or throws (a cancellation) on to `work`, as `await` would."""
+class _HandedOver(collections.abc.Coroutine):  # type: ignore[type-arg]
+    """The coroutine of a task whose first step was taken by hand (`_start_task`): its own
+    first step waits on what that step yielded; after that it passes what the task sends or
+    throws (a cancellation, even before its first step) on to `work`."""
 
-    def __init__(self, work: Coroutine[Any, Any, None], waiting_on: Any) -> None:
+    __slots__ = ("finished", "waiting_on", "work")
+
+    def __init__(self, work: Coroutine[Any, Any, None]) -> None:
         self.work = work
-        self.waiting_on = waiting_on
+        self.waiting_on: Any = _NOTHING
+        self.finished = False
+
+    def send(self, value: Any) -> Any:
+        if self.finished:
+            raise StopIteration
+        waiting_on, self.waiting_on = self.waiting_on, _NOTHING
+        if waiting_on is not _NOTHING:
+            return waiting_on
+        return self.work.send(value)
+
+    def throw(self, *exc_info: Any) -> Any:
+        if self.finished:
+            raise exc_info[0] if len(exc_info) == 1 else exc_info[1] or exc_info[0]
+        self.waiting_on = _NOTHING
+        return self.work.throw(*exc_info)
+
+    def close(self) -> None:
+        self.work.close()
 
     def __await__(self) -> Generator[Any, Any, None]:
-        work, waiting_on = self.work, self.waiting_on
-        while True:
-            try:
-                sent = yield waiting_on
-            except BaseException as exc:
-                try:
-                    waiting_on = work.throw(exc)
-                except StopIteration:
-                    return
-            else:
-                try:
-                    waiting_on = work.send(sent)
-                except StopIteration:
-                    return
+        raise TypeError("a task's coroutine, not to be awaited")
 
 
 def _uncancel(task: asyncio.Task[Any] | None) -> None:
@@ -171,6 +198,7 @@ class Runtime:
         )
         self._tasks: set[asyncio.Task[None]] = set()
         self._loop: asyncio.AbstractEventLoop  # set by start
+        self._closing = False
         # One phone, one finger: actions that drive it take turns (waiting counts against their deadline).
         self.device_lock = asyncio.Lock()
 
@@ -181,6 +209,7 @@ class Runtime:
 
     async def close(self, *, grace_s: float = 0.0) -> None:
         """Lets in-flight actions finish within `grace_s`, cancels the rest, ends all streams."""
+        self._closing = True
         if self._tasks:
             _, pending = await asyncio.wait(set(self._tasks), timeout=grace_s)
             for task in pending:
@@ -262,18 +291,21 @@ class Runtime:
         try:
             result_json = await self._perform(call)
             success = True
-        except asyncio.CancelledError:
-            if not call.expired:  # the server is stopping
+        except BaseException as exc:
+            if call.expired:  # the deadline, however the handler let its cancellation out
+                _uncancel(call.task)
+                failure = self._deadline_passed(call, timeout_ms)
+            elif self._closing and isinstance(exc, asyncio.CancelledError):
                 failure = DeviceUnavailable("the server shut down before the action finished")
                 raise
-            _uncancel(call.task)
-            failure = self._deadline_passed(call, timeout_ms)
-        except BaseException as exc:
-            failure = translate(exc, doing=call.name)
-            if type(failure) is Internal:
-                self.bus.publish(ErrorEvent(code=failure.code, message=failure.message).to_event(SOURCE))
-            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-                raise
+            else:
+                # A CancelledError nobody asked for (a handler awaited a cancelled future) is
+                # the handler's own failure, like any other it lets escape.
+                failure = translate(exc, doing=call.name)
+                if type(failure) is Internal:
+                    self.bus.publish(ErrorEvent(code=failure.code, message=failure.message).to_event(SOURCE))
+                if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                    raise
         finally:
             if call.timer is not None:
                 call.timer.cancel()
@@ -337,6 +369,7 @@ class Runtime:
                 ).to_event(SOURCE)
             )
         ctx = ActionContext(
+            call.name,
             self.device,
             self.settings,
             self.memory,
@@ -396,24 +429,24 @@ class Runtime:
         try:
             for policy in self.policies:
                 await policy.check(call)
-            ctx = QueryContext(self.device, self.settings, self.memory, caller, self.components)
+            ctx = QueryContext(
+                request.query_type, self.device, self.settings, self.memory, caller, self.components
+            )
             call.phase = "device"
             matches: Sequence[BaseModel] = await spec.handler(ctx, parsed)
-        except asyncio.CancelledError:
-            if not call.expired:
-                raise
-            _uncancel(call.task)
-            if call.holding is not None:
-                raise Timeout(
-                    f"no answer came to approval {call.holding} for {request.query_type} within "
-                    f"{request.timeout_s:.1f} s"
-                ) from None
-            raise Timeout(
-                f"{request.query_type} query did not finish within {request.timeout_s:.1f} s"
-            ) from None
         except BaseException as exc:
-            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-                raise
+            if call.expired:  # the deadline, however the handler let its cancellation out
+                _uncancel(call.task)
+                within_ms = int(request.timeout_s * 1000)
+                if call.holding is not None:
+                    raise Timeout(
+                        f"no answer came to approval {call.holding} for {request.query_type} within "
+                        f"{within_ms} ms; nothing was read",
+                        details={"approval_id": call.holding, "held_ms": call.held_ms},
+                    ) from None
+                raise Timeout(f"{request.query_type} query did not finish within {within_ms} ms") from None
+            if isinstance(exc, (asyncio.CancelledError, KeyboardInterrupt, SystemExit)):
+                raise  # the caller went away, or the process is ending
             failure = translate(exc, doing=f"{request.query_type} query")
             if type(failure) is Internal:
                 self.bus.publish(ErrorEvent(code=failure.code, message=failure.message).to_event(SOURCE))

@@ -31,6 +31,8 @@ class AppStateResult(QueryResult):
 
 
 async def app_state(ctx: QueryContext, f: AppStateFilters) -> Sequence[AppStateResult]:
+    if f.include_ui:
+        ctx.require(UI)
     device = ctx.device
     labels = {a.package: a.label for a in await device.installed_apps()}
     front = await device.foreground()
@@ -40,8 +42,6 @@ async def app_state(ctx: QueryContext, f: AppStateFilters) -> Sequence[AppStateR
         if f.package not in labels and f.package not in order:
             return []
         order = [f.package]
-    if f.include_ui:
-        ctx.require(UI)
     root = await screen(device) if UI in device.capabilities else None  # no UI: no fingerprint
     out = []
     for package in order:

@@ -92,11 +92,6 @@ def test_coerce_keeps_a_toml_bool_as_it_is() -> None:
     assert _coerce("allow_shell", True, False) is True
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: config._coerce turns any boolean text it does not know ('ture', 'maybe') into False "
-    "silently, where a bad number is a ConfigError",
-)
 @pytest.mark.parametrize("word", ["ture", "maybe"])
 def test_a_boolean_that_is_neither_is_a_config_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, word: str

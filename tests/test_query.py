@@ -43,13 +43,6 @@ class DeadlineSeen:
         self.deadlines.append(call.deadline)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a Query's runtime deadline is the RPC's own (servicer passes context.time_remaining()), "
-    "so the runtime's TIMEOUT, naming the approval it waited for, races grpc's local DEADLINE_EXCEEDED "
-    "'Deadline Exceeded' and is lost about half the time; the runtime's deadline should come a little "
-    "earlier",
-)
 async def test_a_querys_runtime_deadline_comes_before_the_rpcs(make_client: ServerFactory) -> None:
     seen = DeadlineSeen()
     client = await make_client(policies=[seen])
@@ -67,11 +60,6 @@ async def crash(ctx: QueryContext, f: Params) -> list[QueryResult]:
     raise Crash
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: Runtime.query translates only Exception: a BaseException from a query handler escapes "
-    "untranslated (no INTERNAL, no ERROR event), where Execute answers INTERNAL",
-)
 async def test_a_base_exception_from_a_query_handler_is_internal(make_client: ServerFactory) -> None:
     """On the runtime directly: gRPC's QueryType enum cannot name a component's query."""
     extra = Extra(queries=[QuerySpec("CRASHING", Params, crash, QueryResult, "raises a BaseException")])

@@ -270,11 +270,11 @@ async def test_a_held_query_past_its_deadline_is_a_timeout(make_frontend: FrontE
     refusal = await refused(frontend.query("CONTACTS", timeout_ms=300))
     requested = (await events.next("APPROVAL_REQUESTED")).payload
     assert refusal.code == "TIMEOUT"
-    if refusal.message is not None:  # None: gRPC's own deadline answered first (tests/test_query.py)
-        assert (
-            refusal.message
-            == f"no answer came to approval {requested['approval_id']} for CONTACTS within 0.3 s"
-        )
+    assert refusal.message is not None  # the runtime's answer, not gRPC's own deadline
+    prefix = f"no answer came to approval {requested['approval_id']} for CONTACTS within "
+    assert refusal.message.startswith(prefix) and refusal.message.endswith(" ms; nothing was read")
+    within_ms = int(refusal.message[len(prefix) :].split()[0])
+    assert 200 <= within_ms <= 300  # the RPC's 300 ms, less the margin for the answer to travel
     resolved = await until(events, "APPROVAL_RESOLVED", approval_id=requested["approval_id"])
     assert (resolved.payload["outcome"], resolved.payload["by"]) == ("expired", "")
     assert approvals(frontend).pending() == []

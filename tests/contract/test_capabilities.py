@@ -44,7 +44,9 @@ async def test_a_query_the_device_cannot_answer_is_unsupported_with_a_hint(
     assert (await refused(frontend.query("CONTACTS", {"colour": "red"}))).error == refusal.error
     # A need that depends on the filters is the handler's to check.
     with_ui = await refused(frontend.query("APP_STATE", {"include_ui": "true"}))
-    assert with_ui.error == f"UNSUPPORTED: {hint('ui')}"
+    assert with_ui.error == f"UNSUPPORTED: APP_STATE: {hint('ui')}"
+    unknown = await refused(frontend.query("APP_STATE", {"include_ui": "true", "package": "com.nowhere"}))
+    assert unknown.error == with_ui.error  # checked before the filters narrow anything
     [front] = (await frontend.query("APP_STATE", limit=1)).results
     assert front["foreground"] is True and front["ui_fingerprint"] is None  # no UI, no fingerprint
     added = await frontend.execute("ADD_CONTACT", {"name": "x"})

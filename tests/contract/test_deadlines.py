@@ -106,11 +106,6 @@ async def test_only_timeout_ms_makes_timeout(make_frontend: FrontEndFactory) -> 
     assert cancelled.is_set()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: when timeout_ms passes and the handler turns the deadline's cancellation into "
-    "TimeoutError (as some libraries do), runtime._run reports DEVICE_UNAVAILABLE, not TIMEOUT",
-)
 async def test_the_deadline_is_timeout_even_when_the_handler_converts_its_cancellation(
     make_frontend: FrontEndFactory,
 ) -> None:

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
-
 from phoneuse_runtime.params import Params
 from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
 
@@ -143,11 +141,6 @@ async def test_a_crashing_handler_is_internal_and_reported(make_frontend: FrontE
     assert event.source == "phoneuse.runtime"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a CancelledError that escapes a handler while nobody cancelled the call (a library's "
-    "inner future cancelled, say) is answered 'the server shut down before the action finished'",
-)
 async def test_a_handlers_own_cancelled_error_is_not_reported_as_a_shutdown(
     make_frontend: FrontEndFactory,
 ) -> None:

@@ -107,7 +107,7 @@ async def test_unknown_params_name_the_allowed_keys(frontend: FrontEnd) -> None:
         (
             "START_INTENT",
             {"action": "a", "extras": "{not json"},
-            "params: extras: not valid JSON (Expecting property name enclosed in double quotes at char 1) "
+            "extras: not valid JSON (Expecting property name enclosed in double quotes at char 1) "
             f"(allowed: {INTENT_KEYS})",
         ),
         (

@@ -92,7 +92,9 @@ async def build_app(
     if len(set(names)) != len(names):
         raise ConfigError(f"component names must be unique, got {', '.join(names)}")
     registry = build_registry(parts)
-    chain: list[Policy] = [ListPolicy(allow=settings.allow_actions, deny=settings.deny_actions)]
+    chain: list[Policy] = []
+    if settings.allow_actions or settings.deny_actions:  # empty lists allow everything: no link
+        chain.append(ListPolicy(allow=settings.allow_actions, deny=settings.deny_actions))
     for part in parts:
         chain += part.contribution().policies
     chain += policies

@@ -65,6 +65,7 @@ class SimPhone:
         self.running: list[str] = [LAUNCHER]  # least recently used first
         self.call = CallState("idle")
         self._shown = self.foreground()
+        self._shown_top = self.top()
 
     # --- the stack ---------------------------------------------------------
     def top(self) -> Screen:
@@ -76,7 +77,11 @@ class SimPhone:
 
     def settle(self) -> None:
         """Emits APP_STATE_CHANGED if the foreground differs from what was last announced."""
-        now = self.foreground()
+        top = self.top()
+        if top is self._shown_top:  # the same screen (most operations): the same package and activity
+            return
+        self._shown_top = top
+        now = Foreground(top.package, top.activity)
         if now != self._shown:
             previous, self._shown = self._shown, now
             event = AppStateChanged(

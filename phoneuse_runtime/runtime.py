@@ -42,6 +42,7 @@ from .memory import MemoryStore
 from .params import parse_params
 from .policies import Policy, PolicyCall
 from .registry import AnyActionSpec, AnyQuerySpec, Registry
+from .turns import Turns
 
 log = logging.getLogger(__name__)
 
@@ -195,7 +196,7 @@ class Runtime:
         self._loop: asyncio.AbstractEventLoop  # set by start
         self._closing = False
         # One phone, one finger: actions that drive it take turns (waiting counts against their deadline).
-        self.device_lock = asyncio.Lock()
+        self.turns = Turns()
 
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
@@ -375,10 +376,15 @@ class Runtime:
             call.deadline,
         )
         if spec.takes_turns:
-            call.phase = "turn"
-            async with self.device_lock:
+            turns = self.turns
+            if not turns.take_now():
+                call.phase = "turn"
+                await turns.take()
+            try:
                 call.phase = "device"
                 result = await spec.handler(ctx, params)
+            finally:
+                turns.give_back()
         else:
             call.phase = "device"
             result = await spec.handler(ctx, params)

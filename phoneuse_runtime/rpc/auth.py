@@ -1,8 +1,8 @@
 """Bearer-token checks for the AndroidRuntime methods; a good token names the caller.
 
-Checked at the top of each servicer method rather than in a server interceptor: only the
-servicer's methods need a token (health and reflection stay open), and it spares every call
-grpc.aio's interceptor layer. tests/test_auth.py walks the service descriptor, so a method
+Checked at the top of each servicer method (`check`, a plain call) rather than in a server
+interceptor: only the servicer's methods need a token (health and reflection stay open), and it
+spares every call grpc.aio's interceptor layer. tests/test_auth.py walks the service descriptor, so a method
 added later cannot skip the check unnoticed.
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 import hmac
 import logging
 from collections.abc import Iterable, Mapping
+from typing import NoReturn
 
 import grpc
 
@@ -58,10 +59,8 @@ class BearerAuth:
                     return caller
         return "invalid token"
 
-    async def require(self, context: grpc.aio.ServicerContext, method: str) -> Caller:
-        """The caller, or the call is aborted with UNAUTHENTICATED."""
-        found = self.check(context.invocation_metadata())
-        if isinstance(found, str):
-            log.warning("rejected a call to %s: %s", method, found)
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED, found)
-        return found  # type: ignore[return-value]
+    async def refuse(self, context: grpc.aio.ServicerContext, method: str, problem: str) -> NoReturn:
+        """Aborts the call with UNAUTHENTICATED (`check` said why)."""
+        log.warning("rejected a call to %s: %s", method, problem)
+        await context.abort(grpc.StatusCode.UNAUTHENTICATED, problem)
+        raise AssertionError("abort returned")  # pragma: no cover

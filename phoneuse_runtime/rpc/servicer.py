@@ -63,7 +63,9 @@ class AndroidRuntimeServicer(pb_grpc.AndroidRuntimeServicer):
     async def Execute(
         self, request: pb.ActionRequest, context: grpc.aio.ServicerContext
     ) -> pb.ActionResponse:
-        caller = await self.auth.require(context, "Execute")
+        caller = self.auth.check(context.invocation_metadata())
+        if isinstance(caller, str):
+            await self.auth.refuse(context, "Execute", caller)
         call = ActionCall(
             request.action_type,
             dict(request.params),
@@ -84,7 +86,9 @@ class AndroidRuntimeServicer(pb_grpc.AndroidRuntimeServicer):
         )
 
     async def Query(self, request: pb.QueryRequest, context: grpc.aio.ServicerContext) -> pb.QueryResponse:
-        caller = await self.auth.require(context, "Query")
+        caller = self.auth.check(context.invocation_metadata())
+        if isinstance(caller, str):
+            await self.auth.refuse(context, "Query", caller)
         try:
             name = pb.QueryType.Name(request.query_type) if request.query_type else ""
         except ValueError:
@@ -108,7 +112,9 @@ class AndroidRuntimeServicer(pb_grpc.AndroidRuntimeServicer):
     async def Subscribe(
         self, request: pb.SubscribeRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[pb.Event]:
-        caller = await self.auth.require(context, "Subscribe")
+        caller = self.auth.check(context.invocation_metadata())
+        if isinstance(caller, str):
+            await self.auth.refuse(context, "Subscribe", caller)
         sub = self.runtime.subscribe(caller, request.subscriber_id, request.event_types)
         try:
             # Headers go out once the subscription exists, so a client that awaits them

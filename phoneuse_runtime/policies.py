@@ -43,6 +43,8 @@ class PolicyCall:
     expired: bool = False  # set by the deadline, just before it cancels the call
     timer: asyncio.TimerHandle | None = None
     task: asyncio.Task[Any] | None = None
+    outcome: Any = None  # the runtime's answer, once there is one
+    answer: asyncio.Future[Any] | None = None  # what the caller awaits, if the call suspended
 
     async def ask(self, reason: str) -> None:
         """Holds the call until a person approves it (returns) or denies it (Denied)."""

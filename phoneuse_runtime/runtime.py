@@ -261,25 +261,26 @@ class Runtime:
         # The action runs in its own task: a client that disconnects or whose own deadline
         # passes does not cancel half an action; its retry gets the stored outcome. The caller
         # waits on a future of its own, which its cancellation may cancel without harm.
-        answer: asyncio.Future[ActionOutcome] = loop.create_future()
         try:
-            task = _start_task(loop, self._run(call, key, request.timeout_ms, answer))
+            task = _start_task(loop, self._run(call, key, request.timeout_ms))
         except asyncio.CancelledError:  # a handler that raised CancelledError itself, in its first step
-            if not answer.done():
+            if call.outcome is None:
                 raise
             task = None
-        if task is not None:
-            call.task = task
-            call.timer = loop.call_at(call.deadline, _expire, call)
-            self._tasks.add(task)
-        return await answer
+        if task is None:  # it finished in its first step
+            outcome: ActionOutcome = call.outcome
+            return outcome
+        call.task = task
+        call.timer = loop.call_at(call.deadline, _expire, call)
+        self._tasks.add(task)
+        call.answer = loop.create_future()
+        return await call.answer  # type: ignore[no-any-return]
 
     async def _run(
         self,
         call: PolicyCall,
         key: tuple[str, str],
         timeout_ms: int,
-        answer: asyncio.Future[ActionOutcome],
     ) -> None:
         """Runs the action to its outcome, records it for replays, answers and announces it."""
         success, result_json = False, "{}"
@@ -317,8 +318,9 @@ class Runtime:
                 call.request_id, success, result_json, error, int((now - call.started) * 1000), call.held_ms
             )
             self._replays.finish(key, outcome)
-            if not answer.done():
-                answer.set_result(outcome)
+            call.outcome = outcome
+            if call.answer is not None and not call.answer.done():
+                call.answer.set_result(outcome)
             if self.bus.interested("TASK_COMPLETED"):  # building the event costs; skip it when nobody listens
                 self.bus.publish(
                     TaskCompleted(

@@ -102,13 +102,72 @@ class OpenUrlResult(IntentResultModel):
     url: str
 
 
-async def open_url(ctx: ActionContext, p: OpenUrlParams) -> OpenUrlResult:
-    scheme = urlsplit(p.url).scheme.lower()
-    if not scheme:
-        raise InvalidParams(f"url {p.url!r} has no scheme; e.g. https://example.com")
+def _require_scheme(ctx: ActionContext, what: str, url: str) -> None:
+    scheme = urlsplit(url).scheme.lower()
     if scheme not in ctx.settings.url_schemes:
         allowed = ", ".join(sorted(ctx.settings.url_schemes))
-        raise PermissionDenied(f"scheme {scheme!r} is not allowed by this server (allowed: {allowed})")
+        raise PermissionDenied(f"{what}scheme {scheme!r} is not allowed by this server (allowed: {allowed})")
+
+
+# What an intent does, named as the action that does the same: policies judge START_INTENT
+# and OPEN_URL by it, so a deny list that names MAKE_CALL is not undone by `CALL tel:...`.
+_CALLS = {
+    "android.intent.action.CALL",
+    "android.intent.action.CALL_PRIVILEGED",
+    "android.intent.action.CALL_EMERGENCY",
+}
+_SENDS = {"android.intent.action.SEND", "android.intent.action.SEND_MULTIPLE", "android.intent.action.SENDTO"}
+_ALARMS = {
+    "android.intent.action.SET_ALARM",
+    "android.intent.action.SET_TIMER",
+    "android.intent.action.SHOW_ALARMS",
+}
+_INSERTS = {
+    "android.intent.action.INSERT",
+    "android.intent.action.INSERT_OR_EDIT",
+    "android.intent.action.EDIT",
+}
+_SCHEME_EFFECTS = {
+    "tel": "MAKE_CALL",
+    "sms": "SEND_MESSAGE",
+    "smsto": "SEND_MESSAGE",
+    "mms": "SEND_MESSAGE",
+    "mmsto": "SEND_MESSAGE",
+}
+
+
+def url_effects(url: str) -> frozenset[str]:
+    """tel: dials, sms:/smsto: compose a message: one tap from MAKE_CALL and SEND_MESSAGE."""
+    effect = _SCHEME_EFFECTS.get(urlsplit(url.strip()).scheme.lower())
+    return frozenset({effect}) if effect else frozenset()
+
+
+def intent_effects(p: StartIntentParams) -> frozenset[str]:
+    found = set(url_effects(p.data)) if p.data else set()
+    action = p.action.strip()
+    if action in _CALLS:
+        found.add("MAKE_CALL")
+    if action in _SENDS:
+        found.add("SEND_MESSAGE")
+    if action in _ALARMS:
+        found.add("SET_ALARM")
+    if action in _INSERTS:
+        target = f"{p.data} {p.mime}".lower()
+        if "calendar" in target or "/event" in target:
+            found.add("CREATE_EVENT")
+        if "contact" in target:
+            found.add("ADD_CONTACT")
+    return frozenset(found)
+
+
+def _open_url_effects(p: OpenUrlParams) -> frozenset[str]:
+    return url_effects(p.url)
+
+
+async def open_url(ctx: ActionContext, p: OpenUrlParams) -> OpenUrlResult:
+    if not urlsplit(p.url).scheme:
+        raise InvalidParams(f"url {p.url!r} has no scheme; e.g. https://example.com")
+    _require_scheme(ctx, "", p.url)
     intent = Intent(action="android.intent.action.VIEW", data=p.url, package=ctx.app_target or "")
     result = await ctx.device.start_intent(intent)
     return OpenUrlResult(url=p.url, handled_by=result.handled_by, via=result.via)
@@ -156,6 +215,8 @@ class StartIntentResult(IntentResultModel):
 
 
 async def start_intent(ctx: ActionContext, p: StartIntentParams) -> StartIntentResult:
+    if urlsplit(p.data).scheme:  # data with a scheme is a URL, held to the same list as OPEN_URL
+        _require_scheme(ctx, "data ", p.data)
     intent = Intent(
         kind=p.kind,
         action=p.action,
@@ -194,6 +255,8 @@ ACTIONS = (
         OpenUrlResult,
         "Open a URL (schemes allowed by config)",
         requires=frozenset({APPS}),
+        effects=_open_url_effects,
+        notes="Policies judge it by its effect too: `tel:` as MAKE_CALL, `sms:`/`smsto:` as SEND_MESSAGE.",
     ),
     ActionSpec(
         "START_INTENT",
@@ -202,5 +265,12 @@ ACTIONS = (
         StartIntentResult,
         "Send an Android intent to an activity, broadcast receiver or service",
         requires=frozenset({APPS}),
+        effects=intent_effects,
+        notes=(
+            "`data` with a scheme is held to `url_schemes`, as OPEN_URL's url is. Policies judge an "
+            "intent by its effect too: CALL (or any `tel:` data) as MAKE_CALL; SEND, SENDTO or "
+            "`sms:`/`smsto:` data as SEND_MESSAGE; SET_ALARM or SET_TIMER as SET_ALARM; INSERT or EDIT "
+            "of a calendar event as CREATE_EVENT, of a contact as ADD_CONTACT."
+        ),
     ),
 )

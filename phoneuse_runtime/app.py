@@ -23,7 +23,7 @@ from .device.base import Device
 from .events import EventBus
 from .memory import MemoryStore
 from .policies import ListPolicy, Policy
-from .registry import build_registry
+from .registry import Registry, build_registry
 from .rpc.server import GrpcServer
 from .runtime import Runtime
 from .tokens import load_or_create_token, token_path
@@ -71,6 +71,26 @@ class App:
         await asyncio.gather(*stopping)
 
 
+def _check_listed_names(settings: Settings, registry: Registry) -> None:
+    """A name in allow_actions or deny_actions that names nothing is a mistake, never ignored:
+    a misspelt deny list would silently allow what it meant to stop."""
+    known = {*registry.actions, *registry.queries}
+    for setting, names in (
+        ("allow_actions", settings.allow_actions),
+        ("deny_actions", settings.deny_actions),
+    ):
+        unknown = sorted(names - known)
+        if unknown:
+            import difflib
+
+            hints = []
+            for name in unknown:
+                close = difflib.get_close_matches(name.upper(), known, n=1)
+                hints.append(f"{name!r}" + (f" (did you mean {close[0]}?)" if close else ""))
+            listed = "`phoneuse-runtime actions` lists them"
+            raise ConfigError(f"{setting} names no action or query: {', '.join(hints)}; {listed}")
+
+
 def default_components(settings: Settings, *, token: str) -> list[Component]:
     """What `serve` runs: the gRPC server today, the Iris gateway next."""
     return [GrpcServer(settings.grpc_listen, tokens={AGENT: token})]
@@ -92,6 +112,7 @@ async def build_app(
     if len(set(names)) != len(names):
         raise ConfigError(f"component names must be unique, got {', '.join(names)}")
     registry = build_registry(parts)
+    _check_listed_names(settings, registry)
     chain: list[Policy] = []
     if settings.allow_actions or settings.deny_actions:  # empty lists allow everything: no link
         chain.append(ListPolicy(allow=settings.allow_actions, deny=settings.deny_actions))

@@ -35,6 +35,9 @@ class PolicyCall:
     deadline: float  # loop.time() at which the call times out
     approvals: Approvals = field(repr=False)
     params: Params | None = None  # typed, once validated (always, by the time policies run)
+    # What the call would do, named as actions: its own name, plus those whose effect it has
+    # (START_INTENT to CALL tel:... is also MAKE_CALL). Policies judge a call by these.
+    effects: frozenset[str] = frozenset()
     started: float = 0.0  # loop.time() when the runtime took the call
     # Progress, for the deadline's message and the outcome:
     phase: str = "starting"
@@ -59,7 +62,8 @@ class Policy(Protocol):
 
 
 class ListPolicy:
-    """The configuration's allow and deny lists, naming actions and queries alike."""
+    """The configuration's allow and deny lists, naming actions and queries alike. A call is
+    judged by each of its effects: denying MAKE_CALL also denies a START_INTENT that calls."""
 
     name = "lists"
 
@@ -68,10 +72,12 @@ class ListPolicy:
         self.deny = deny
 
     async def check(self, call: PolicyCall) -> None:
-        if call.name in self.deny:
-            raise Denied(f"{call.name} is on this server's deny list")
-        if self.allow and call.name not in self.allow:
-            raise Denied(f"{call.name} is not on this server's allow list")
+        for effect in sorted(call.effects or {call.name}):
+            who = call.name if effect == call.name else f"{call.name} does what {effect} does, and {effect}"
+            if effect in self.deny:
+                raise Denied(f"{who} is on this server's deny list")
+            if self.allow and effect not in self.allow:
+                raise Denied(f"{who} is not on this server's allow list")
 
 
 class AskFirst:

@@ -77,6 +77,9 @@ class ActionSpec(Generic[P, R]):
     exclusive: bool | None = None
     # Longer documentation for the generated spec, beyond the one-line summary.
     notes: str = ""
+    # The other actions whose effect a call with these params has (START_INTENT with CALL
+    # tel:... places a call, as MAKE_CALL does): policies judge a call by all of them.
+    effects: Callable[[P], frozenset[str]] | None = None
 
     @property
     def takes_turns(self) -> bool:

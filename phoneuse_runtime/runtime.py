@@ -354,9 +354,12 @@ class Runtime:
         if spec.requires:
             self._supported(call.name, spec.requires)
         call.params = params = parse_params(spec.params, call.wire_params)
-        call.phase = "policies"
-        for policy in self.policies:
-            await policy.check(call)
+        if self.policies:
+            call.phase = "policies"
+            effects = spec.effects(params) if spec.effects is not None else frozenset()
+            call.effects = effects | {call.name}
+            for policy in self.policies:
+                await policy.check(call)
         if self.bus.interested("TASK_STARTED"):
             self.bus.publish(
                 TaskStarted(
@@ -425,6 +428,7 @@ class Runtime:
             self.approvals,
             params=parsed,
             started=now,
+            effects=frozenset({request.query_type}),
         )
         # The deadline cancels this very task; a query changes nothing, so nothing is left half done.
         call.task = asyncio.current_task()

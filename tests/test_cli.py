@@ -173,6 +173,23 @@ def test_serve_refuses_an_unknown_device(tmp_path: Path) -> None:
     assert "unknown device 'toaster'" in done.stderr
 
 
+def test_serve_refuses_a_deny_list_naming_nothing(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text('deny_actions = ["make_call", "SHELL"]\n')
+    done = subprocess.run(
+        [*EXE, "serve", "--grpc-listen", "127.0.0.1:0"],
+        capture_output=True,
+        text=True,
+        env=_env(tmp_path),
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert done.stderr.splitlines()[-1] == (
+        "phoneuse-runtime: deny_actions names no action or query: 'make_call' (did you mean MAKE_CALL?); "
+        "`phoneuse-runtime actions` lists them"
+    )
+
+
 def test_sim_state_survives_a_restart(tmp_path: Path) -> None:
     state = tmp_path / "phone.json"
     first = _start(tmp_path / "data", "--sim-state", str(state))

@@ -221,10 +221,14 @@ async def test_open_url_app_target_picks_the_handler(client: Client) -> None:
     assert result["handled_by"] == CHROME_MAIN
 
 
+PHONE_SCHEMES = frozenset({"http", "https", "tel", "smsto"})  # START_INTENT data is held to url_schemes
+
+
 # --- START_INTENT -------------------------------------------------------------------------------
 
 
-async def test_start_intent_dial(client: Client) -> None:
+async def test_start_intent_dial(make_client: ServerFactory) -> None:
+    client = await make_client(url_schemes=PHONE_SCHEMES)
     result = await client.ok(
         "START_INTENT", {"action": "android.intent.action.DIAL", "data": "tel:+1%20415%20555%200101"}
     )
@@ -238,7 +242,8 @@ async def test_start_intent_dial(client: Client) -> None:
     assert state.state == "idle"  # DIAL only fills the dial pad
 
 
-async def test_start_intent_sendto_prefills_the_conversation(client: Client) -> None:
+async def test_start_intent_sendto_prefills_the_conversation(make_client: ServerFactory) -> None:
+    client = await make_client(url_schemes=PHONE_SCHEMES)
     body = 'Running late; "10 min" — $(rm -rf /) 🏃'
     result = await client.ok(
         "START_INTENT",
@@ -333,7 +338,8 @@ async def test_start_intent_refuses_extras_it_cannot_type(client: Client, extras
     assert fragment in message
 
 
-async def test_start_intent_unresolvable_is_unsupported(client: Client) -> None:
+async def test_start_intent_unresolvable_is_unsupported(make_client: ServerFactory) -> None:
+    client = await make_client(url_schemes=PHONE_SCHEMES)
     code, message, _ = await failure(
         client, "START_INTENT", {"action": "com.example.action.NOTHING", "data": "tel:+14155550101"}
     )

@@ -173,7 +173,9 @@ end can tell its own calls from others'.
 Every Execute and every Query passes an ordered chain of policies after its params are
 validated and before its handler runs: first the `allow_actions` / `deny_actions` lists of the
 config, which name actions and queries alike (`DENIED`), then those of the app's components,
-then the app's own.
+then the app's own. The lists judge a call by its effects: its own name and the actions whose
+effect it has (START_INTENT's and OPEN_URL's are listed with them below). A list that names no
+action or query stops the server from starting.
 A policy may hold a call for a person's answer:
 
 - `APPROVAL_REQUESTED` announces the hold, with the exact call, its SHA-256 `digest` and the

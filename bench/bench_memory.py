@@ -38,8 +38,8 @@ LAYERS: tuple[tuple[str, str], ...] = (
     ("+ phoneuse_runtime.app", "import phoneuse_runtime.app"),
     ("+ SimDevice", "import phoneuse_runtime.device.sim"),
     (
-        "+ build_registry('sim') (actions/, queries/)",
-        "from phoneuse_runtime.registry import build_registry; build_registry('sim')",
+        "+ build_registry() (actions/, queries/)",
+        "from phoneuse_runtime.registry import build_registry; build_registry()",
     ),
 )
 

@@ -111,13 +111,16 @@ async def build_app(
     names = [c.name for c in parts]
     if len(set(names)) != len(names):
         raise ConfigError(f"component names must be unique, got {', '.join(names)}")
-    registry = build_registry(parts)
+    contributions = [(part.name, part.contribution()) for part in parts]  # asked once each
+    registry = build_registry()
+    for name, contribution in contributions:
+        registry.add(contribution, f"component {name}")
     _check_listed_names(settings, registry)
     chain: list[Policy] = []
     if settings.allow_actions or settings.deny_actions:  # empty lists allow everything: no link
         chain.append(ListPolicy(allow=settings.allow_actions, deny=settings.deny_actions))
-    for part in parts:
-        chain += part.contribution().policies
+    for _, contribution in contributions:
+        chain += contribution.policies
     chain += policies
     runtime = Runtime(
         device=device,

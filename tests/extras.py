@@ -30,6 +30,7 @@ class Extra:
         self.runtime: Runtime | None = None
 
     def contribution(self) -> Contribution:
+        self.log.append(f"contribution {self.name}")
         return self._contribution
 
     async def start(self, runtime: Runtime) -> None:

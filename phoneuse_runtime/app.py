@@ -142,6 +142,12 @@ def _release_startup_memory() -> None:
 async def serve(settings: Settings) -> int:
     """Runs until SIGINT/SIGTERM. Returns the process exit code."""
     started = time.monotonic()
+    # Before anything is recorded or announced: a SIGTERM right after the "serving" line (a
+    # supervisor's, a test's) must stop the server cleanly, not kill it and leave its record.
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
     settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     token = settings.token
     if not token:
@@ -162,10 +168,6 @@ async def serve(settings: Settings) -> int:
         len(app.runtime.registry.actions),
         (time.monotonic() - started) * 1000,
     )
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
     await stop.wait()
     log.info("shutting down (grace %.1f s)", settings.shutdown_grace_s)
     await app.stop(grace_s=settings.shutdown_grace_s)

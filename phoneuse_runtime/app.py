@@ -8,7 +8,6 @@ the components, which start in order after the runtime and stop in reverse.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import signal
@@ -18,8 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .components import Component
-from .config import SERVER_FILE, ConfigError, Settings
+from .config import ConfigError, Settings
 from .device.base import Device
+from .endpoint import Record, claim_socket, socket_path, warn_if_shared, write_record
 from .events import EventBus
 from .memory import MemoryStore
 from .policies import ListPolicy, Policy
@@ -91,9 +91,10 @@ def _check_listed_names(settings: Settings, registry: Registry) -> None:
             raise ConfigError(f"{setting} names no action or query: {', '.join(hints)}; {listed}")
 
 
-def default_components(settings: Settings, *, token: str) -> list[Component]:
-    """What `serve` runs: the gRPC server today, the Iris gateway next."""
-    return [GrpcServer(settings.grpc_listen, tokens={AGENT: token})]
+def default_components(settings: Settings, *, token: str, unix_socket: Path | None = None) -> list[Component]:
+    """What `serve` runs: the gRPC server today (also on `unix_socket`), the Iris gateway next."""
+    also = [f"unix:{unix_socket}"] if unix_socket else []
+    return [GrpcServer(settings.grpc_listen, tokens={AGENT: token}, also=also)]
 
 
 async def build_app(
@@ -145,12 +146,6 @@ async def build_app(
     return App(runtime, {c.name: c for c in parts})
 
 
-def _record_address(data_dir: Path, host: str, port: int) -> Path:
-    path = data_dir / SERVER_FILE
-    path.write_text(json.dumps({"address": f"{host}:{port}", "pid": os.getpid()}))
-    return path
-
-
 def _release_startup_memory() -> None:
     """Hands the heap that imports and start-up freed back to the OS (glibc only).
     A phone runs this next to everything else; a megabyte there is worth a syscall here."""
@@ -166,7 +161,15 @@ def _release_startup_memory() -> None:
 async def serve(settings: Settings) -> int:
     """Runs until SIGINT/SIGTERM. Returns the process exit code."""
     started = time.monotonic()
+    # Before anything is recorded or announced: a SIGTERM right after the "serving" line (a
+    # supervisor's, a test's) must stop the server cleanly, not kill it and leave its record.
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
     settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    warn_if_shared(settings.data_dir)
+    warn_if_shared(token_path(settings.data_dir))
     token = settings.token
     if not token:
         token, created = load_or_create_token(settings.data_dir)
@@ -174,25 +177,33 @@ async def serve(settings: Settings) -> int:
             log.info("generated a token; it is stored in %s (mode 0600)", token_path(settings.data_dir))
         else:
             log.info("using the token stored in %s", token_path(settings.data_dir))
-    app = await build_app(settings, token=token)
+    # The client commands prefer this socket: no other app can reach it, nor take it over.
+    sock = socket_path(settings.data_dir)
+    if sock:
+        claim_socket(sock, settings.data_dir)
+    app = await build_app(
+        settings, token=token, components=default_components(settings, token=token, unix_socket=sock)
+    )
+    if sock:
+        os.chmod(sock, 0o600)
     host = settings.grpc_listen.rsplit(":", 1)[0]
-    record = _record_address(settings.data_dir, host, app.port)
+    unix = f"unix:{sock}" if sock else None
+    record = write_record(settings.data_dir, Record.of_this_process(f"{host}:{app.port}", unix))
     _release_startup_memory()
     log.info(
-        "serving AndroidRuntime on %s:%d (device %s, %d actions) in %.0f ms",
+        "serving AndroidRuntime on %s:%d%s (device %s, %d actions) in %.0f ms",
         host,
         app.port,
+        f" and {unix}" if unix else "",
         settings.device,
         len(app.runtime.registry.actions),
         (time.monotonic() - started) * 1000,
     )
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
     await stop.wait()
     log.info("shutting down (grace %.1f s)", settings.shutdown_grace_s)
     await app.stop(grace_s=settings.shutdown_grace_s)
     record.unlink(missing_ok=True)
+    if sock:
+        sock.unlink(missing_ok=True)  # grpc removes it too; a killed server leaves it to the next
     log.info("stopped")
     return 0

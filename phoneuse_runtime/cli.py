@@ -12,8 +12,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .config import DEFAULT_GRPC_LISTEN, SERVER_FILE, ConfigError, default_data_dir, load_settings
-from .tokens import read_token_file
+from .config import DEFAULT_GRPC_LISTEN, ConfigError, default_data_dir, load_settings
+from .endpoint import NoServer, find_server
+from .tokens import read_token_file, token_path
+
+PS_SHOWS_FLAG = (
+    "--token puts the token on the command line, where `ps` shows it to other processes; "
+    "set PHONEUSE_TOKEN instead, or leave the token in %s"
+)
+
+
+class ClientSetupError(Exception):
+    """The client command cannot make its call (no live server, no token); exit status 2."""
 
 
 def _key_values(items: Sequence[str]) -> dict[str, str]:
@@ -30,7 +40,8 @@ def _client_parent() -> argparse.ArgumentParser:
     parent = argparse.ArgumentParser(add_help=False)
     parent.add_argument(
         "--server",
-        help="HOST:PORT (default: $PHONEUSE_SERVER, the running server's record, then 127.0.0.1:50051)",
+        help="HOST:PORT or unix:/PATH (default: $PHONEUSE_SERVER, else the live server recorded in the "
+        "data dir, over its Unix socket)",
     )
     parent.add_argument(
         "--token", help="bearer token (default: $PHONEUSE_TOKEN, then the data dir's token file)"
@@ -99,6 +110,8 @@ def _serve(args: argparse.Namespace) -> int:
     }
     try:
         settings = load_settings(flags, config_file=args.config)
+        if args.token:
+            logging.getLogger(__name__).warning(PS_SHOWS_FLAG, token_path(settings.data_dir))
         return asyncio.run(serve(settings))
     except (ConfigError, OSError) as exc:
         print(f"phoneuse-runtime: {exc}", file=sys.stderr)
@@ -106,19 +119,22 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _resolve_target(args: argparse.Namespace) -> tuple[str, str]:
+    """The address to call and the token to send. An address the user names is theirs to choose;
+    otherwise only a live server's own record is trusted with the token (see endpoint.py)."""
     data_dir = args.data_dir or default_data_dir()
-    address = args.server or os.environ.get("PHONEUSE_SERVER")
-    if not address:
-        try:
-            address = json.loads((data_dir / SERVER_FILE).read_text())["address"]
-        except (OSError, ValueError, KeyError):
-            address = DEFAULT_GRPC_LISTEN
+    try:
+        address = args.server or os.environ.get("PHONEUSE_SERVER") or find_server(data_dir)
+    except NoServer as exc:
+        raise ClientSetupError(str(exc)) from None
+    if args.token:
+        print(f"phoneuse-runtime: warning: {PS_SHOWS_FLAG % token_path(data_dir)}", file=sys.stderr)
     token = args.token or os.environ.get("PHONEUSE_TOKEN") or read_token_file(data_dir)
     if not token:
-        raise SystemExit(
-            f"no token: pass --token, set PHONEUSE_TOKEN, or run `serve` once to create {data_dir}/token"
+        raise ClientSetupError(
+            "no token: pass --token, set PHONEUSE_TOKEN, "
+            f"or run `serve` once to create {token_path(data_dir)}"
         )
-    return str(address), token
+    return address, token
 
 
 def _client(args: argparse.Namespace) -> int:
@@ -127,7 +143,11 @@ def _client(args: argparse.Namespace) -> int:
     from .rpc import protocol_pb2 as pb
     from .rpc import protocol_pb2_grpc as pb_grpc
 
-    address, token = _resolve_target(args)
+    try:
+        address, token = _resolve_target(args)
+    except ClientSetupError as exc:
+        print(f"phoneuse-runtime: {exc}", file=sys.stderr)
+        return 2
     metadata = (("authorization", f"Bearer {token}"),)
     with grpc.insecure_channel(address) as channel:
         stub = pb_grpc.AndroidRuntimeStub(channel)

@@ -150,6 +150,12 @@ def test_subscribe_prints_json_lines_and_sigterm_ends_everything_cleanly(served:
     assert not (served.data_dir / "server.json").exists()
 
 
+def test_sigterm_as_soon_as_it_serves_stops_it_cleanly(served: Served) -> None:
+    served.proc.send_signal(signal.SIGTERM)
+    assert served.proc.wait(timeout=30) == 0
+    assert not (served.data_dir / "server.json").exists()
+
+
 def test_actions_lists_everything(tmp_path: Path) -> None:
     text = subprocess.run([*EXE, "actions"], capture_output=True, text=True, check=True, timeout=60).stdout
     for name in ("TAP", "SEND_MESSAGE", "SIM_SET_SCREEN", "CONTACTS"):

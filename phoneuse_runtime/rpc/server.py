@@ -1,10 +1,10 @@
 """The gRPC front end as a component: the AndroidRuntime servicer (which checks tokens),
-health and reflection, on one listening address."""
+health and reflection, on one or more listening addresses."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -26,13 +26,17 @@ MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 class GrpcServer:
     """Serves AndroidRuntime on `address` ("HOST:PORT"; port 0 picks a free one, see `port`).
 
+    `also` lists further addresses served alike, e.g. "unix:/abs/path" (`serve`'s private socket).
     `tokens` maps each principal to its token; `serve` has one, the agent's."""
 
     name = "grpc"
 
-    def __init__(self, address: str, *, tokens: Mapping[str, str], name: str = "grpc") -> None:
+    def __init__(
+        self, address: str, *, tokens: Mapping[str, str], name: str = "grpc", also: Sequence[str] = ()
+    ) -> None:
         self.name = name
         self.address = address
+        self.also = tuple(also)
         self.auth = BearerAuth(tokens)  # keeps only the tokens' hashes
         self.port = 0
         self._server: grpc.aio.Server | None = None
@@ -59,6 +63,11 @@ class GrpcServer:
             raise OSError(f"cannot listen on {self.address}: the address is in use or not available") from exc
         if port == 0:
             raise OSError(f"cannot listen on {self.address}")
+        for address in self.also:
+            try:
+                server.add_insecure_port(address)
+            except RuntimeError as exc:
+                raise OSError(f"cannot listen on {address}") from exc
         await server.start()
         await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
         await health_servicer.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)

@@ -38,6 +38,7 @@ from .errors import (
 )
 from .events import CallerInfo, ErrorEvent, EventBus, Subscription, TaskCompleted, TaskStarted
 from .idempotency import IdempotencyCache
+from .limits import MAX_OFFSET_DIGITS, clip
 from .memory import MemoryStore
 from .params import parse_params
 from .policies import Policy, PolicyCall
@@ -404,8 +405,14 @@ class Runtime:
         limit = min(request.limit or DEFAULT_QUERY_LIMIT, self.settings.query_max_limit)
         filters = dict(request.filters)
         offset_text = filters.pop(OFFSET_KEY, "0")
-        if not offset_text.isdigit():
-            raise BadRequest(f"filter offset must be a non-negative integer, got {offset_text!r}")
+        # isdigit() alone takes "²", which int() refuses.
+        if not (
+            0 < len(offset_text) <= MAX_OFFSET_DIGITS and offset_text.isascii() and offset_text.isdigit()
+        ):
+            raise BadRequest(
+                f"filter offset must be a non-negative integer of at most {MAX_OFFSET_DIGITS} digits, "
+                f"got {clip(offset_text)}"
+            )
         offset = int(offset_text)
         if spec.requires:
             self._supported(request.query_type, spec.requires)

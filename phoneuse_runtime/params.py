@@ -3,8 +3,9 @@
 Handlers declare a `Params` model. Values arrive as strings and become the field's
 type: ints, floats (finite), `true`/`false`, times (ISO-8601 or epoch milliseconds, within
 EARLIEST..LATEST), JSON for objects, JSON or comma-separated text for lists of strings.
-Unknown keys are refused with the allowed ones named. JSON is at most MAX_JSON_DEPTH deep
-and its numbers fit a phone's types (limits.py).
+Unknown keys are refused with the allowed ones named. Every value is at most
+MAX_PARAM_CHARS long, or its field's own `max_length` (limits.py); JSON is at most
+MAX_JSON_DEPTH deep and its numbers fit a phone's types.
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ import typing
 from datetime import datetime, timedelta, timezone
 from typing import Annotated, Any, Union
 
+import annotated_types
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
 from .errors import InvalidParams
-from .limits import JSON_INT_MAX, JSON_INT_MIN, MAX_JSON_DEPTH, clip
+from .limits import JSON_INT_MAX, JSON_INT_MIN, MAX_JSON_DEPTH, MAX_PARAM_CHARS, clip, too_long
 
 # A day inside datetime's own range at either end, so that a day either way, or any time
 # zone, never leaves it.
@@ -195,6 +197,27 @@ def _wire_keys(model: type[BaseModel]) -> frozenset[str]:
     return frozenset(info.alias or name for name, info in model.model_fields.items())
 
 
+@functools.cache
+def _wire_limits(model: type[BaseModel]) -> dict[str, int]:
+    """The longest value each wire key takes: its field's own `max_length` where a string field
+    declares one, else MAX_PARAM_CHARS."""
+    limits = {}
+    for name, info in model.model_fields.items():
+        limit = MAX_PARAM_CHARS
+        if _strip_optional(info.annotation) is str:
+            for meta in info.metadata:
+                if isinstance(meta, annotated_types.MaxLen):
+                    limit = meta.max_length
+        limits[info.alias or name] = limit
+    return limits
+
+
+def _shown_keys(keys: list[str], most: int = 8) -> str:
+    shown = [key if len(key) <= 40 and key.isprintable() else clip(key) for key in keys[:most]]
+    more = f" and {len(keys) - most} more" if len(keys) > most else ""
+    return ", ".join(shown) + more
+
+
 def parse_params(
     model: type[Params], raw: typing.Mapping[str, str], *, also_allowed: typing.Iterable[str] = ()
 ) -> Params:
@@ -207,8 +230,12 @@ def parse_params(
         allowed = sorted({*keys, *also_allowed})
         unknown = sorted(set(raw) - set(allowed))
         raise InvalidParams(
-            f"unknown param(s) {', '.join(unknown)}; allowed: {', '.join(allowed) or '(none)'}"
+            f"unknown param(s) {_shown_keys(unknown)}; allowed: {', '.join(allowed) or '(none)'}"
         )
+    limits = _wire_limits(model)
+    for key, value in raw.items():  # every key is known by now
+        if len(value) > limits[key]:
+            raise InvalidParams(too_long(key, len(value), limits[key]))
     data = raw if isinstance(raw, dict) else dict(raw)
     try:
         if _structured_fields(model):

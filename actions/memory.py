@@ -2,18 +2,37 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import Field
 
+from phoneuse_runtime.limits import (
+    MEMORY_KIND_CHARS,
+    MEMORY_LINKS,
+    MEMORY_NAME_CHARS,
+    MEMORY_TAG_CHARS,
+    MEMORY_TAGS,
+    MEMORY_TEXT_CHARS,
+)
 from phoneuse_runtime.params import Params
 from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
 
 
 class RememberParams(Params):
-    kind: str = Field(default="fact", min_length=1, description="person, place, fact, preference, ...")
-    name: str = Field(min_length=1)
-    text: str = ""
-    tags: list[str] = Field(default_factory=list, description="comma-separated or a JSON list")
-    related_to: list[str] = Field(default_factory=list, description="ids of existing memory items")
+    kind: str = Field(
+        default="fact",
+        min_length=1,
+        max_length=MEMORY_KIND_CHARS,
+        description="person, place, fact, preference, ...",
+    )
+    name: str = Field(min_length=1, max_length=MEMORY_NAME_CHARS)
+    text: str = Field(default="", max_length=MEMORY_TEXT_CHARS)
+    tags: list[Annotated[str, Field(max_length=MEMORY_TAG_CHARS)]] = Field(
+        default_factory=list, max_length=MEMORY_TAGS, description="comma-separated or a JSON list"
+    )
+    related_to: list[str] = Field(
+        default_factory=list, max_length=MEMORY_LINKS, description="ids of existing memory items"
+    )
 
 
 class RememberResult(ActionResult):

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from phoneuse_runtime.capabilities import SIM
 from phoneuse_runtime.errors import Unsupported
+from phoneuse_runtime.limits import MAX_BULK_CHARS
 from phoneuse_runtime.params import Params
 from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
 from phoneuse_runtime.ui import fingerprint, parse_hierarchy
@@ -71,7 +72,7 @@ async def incoming_call(ctx: ActionContext, p: IncomingCallParams) -> IncomingCa
 
 
 class SetScreenParams(Params):
-    xml: str = Field(min_length=1, description="a uiautomator hierarchy dump")
+    xml: str = Field(min_length=1, max_length=MAX_BULK_CHARS, description="a uiautomator hierarchy dump")
 
 
 class SetScreenResult(ActionResult):

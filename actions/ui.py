@@ -13,6 +13,7 @@ from phoneuse_runtime.capabilities import SCREENSHOT, UI
 from phoneuse_runtime.device.base import KEYCODES
 from phoneuse_runtime.errors import ElementNotFound, InvalidParams
 from phoneuse_runtime.kit import Element, SelectorFields, SelectorParams, find_element, poll, screen
+from phoneuse_runtime.limits import clip
 from phoneuse_runtime.params import Params
 from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
 from phoneuse_runtime.ui import UiNode, compact_elements, fingerprint, focused_node
@@ -291,10 +292,11 @@ class PressKeyParams(Params):
         name = self.key.strip().upper().removeprefix("KEYCODE_")
         if name in KEYCODES:
             return KEYCODES[name]
-        if name.isdigit() and 0 < int(name) < 400:
+        # isdigit() alone takes "²", which int() refuses.
+        if len(name) <= 3 and name.isascii() and name.isdigit() and 0 < int(name) < 400:
             return int(name)
         raise InvalidParams(
-            f"unknown key {self.key!r}; use a keycode or one of {', '.join(sorted(KEYCODES))}"
+            f"unknown key {clip(self.key)}; use a keycode or one of {', '.join(sorted(KEYCODES))}"
         )
 
 

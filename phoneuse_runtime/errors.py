@@ -37,7 +37,8 @@ class BadRequest(RuntimeFailure):
     code = "BAD_REQUEST"
     summary = (
         "The request as a whole is malformed (empty action_type or request_id, timeout_ms <= 0, "
-        "an unknown query type, a bad offset or limit). gRPC answers it with the status "
+        "an unknown query type, a bad offset or limit, an id or name past its limit). gRPC answers "
+        "it with the status "
         "INVALID_ARGUMENT instead of an ActionResponse."
     )
 
@@ -50,8 +51,8 @@ class UnknownAction(RuntimeFailure):
 class InvalidParams(RuntimeFailure):
     code = "INVALID_PARAMS"
     summary = (
-        "A param is missing, unknown, or of the wrong type, or names nothing that exists "
-        "(a contact, an app); the message names the allowed keys or the closest names."
+        "A param is missing, unknown, of the wrong type or past its limit, or names nothing that "
+        "exists (a contact, an app); the message names the allowed keys or the closest names."
     )
 
 

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .limits import MAX_RESPONSE_JSON_BYTES, omitted_json, utf8_size
+
 log = logging.getLogger(__name__)
 
 DEFAULT_QUEUE_SIZE = 1024
@@ -46,7 +48,12 @@ class EventPayload(BaseModel):
 
     def to_event(self, source: str) -> Event:
         payload = self.model_dump(mode="json", by_alias=True, exclude={"event_type"})
-        return Event(self.event_type, json.dumps(payload, ensure_ascii=False), source)
+        text = json.dumps(payload, ensure_ascii=False)
+        # A payload no client could receive (TASK_STARTED's params escape to six times their
+        # size) would end every stream it reached: it travels as the omitted-result marker.
+        if len(text) > MAX_RESPONSE_JSON_BYTES // 4 and utf8_size(text) > MAX_RESPONSE_JSON_BYTES:
+            text = omitted_json(utf8_size(text))
+        return Event(self.event_type, text, source)
 
 
 class CallerInfo(BaseModel):

@@ -15,6 +15,15 @@ from pathlib import Path
 from .errors import ElementNotFound, InvalidParams
 from .events import now_ms
 from .files import atomic_write_text
+from .limits import (
+    MEMORY_KIND_CHARS,
+    MEMORY_LINKS,
+    MEMORY_NAME_CHARS,
+    MEMORY_TAG_CHARS,
+    MEMORY_TAGS,
+    MEMORY_TEXT_CHARS,
+    too_long,
+)
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +38,21 @@ class MemoryItem:
     related_to: list[str] = field(default_factory=list)
     created_ms: int = 0
     updated_ms: int = 0
+
+
+def _check_bounds(*, kind: str, name: str, text: str, tags: list[str], related_to: list[str]) -> None:
+    """What one item may hold (limits.py), whoever adds it: REMEMBER checks its params the same way."""
+    for what, value, limit in (
+        ("kind", kind, MEMORY_KIND_CHARS),
+        ("name", name, MEMORY_NAME_CHARS),
+        ("text", text, MEMORY_TEXT_CHARS),
+        *(("a tag", tag, MEMORY_TAG_CHARS) for tag in tags),
+    ):
+        if len(value) > limit:
+            raise InvalidParams(too_long(what, len(value), limit))
+    for what, items, most in (("tags", tags, MEMORY_TAGS), ("related_to", related_to, MEMORY_LINKS)):
+        if len(items) > most:
+            raise InvalidParams(f"{what} has {len(items)} entries; at most {most} are allowed")
 
 
 class MemoryStore:
@@ -53,6 +77,7 @@ class MemoryStore:
         atomic_write_text(self.path, json.dumps(payload, ensure_ascii=False))
 
     def add(self, *, kind: str, name: str, text: str, tags: list[str], related_to: list[str]) -> MemoryItem:
+        _check_bounds(kind=kind, name=name, text=text, tags=tags, related_to=related_to)
         missing = [rid for rid in related_to if rid not in self._items]
         if missing:
             raise InvalidParams(f"related_to names unknown memory id(s): {', '.join(missing)}")

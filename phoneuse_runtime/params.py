@@ -1,40 +1,71 @@
 """Typed params for handlers, coerced from the wire's `map<string, string>`.
 
 Handlers declare a `Params` model. Values arrive as strings and become the field's
-type: ints, floats, `true`/`false`, times (ISO-8601 or epoch milliseconds), JSON for
-objects, JSON or comma-separated text for lists of strings. Unknown keys are refused
-with the allowed ones named.
+type: ints, floats (finite), `true`/`false`, times (ISO-8601 or epoch milliseconds, within
+EARLIEST..LATEST), JSON for objects, JSON or comma-separated text for lists of strings.
+Unknown keys are refused with the allowed ones named. Every value is at most
+MAX_PARAM_CHARS long, or its field's own `max_length` (limits.py); JSON is at most
+MAX_JSON_DEPTH deep and its numbers fit a phone's types.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import math
+import re
 import types
 import typing
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Annotated, Any, Union
 
+import annotated_types
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
 from .errors import InvalidParams
+from .limits import JSON_INT_MAX, JSON_INT_MIN, MAX_JSON_DEPTH, MAX_PARAM_CHARS, clip, too_long
+
+# A day inside datetime's own range at either end, so that a day either way, or any time
+# zone, never leaves it.
+EARLIEST = datetime(1, 1, 2, tzinfo=timezone.utc)
+LATEST = datetime(9999, 12, 30, 23, 59, 59, 999999, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH_MS = re.compile(r"-?[0-9]{1,15}")  # LATEST is 15 digits of milliseconds
+_TIME_RANGE = (
+    "expected a time from 0001-01-02 to 9999-12-30 (UTC): "
+    "ISO-8601 (2026-12-01T09:30:00+01:00) or epoch milliseconds"
+)
+
+
+def _ms(moment: datetime) -> int:
+    return (moment - _EPOCH) // timedelta(milliseconds=1)
+
+
+_EARLIEST_MS, _LATEST_MS = _ms(EARLIEST), _ms(LATEST)
 
 
 def _parse_time(value: object) -> object:
-    if isinstance(value, str):
-        text = value.strip()
-        if text.lstrip("-").isdigit():
-            return datetime.fromtimestamp(int(text) / 1000, tz=timezone.utc)
-        try:
-            parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
-        except ValueError as exc:
-            raise ValueError("expected ISO-8601 (2026-12-01T09:30:00+01:00) or epoch milliseconds") from exc
-        return parsed
-    return value
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if _EPOCH_MS.fullmatch(text):
+        ms = int(text)
+        if not _EARLIEST_MS <= ms <= _LATEST_MS:
+            raise ValueError(_TIME_RANGE)
+        return _EPOCH + timedelta(milliseconds=ms)
+    try:
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(_TIME_RANGE) from None
+    # A naive time means UTC. Aware times compare by the instant they name.
+    if not EARLIEST <= (parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)) <= LATEST:
+        raise ValueError(_TIME_RANGE)
+    return parsed
 
 
 Timestamp = Annotated[datetime, BeforeValidator(_parse_time)]
-"""A point in time: ISO-8601 (with or without offset; naive means UTC) or epoch milliseconds."""
+"""A point in time: ISO-8601 (with or without offset; naive means UTC) or epoch milliseconds,
+from EARLIEST to LATEST."""
 
 
 def _strip_optional(annotation: Any) -> Any:
@@ -49,7 +80,10 @@ def _strip_optional(annotation: Any) -> Any:
 
 
 def _is_str_list(annotation: Any) -> bool:
-    return typing.get_origin(annotation) is list and typing.get_args(annotation) in ((str,), ())
+    if typing.get_origin(annotation) is not list:
+        return False
+    args = typing.get_args(annotation)
+    return not args or _strip_optional(args[0]) is str
 
 
 def _is_structured(annotation: Any) -> bool:
@@ -59,7 +93,68 @@ def _is_structured(annotation: Any) -> bool:
 class Params(BaseModel):
     """Base of every handler's params model."""
 
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False, frozen=True, defer_build=True)
+    model_config = ConfigDict(
+        extra="forbid", str_strip_whitespace=False, frozen=True, defer_build=True, allow_inf_nan=False
+    )
+
+
+_NUMBERS = "JSON numbers must be finite, and integers within -2^63 .. 2^63-1"
+
+
+class _OutOfRange(ValueError):
+    """A JSON number no phone type holds."""
+
+    def __init__(self, text: str) -> None:
+        shown = text if len(text) <= 40 else clip(text)
+        super().__init__(f"JSON number {shown} is out of range; {_NUMBERS}")
+
+
+def _json_int(text: str) -> int:
+    # The length check first: int() of thousands of digits is slow, and past 4300 it refuses.
+    value = int(text) if len(text) <= 20 else None
+    if value is None or not JSON_INT_MIN <= value <= JSON_INT_MAX:
+        raise _OutOfRange(text)
+    return value
+
+
+def _json_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e999 parses as inf
+        raise _OutOfRange(text)
+    return value
+
+
+def _json_constant(text: str) -> float:
+    raise _OutOfRange(text)  # NaN, Infinity, -Infinity: Python's JSON extensions
+
+
+def _deeper_than(value: object, limit: int) -> bool:
+    """Whether lists and objects in `value` nest more than `limit` levels, without recursing."""
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def decode_json(key: str, raw: str) -> Any:
+    """A param's JSON, within the limits of limits.py; InvalidParams (naming `key`) otherwise."""
+    too_deep = InvalidParams(f"{key}: JSON nested deeper than {MAX_JSON_DEPTH} levels")
+    try:
+        value = json.loads(raw, parse_int=_json_int, parse_float=_json_float, parse_constant=_json_constant)
+    except RecursionError:  # far deeper than the limit: the decoder recurses per level
+        raise too_deep from None
+    except _OutOfRange as exc:
+        raise InvalidParams(f"{key}: {exc}") from None
+    # Only text with enough brackets can nest too deep; most never needs the walk.
+    if raw.count("[") + raw.count("{") > MAX_JSON_DEPTH and _deeper_than(value, MAX_JSON_DEPTH):
+        raise too_deep
+    return value
 
 
 def _decode_structured(model: type[BaseModel], data: dict[str, str], allowed: list[str]) -> dict[str, Any]:
@@ -75,7 +170,7 @@ def _decode_structured(model: type[BaseModel], data: dict[str, str], allowed: li
             out[key] = [part.strip() for part in raw.split(",") if part.strip()]
             continue
         try:
-            out[key] = json.loads(raw)
+            out[key] = decode_json(key, raw)
         except json.JSONDecodeError as exc:
             raise InvalidParams(
                 f"{key}: not valid JSON ({exc.msg} at char {exc.pos}) (allowed: {', '.join(allowed)})"
@@ -102,6 +197,27 @@ def _wire_keys(model: type[BaseModel]) -> frozenset[str]:
     return frozenset(info.alias or name for name, info in model.model_fields.items())
 
 
+@functools.cache
+def _wire_limits(model: type[BaseModel]) -> dict[str, int]:
+    """The longest value each wire key takes: its field's own `max_length` where a string field
+    declares one, else MAX_PARAM_CHARS."""
+    limits = {}
+    for name, info in model.model_fields.items():
+        limit = MAX_PARAM_CHARS
+        if _strip_optional(info.annotation) is str:
+            for meta in info.metadata:
+                if isinstance(meta, annotated_types.MaxLen):
+                    limit = meta.max_length
+        limits[info.alias or name] = limit
+    return limits
+
+
+def _shown_keys(keys: list[str], most: int = 8) -> str:
+    shown = [key if len(key) <= 40 and key.isprintable() else clip(key) for key in keys[:most]]
+    more = f" and {len(keys) - most} more" if len(keys) > most else ""
+    return ", ".join(shown) + more
+
+
 def parse_params(
     model: type[Params], raw: typing.Mapping[str, str], *, also_allowed: typing.Iterable[str] = ()
 ) -> Params:
@@ -114,8 +230,12 @@ def parse_params(
         allowed = sorted({*keys, *also_allowed})
         unknown = sorted(set(raw) - set(allowed))
         raise InvalidParams(
-            f"unknown param(s) {', '.join(unknown)}; allowed: {', '.join(allowed) or '(none)'}"
+            f"unknown param(s) {_shown_keys(unknown)}; allowed: {', '.join(allowed) or '(none)'}"
         )
+    limits = _wire_limits(model)
+    for key, value in raw.items():  # every key is known by now
+        if len(value) > limits[key]:
+            raise InvalidParams(too_long(key, len(value), limits[key]))
     data = raw if isinstance(raw, dict) else dict(raw)
     try:
         if _structured_fields(model):

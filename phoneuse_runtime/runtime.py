@@ -38,6 +38,19 @@ from .errors import (
 )
 from .events import CallerInfo, ErrorEvent, EventBus, Subscription, TaskCompleted, TaskStarted
 from .idempotency import IdempotencyCache
+from .limits import (
+    MAX_APP_TARGET_CHARS,
+    MAX_EVENT_TYPES,
+    MAX_ID_CHARS,
+    MAX_NAME_CHARS,
+    MAX_OFFSET_DIGITS,
+    MAX_RESPONSE_JSON_BYTES,
+    bad_id,
+    clip,
+    omitted_json,
+    too_long,
+    utf8_size,
+)
 from .memory import MemoryStore
 from .params import parse_params
 from .policies import Policy, PolicyCall
@@ -225,12 +238,19 @@ class Runtime:
     async def execute(self, caller: Caller, request: ActionCall) -> ActionOutcome:
         """Runs an action once per (principal, request_id). Raises BadRequest for a malformed call;
         every other failure is the outcome's."""
-        if not request.action_type:
-            raise BadRequest("action_type is empty")
-        if not request.request_id:
-            raise BadRequest("request_id is empty")
+        if not 0 < len(request.action_type) <= MAX_NAME_CHARS:
+            raise BadRequest(
+                too_long("action_type", len(request.action_type), MAX_NAME_CHARS)
+                if request.action_type
+                else "action_type is empty"
+            )
+        request_id = request.request_id
+        if not (0 < len(request_id) <= MAX_ID_CHARS and request_id.isascii() and request_id.isprintable()):
+            raise BadRequest(bad_id("request_id", request_id) or "")
         if request.timeout_ms <= 0:
             raise BadRequest(f"timeout_ms must be > 0, got {request.timeout_ms}")
+        if request.app_target is not None and len(request.app_target) > MAX_APP_TARGET_CHARS:
+            raise BadRequest(too_long("app_target", len(request.app_target), MAX_APP_TARGET_CHARS))
         key = (caller.principal, request.request_id)
         # Python's hash of the content: 64 bits, within one principal's one request_id.
         fingerprint = hash((request.action_type, request.app_target, tuple(sorted(request.params.items()))))
@@ -393,7 +413,11 @@ class Runtime:
         else:
             call.phase = "device"
             result = await spec.handler(ctx, params)
-        return result.model_dump_json(by_alias=True)  # type: ignore[no-any-return]
+        text: str = result.model_dump_json(by_alias=True)
+        # A UTF-8 character takes at most 4 bytes: only a long result needs measuring.
+        if len(text) > MAX_RESPONSE_JSON_BYTES // 4 and utf8_size(text) > MAX_RESPONSE_JSON_BYTES:
+            return omitted_json(utf8_size(text))
+        return text
 
     # --- Query -------------------------------------------------------------
     async def query(self, caller: Caller, request: QueryCall) -> QueryPage:
@@ -409,8 +433,14 @@ class Runtime:
         limit = min(request.limit or DEFAULT_QUERY_LIMIT, self.settings.query_max_limit)
         filters = dict(request.filters)
         offset_text = filters.pop(OFFSET_KEY, "0")
-        if not offset_text.isdigit():
-            raise BadRequest(f"filter offset must be a non-negative integer, got {offset_text!r}")
+        # isdigit() alone takes "²", which int() refuses.
+        if not (
+            0 < len(offset_text) <= MAX_OFFSET_DIGITS and offset_text.isascii() and offset_text.isdigit()
+        ):
+            raise BadRequest(
+                f"filter offset must be a non-negative integer of at most {MAX_OFFSET_DIGITS} digits, "
+                f"got {clip(offset_text)}"
+            )
         offset = int(offset_text)
         if spec.requires:
             self._supported(request.query_type, spec.requires)
@@ -460,21 +490,44 @@ class Runtime:
             raise failure from None
         finally:
             timer.cancel()
-        page = matches[offset : offset + limit]
-        return QueryPage(
-            results=[m.model_dump_json(by_alias=True) for m in page],
-            total_count=len(matches),
-            has_more=offset + len(page) < len(matches),
-        )
+        return _page(matches, offset, limit)
 
     # --- Subscribe -----------------------------------------------------------
     def subscribe(self, caller: Caller, subscriber_id: str, event_types: Iterable[str]) -> Subscription:
         """A stream of events. Subscriber ids are the caller's own: another principal's same id
-        names another stream."""
-        return self.bus.subscribe(subscriber_id, event_types, scope=caller.principal)
+        names another stream. Raises BadRequest for an id or event types past their limits."""
+        problem = bad_id("subscriber_id", subscriber_id, empty_ok=True)
+        if problem is not None:
+            raise BadRequest(problem)
+        types = tuple(event_types)
+        if len(types) > MAX_EVENT_TYPES:
+            raise BadRequest(f"event_types has {len(types)} entries; at most {MAX_EVENT_TYPES} are allowed")
+        longest = max(types, key=len, default="")
+        if len(longest) > MAX_NAME_CHARS:
+            raise BadRequest(too_long("event type", len(longest), MAX_NAME_CHARS))
+        return self.bus.subscribe(subscriber_id, types, scope=caller.principal)
 
     def unsubscribe(self, sub: Subscription) -> None:
         self.bus.unsubscribe(sub)
+
+
+def _page(matches: Sequence[BaseModel], offset: int, limit: int) -> QueryPage:
+    """Up to `limit` results from `offset`, ending early rather than pass MAX_RESPONSE_JSON_BYTES
+    (has_more then says so, and paging on by the results' count reaches everything). A result
+    too large to send on its own is replaced by the omitted-result marker, in its place."""
+    results: list[str] = []
+    budget = MAX_RESPONSE_JSON_BYTES
+    for match in matches[offset : offset + limit]:
+        text = match.model_dump_json(by_alias=True)
+        size = utf8_size(text)
+        if size > MAX_RESPONSE_JSON_BYTES:
+            text = omitted_json(size)
+            size = len(text)
+        if size > budget and results:
+            break
+        budget -= size
+        results.append(text)
+    return QueryPage(results, total_count=len(matches), has_more=offset + len(results) < len(matches))
 
 
 def _json(details: dict[str, object]) -> str:

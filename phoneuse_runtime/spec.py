@@ -14,6 +14,25 @@ from pydantic import BaseModel
 from .capabilities import CAPABILITIES
 from .config import Settings
 from .errors import FAILURES
+from .limits import (
+    MAX_APP_TARGET_CHARS,
+    MAX_BULK_CHARS,
+    MAX_EVENT_TYPES,
+    MAX_ID_CHARS,
+    MAX_JSON_DEPTH,
+    MAX_NAME_CHARS,
+    MAX_OFFSET_DIGITS,
+    MAX_PARAM_CHARS,
+    MAX_RESPONSE_JSON_BYTES,
+    MAX_UI_DEPTH,
+    MEMORY_KIND_CHARS,
+    MEMORY_LINKS,
+    MEMORY_NAME_CHARS,
+    MEMORY_TAG_CHARS,
+    MEMORY_TAGS,
+    MEMORY_TEXT_CHARS,
+    OMITTED,
+)
 from .registry import AnyActionSpec, AnyQuerySpec, Registry, build_registry
 from .runtime import DEFAULT_QUERY_LIMIT
 
@@ -51,10 +70,22 @@ def _limits(prop: dict[str, Any]) -> str:
         ("exclusiveMaximum", "<"),
         ("minLength", "min length"),
         ("maxLength", "max length"),
+        ("maxItems", "at most"),
     ):
         if key in prop:
-            parts.append(f"{label} {prop[key]}")
+            parts.append(f"{label} {prop[key]}" + (" items" if key == "maxItems" else ""))
+    item_limits = _limits(prop["items"]) if isinstance(prop.get("items"), dict) else ""
+    if item_limits:
+        parts.append(f"each {item_limits}")
     return ", ".join(parts)
+
+
+def _mib(size: int) -> str:
+    return f"{size / (1024 * 1024):g} MiB"
+
+
+def _kib(chars: int) -> str:
+    return f"{chars} ({chars // 1024} Ki)" if chars % 1024 == 0 else str(chars)
 
 
 def model_table(model: type[BaseModel], *, inputs: bool) -> list[str]:
@@ -118,11 +149,12 @@ service `AndroidRuntime`). This page documents what travels inside its strings.
 - **Auth.** Every call carries metadata `authorization: Bearer <token>`. A missing or wrong
   token is `UNAUTHENTICATED`. `grpc.health.v1.Health` and server reflection need no token.
 - **Execute.** `params` values are strings, coerced to each action's types below: integers,
-  floats, `true`/`false`, times as ISO-8601 (`2026-12-01T09:30:00+01:00`, naive means UTC) or
-  epoch milliseconds, JSON for objects, and a JSON list or comma-separated text for lists.
-  Unknown keys fail with `INVALID_PARAMS`, naming the allowed keys.
-  - A malformed request (empty `action_type`, empty `request_id`, `timeout_ms <= 0`) is the gRPC
-    status `INVALID_ARGUMENT`.
+  floats (finite), `true`/`false`, times as ISO-8601 (`2026-12-01T09:30:00+01:00`, naive means
+  UTC) or epoch milliseconds, JSON for objects, and a JSON list or comma-separated text for lists.
+  Unknown keys fail with `INVALID_PARAMS`, naming the allowed keys. Every value has a maximum
+  length ([Limits](#limits)).
+  - A malformed request (empty `action_type`, empty `request_id`, `timeout_ms <= 0`, an id or
+    `action_type` past its [limit](#limits)) is the gRPC status `INVALID_ARGUMENT`.
   - A failed action is `success=false` and `error` = `CODE: message`; `result_json` is then a
     JSON object with details where there are any (e.g. `candidates` of an ambiguous name), else `{{}}`.
   - `timeout_ms` bounds the whole call, policies and approvals included: at the deadline the
@@ -140,12 +172,15 @@ service `AndroidRuntime`). This page documents what travels inside its strings.
     `termux-api`, `memory`, ...).
 - **Query.** `limit` 0 means {DEFAULT_QUERY_LIMIT}; larger than {_DEFAULTS.query_max_limit} is clamped
   to it; negative is `INVALID_ARGUMENT`. `total_count` counts every match, `has_more` says
-  whether results remain past this page, and the filter `offset` (a non-negative integer,
-  default 0) pages. Unknown filter keys and `QUERY_TYPE_UNSPECIFIED` are `INVALID_ARGUMENT`.
+  whether results remain past this page, and the filter `offset` (a non-negative integer of at
+  most {MAX_OFFSET_DIGITS} digits, default 0) pages. A page also ends early, with `has_more`, rather
+  than pass {_mib(MAX_RESPONSE_JSON_BYTES)} of results ([Limits](#limits)): page on by the number of
+  results received. Unknown filter keys and `QUERY_TYPE_UNSPECIFIED` are `INVALID_ARGUMENT`.
   Device trouble maps to gRPC statuses
   (`DEVICE_UNAVAILABLE` → `UNAVAILABLE`, `TIMEOUT` → `DEADLINE_EXCEEDED`, ...), with
   `CODE: message` as details, and `UNSUPPORTED` → `UNIMPLEMENTED`, `DENIED` → `PERMISSION_DENIED`.
-- **Subscribe.** Empty `event_types` means all. Response headers are sent once the subscription
+- **Subscribe.** Empty `event_types` means all; a `subscriber_id` or `event_types` past its
+  [limit](#limits) is `INVALID_ARGUMENT`. Response headers are sent once the subscription
   is live (`x-subscriber-id`), so a client that awaits them misses nothing after. A new stream with
   the `subscriber_id` of a live one replaces it; the old stream ends with status OK. Each subscriber
   has a queue of {_DEFAULTS.event_queue_size} events. **Overflow policy:** the publisher never waits; when a
@@ -187,11 +222,83 @@ A policy may hold a call for a person's answer:
 """
 
 
+_PRINTABLE = "printable ASCII characters"
+LIMIT_ROWS: tuple[tuple[str, str, str], ...] = (
+    ("`request_id`", f"1 to {MAX_ID_CHARS} {_PRINTABLE}", "`BAD_REQUEST`"),
+    (
+        "`subscriber_id`",
+        f"empty (the server names the stream) or 1 to {MAX_ID_CHARS} {_PRINTABLE}",
+        "`BAD_REQUEST`",
+    ),
+    ("`action_type`", f"{MAX_NAME_CHARS} characters", "`BAD_REQUEST`"),
+    ("`app_target`", f"{MAX_APP_TARGET_CHARS} characters", "`BAD_REQUEST`"),
+    ("`event_types`", f"{MAX_EVENT_TYPES} entries of {MAX_NAME_CHARS} characters", "`BAD_REQUEST`"),
+    ("filter `offset`", f"{MAX_OFFSET_DIGITS} ASCII digits", "`BAD_REQUEST`"),
+    (
+        "a param or filter value",
+        f"{_kib(MAX_PARAM_CHARS)} characters, or its field's own `max length` below (bulk text such as "
+        f"`SIM_SET_SCREEN`'s `xml`: {_kib(MAX_BULK_CHARS)})",
+        "`INVALID_PARAMS`",
+    ),
+    (
+        "JSON in a param",
+        f"{MAX_JSON_DEPTH} levels of nesting; numbers finite (no `NaN`, `Infinity` or `1e999`), "
+        "integers from -2^63 to 2^63-1",
+        "`INVALID_PARAMS`",
+    ),
+    (
+        "a time",
+        "from 0001-01-02 to 9999-12-30 (UTC), so that a day either way is one too",
+        "`INVALID_PARAMS`",
+    ),
+    ("a UI hierarchy (`SIM_SET_SCREEN`)", f"{MAX_UI_DEPTH} levels of nested `node`s", "`INVALID_PARAMS`"),
+    (
+        "a memory item (`REMEMBER`)",
+        f"`kind` {MEMORY_KIND_CHARS}, `name` {MEMORY_NAME_CHARS}, `text` {_kib(MEMORY_TEXT_CHARS)} "
+        f"characters; {MEMORY_TAGS} `tags` of {MEMORY_TAG_CHARS} characters; {MEMORY_LINKS} `related_to` ids",
+        "`INVALID_PARAMS`",
+    ),
+    (
+        "a response's results, an event's payload",
+        f"{_mib(MAX_RESPONSE_JSON_BYTES)} ({MAX_RESPONSE_JSON_BYTES} bytes) of JSON, as UTF-8",
+        "the page ends early, or the marker below",
+    ),
+)
+
+LIMITS = f"""## Limits
+
+Every id, param and stored text has a limit, chosen so that a real agent never meets it. Past
+one, the call is refused as a whole and nothing runs or is stored: `BAD_REQUEST` (over gRPC, the
+status `INVALID_ARGUMENT`) for the request's own fields, `INVALID_PARAMS` for params and filters
+(an Execute's `success=false`; a Query's `INVALID_ARGUMENT`). The message names the field, its
+length and the limit. Lengths count characters (Unicode code points); the gRPC server's receive
+limit bounds a whole request in bytes.
+
+| what | limit | past it |
+|---|---|---|
+{chr(10).join(f"| {what} | {limit} | {past} |" for what, limit, past in LIMIT_ROWS)}
+
+**Responses never pass what a gRPC client accepts by default (4 MiB).** A Query page ends
+before its results would pass {_mib(MAX_RESPONSE_JSON_BYTES)}, with `has_more` true even if fewer than `limit`
+results came: page on with `offset` + the number of results received, and every result is reached
+once. A single result larger than that on its own is replaced, in its place, by the marker
+below; so is an Execute's `result_json`, and an event's `payload_json` (a stream that received
+one would end), when larger:
+
+```json
+{{"omitted": "{OMITTED}", "bytes": 4200081, "max_bytes": {MAX_RESPONSE_JSON_BYTES}}}
+```
+
+where `bytes` is the size of what was left out. An Execute answered with the marker still
+succeeded (`success=true`): the action was done, only its result was too large to send.
+"""
+
+
 def render_spec(registry: Registry | None = None) -> str:
     registry = registry or build_registry()
     actions = [s for s in registry.actions.values() if _builtin(s)]
     queries = [s for s in registry.queries.values() if _builtin(s)]
-    out = [PREAMBLE, "## Error codes", "", "| code | meaning |", "|---|---|"]
+    out = [PREAMBLE, LIMITS, "## Error codes", "", "| code | meaning |", "|---|---|"]
     out += [f"| `{f.code}` | {f.summary} |" for f in FAILURES]
     out += ["", "## Actions", ""]
     out += [

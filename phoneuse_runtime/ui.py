@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .errors import ElementNotFound, InvalidParams
+from .limits import MAX_UI_DEPTH
 
 if TYPE_CHECKING:
     from xml.etree import ElementTree
@@ -105,6 +106,19 @@ def _node_from(elem: ElementTree.Element) -> UiNode:
     return node
 
 
+def _deeper_than(root: ElementTree.Element, limit: int) -> bool:
+    """Whether `<node>`s nest more than `limit` levels under `root`, found without recursing."""
+    stack = [(root, 0)]
+    while stack:
+        elem, depth = stack.pop()
+        if elem.tag == "node":
+            depth += 1
+            if depth > limit:
+                return True
+        stack.extend((child, depth) for child in elem)
+    return False
+
+
 def parse_hierarchy(xml: str) -> UiNode:
     """Parses a uiautomator dump into a single root (a synthetic one when the dump has several windows)."""
     if "<!DOCTYPE" in xml or "<!ENTITY" in xml:
@@ -118,6 +132,8 @@ def parse_hierarchy(xml: str) -> UiNode:
         raise InvalidParams(f"not a uiautomator hierarchy: {exc}") from exc
     if root.tag not in ("node", "hierarchy"):
         raise InvalidParams(f"not a uiautomator hierarchy: root element is <{root.tag}>")
+    if _deeper_than(root, MAX_UI_DEPTH):  # before anything here recurses through it
+        raise InvalidParams(f"not a uiautomator hierarchy: nodes nested deeper than {MAX_UI_DEPTH} levels")
     try:
         if root.tag == "node":
             return _node_from(root)

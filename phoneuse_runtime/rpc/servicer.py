@@ -115,7 +115,10 @@ class AndroidRuntimeServicer(pb_grpc.AndroidRuntimeServicer):
         caller = self.auth.check(context.invocation_metadata())
         if isinstance(caller, str):
             await self.auth.refuse(context, "Subscribe", caller)
-        sub = self.runtime.subscribe(caller, request.subscriber_id, request.event_types)
+        try:
+            sub = self.runtime.subscribe(caller, request.subscriber_id, request.event_types)
+        except RuntimeFailure as failure:  # an id or event types past their limits
+            await context.abort(status_of(failure), failure.wire())
         try:
             # Headers go out once the subscription exists, so a client that awaits them
             # knows no later event can be missed.

@@ -11,7 +11,8 @@ What each call means, whichever wire carries it:
   `Refused` with the runtime's code, BAD_REQUEST.
 - `query` returns a `Page`, or raises `Refused` with the runtime's code for any failure.
 - `subscribe` returns once the subscription is live: every event published afterwards
-  reaches the `Stream`.
+  reaches the `Stream`; a malformed one (a subscriber_id or event_types past their limits)
+  raises `Refused` with BAD_REQUEST.
 Every call names its principal; the adapter authenticates as that principal ("agent" and
 "other" are both known to every front end the suite builds).
 """

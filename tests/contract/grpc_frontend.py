@@ -190,8 +190,14 @@ class GrpcFrontEnd:
             pb.SubscribeRequest(event_types=list(event_types), subscriber_id=subscriber_id),
             metadata=self.metadata(principal),
         )
-        # The subscription is live once the headers arrive.
+        # The subscription is live once the headers arrive; a refused one ends without them.
         headers = dict(await asyncio.wait_for(call.initial_metadata(), WAIT_S))
+        if "x-subscriber-id" not in headers:
+            try:
+                await asyncio.wait_for(call.read(), WAIT_S)
+            except grpc.aio.AioRpcError as error:
+                raise refusal_of(error) from None
+            raise AssertionError("the stream sent an event before its headers")
         stream = GrpcStream(call, str(headers["x-subscriber-id"]))
         self._streams.append(stream)
         return stream

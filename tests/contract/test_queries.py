@@ -57,13 +57,13 @@ async def test_limit_is_clamped_to_the_maximum(frontend: FrontEnd) -> None:
             "CONTACTS",
             {"offset": "-1"},
             0,
-            "BAD_REQUEST: filter offset must be a non-negative integer, got '-1'",
+            "BAD_REQUEST: filter offset must be a non-negative integer of at most 9 digits, got '-1'",
         ),
         (
             "CONTACTS",
             {"offset": "ten"},
             0,
-            "BAD_REQUEST: filter offset must be a non-negative integer, got 'ten'",
+            "BAD_REQUEST: filter offset must be a non-negative integer of at most 9 digits, got 'ten'",
         ),
         ("CONTACTS", {}, -1, "BAD_REQUEST: limit must be >= 0, got -1"),
         (

@@ -96,7 +96,8 @@ async def test_unknown_params_name_the_allowed_keys(frontend: FrontEnd) -> None:
         (
             "CREATE_EVENT",
             {"title": "t", "start": "tomorrow"},
-            "start: expected ISO-8601 (2026-12-01T09:30:00+01:00) or epoch milliseconds "
+            "start: expected a time from 0001-01-02 to 9999-12-30 (UTC): ISO-8601 "
+            "(2026-12-01T09:30:00+01:00) or epoch milliseconds "
             f"(allowed: {EVENT_KEYS})",
         ),
         (

@@ -432,6 +432,28 @@ async def test_shell_sleep_times_out_and_cancels(sim: Sim) -> None:
     assert (await sim.device.shell("echo after", timeout_s=5)).stdout.strip() == "after"
 
 
+@pytest.mark.parametrize(
+    ("command", "stderr"),
+    [
+        (
+            "input tap 1e999 5",
+            "Error: Unknown command or bad arguments; usage: input [keyevent|tap|swipe|text] ...\n",
+        ),
+        (
+            "input swipe 1 1 -1e999 2",
+            "Error: Unknown command or bad arguments; usage: input [keyevent|tap|swipe|text] ...\n",
+        ),
+        ("sleep nan", "sleep: invalid number 'nan'\n"),
+        ("sleep inf", "sleep: invalid number 'inf'\n"),
+        ("sleep -1", "sleep: invalid number '-1'\n"),
+    ],
+)
+async def test_shell_refuses_numbers_no_int_or_clock_holds(sim: Sim, command: str, stderr: str) -> None:
+    """inf has no int (OverflowError, not ValueError), and asyncio.sleep(nan) never wakes."""
+    result = await sim.device.shell(command, timeout_s=5)
+    assert (result.exit_code, result.stderr) == (1, stderr)
+
+
 async def test_a_cancelled_long_press_stops_and_does_nothing(sim: Sim) -> None:
     await sim.device.set_screen(
         '<hierarchy rotation="0"><node class="android.widget.EditText" package="com.example.form" '

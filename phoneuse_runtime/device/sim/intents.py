@@ -11,6 +11,7 @@ import urllib.parse
 from collections.abc import Callable
 
 from ...errors import InvalidParams, Unsupported
+from ...limits import clip
 from ..base import Alarm, ExtraValue, Intent, IntentResult
 from .agenda import AlarmsScreen, EditEventScreen
 from .apps import ACTIVITIES, ROOTS
@@ -94,7 +95,7 @@ def _extra_int(intent: Intent, key: str) -> int | None:
     try:
         return int(value)
     except ValueError as exc:
-        raise InvalidParams(f"extra {key} must be an integer, got {value!r}") from exc
+        raise InvalidParams(f"extra {key} must be an integer, got {clip(str(value))}") from exc
 
 
 def _extra_bool(intent: Intent, key: str) -> bool:

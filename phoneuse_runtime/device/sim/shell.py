@@ -9,6 +9,7 @@ with "/system/bin/sh: NAME: inaccessible or not found".
 from __future__ import annotations
 
 import asyncio
+import math
 import re
 import shlex
 import zlib
@@ -55,6 +56,15 @@ def _window_lines(phone: SimPhone) -> str:
     return f"  mCurrentFocus={focus}\n  mFocusedApp={record}\n"
 
 
+def _seconds(arg: str) -> float | None:
+    """sleep's argument: a finite, non-negative number of seconds ("nan" and "inf" are not)."""
+    try:
+        seconds = float(arg)
+    except ValueError:
+        return None
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
+
+
 def _keycode(arg: str) -> int | None:
     name = arg.upper().removeprefix("KEYCODE_")
     if name in KEYCODES:
@@ -87,7 +97,7 @@ def _input(phone: SimPhone, args: list[str]) -> Out:
             phone.input_text(" ".join(rest).replace("%s", " "))
         else:
             return usage
-    except ValueError:
+    except (ValueError, OverflowError):  # not a number, or inf ("1e999"), which no int holds
         return usage
     return Out()
 
@@ -242,11 +252,11 @@ async def run(phone: SimPhone, command: str) -> ShellResult:
                 if not argv:
                     return ShellResult(2, "", "/system/bin/sh: syntax error: unexpected '|'\n")
                 if argv[0] == "sleep":
-                    try:
-                        await asyncio.sleep(float(argv[1]) if len(argv) > 1 else 0)
-                    except ValueError:
+                    seconds = _seconds(argv[1]) if len(argv) > 1 else 0.0
+                    if seconds is None:
                         out = Out(1, "", f"sleep: invalid number '{argv[1]}'\n")
                     else:
+                        await asyncio.sleep(seconds)
                         out = Out()
                 else:
                     out = _run(phone, argv, piped)

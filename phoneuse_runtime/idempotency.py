@@ -10,7 +10,6 @@ in the order they finished, and expiry happens as entries finish.
 from __future__ import annotations
 
 import asyncio
-import sys
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -57,7 +56,7 @@ class IdempotencyCache(Generic[T]):
                 del self._finished[key]
                 entry = None
         if entry is None:
-            self._running[key] = _Entry(fingerprint, sys.intern(label))  # one copy of each name
+            self._running[key] = _Entry(fingerprint, label)
             return None
         if entry.fingerprint != fingerprint:
             return Replay(conflicts_with=entry.label)

@@ -254,7 +254,10 @@ class Runtime:
         key = (caller.principal, request.request_id)
         # Python's hash of the content: 64 bits, within one principal's one request_id.
         fingerprint = hash((request.action_type, request.app_target, tuple(sorted(request.params.items()))))
-        replay = self._replays.begin(key, fingerprint, request.action_type)
+        # The registry's own copy of a known name: 10,000 retained ids share one string each.
+        known = self.registry.actions.get(request.action_type)
+        label = known.action_type if known is not None else request.action_type
+        replay = self._replays.begin(key, fingerprint, label)
         if replay is not None:
             if replay.outcome is not None:
                 return replay.outcome

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import DEFAULT_GRPC_LISTEN, SERVER_FILE, ConfigError, default_data_dir, load_settings
+from .files import StateFileError
 from .tokens import read_token_file
 
 
@@ -100,7 +101,7 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         settings = load_settings(flags, config_file=args.config)
         return asyncio.run(serve(settings))
-    except (ConfigError, OSError) as exc:
+    except (ConfigError, StateFileError, OSError) as exc:
         print(f"phoneuse-runtime: {exc}", file=sys.stderr)
         return 2
 
@@ -113,7 +114,10 @@ def _resolve_target(args: argparse.Namespace) -> tuple[str, str]:
             address = json.loads((data_dir / SERVER_FILE).read_text())["address"]
         except (OSError, ValueError, KeyError):
             address = DEFAULT_GRPC_LISTEN
-    token = args.token or os.environ.get("PHONEUSE_TOKEN") or read_token_file(data_dir)
+    try:
+        token = args.token or os.environ.get("PHONEUSE_TOKEN") or read_token_file(data_dir)
+    except StateFileError as exc:
+        raise SystemExit(f"phoneuse-runtime: {exc}") from None
     if not token:
         raise SystemExit(
             f"no token: pass --token, set PHONEUSE_TOKEN, or run `serve` once to create {data_dir}/token"

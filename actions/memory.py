@@ -42,7 +42,7 @@ class RememberResult(ActionResult):
 
 
 async def remember(ctx: ActionContext, p: RememberParams) -> RememberResult:
-    item = ctx.memory.add(
+    item = await ctx.memory.add(
         kind=p.kind, name=p.name, text=p.text, tags=list(p.tags), related_to=list(p.related_to)
     )
     return RememberResult(id=item.id, kind=item.kind, name=item.name, via="memory")
@@ -58,7 +58,7 @@ class ForgetResult(ActionResult):
 
 
 async def forget(ctx: ActionContext, p: ForgetParams) -> ForgetResult:
-    ctx.memory.forget(p.id)
+    await ctx.memory.forget(p.id)
     return ForgetResult(id=p.id, forgotten=True, via="memory")
 
 

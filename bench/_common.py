@@ -11,7 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import IO
@@ -117,10 +117,12 @@ class ServeProcess:
     """`phoneuse-runtime serve --device sim` on port 0 with a fresh data dir, as a user starts it.
 
     Ready once its stderr says `serving AndroidRuntime on`; the port comes from
-    `<data-dir>/server.json`. SIGTERMed on exit, and the data dir removed.
+    `<data-dir>/server.json`. SIGTERMed on exit, and the data dir removed. `prepare` gets the
+    data dir (created) before the server starts, to put files there.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, prepare: Callable[[Path], None] | None = None) -> None:
+        self.prepare = prepare
         self.port = 0
         self._proc: subprocess.Popen[str] | None = None
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
@@ -138,6 +140,9 @@ class ServeProcess:
     def __enter__(self) -> ServeProcess:
         self._tmp = tempfile.TemporaryDirectory(prefix="phoneuse-bench-")
         data_dir = Path(self._tmp.name) / "data"
+        if self.prepare is not None:
+            data_dir.mkdir(mode=0o700)
+            self.prepare(data_dir)
         argv = [
             *serve_command(),
             "--grpc-listen",

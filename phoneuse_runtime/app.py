@@ -68,6 +68,7 @@ class App:
             asyncio.ensure_future(c.stop(grace_s=grace_s + 1.0)) for c in reversed(self.components.values())
         ]
         await self.runtime.close(grace_s=grace_s)
+        await self.runtime.memory.close()  # every acknowledged REMEMBER is on disk before we return
         await asyncio.gather(*stopping)
 
 

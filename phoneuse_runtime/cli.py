@@ -14,6 +14,7 @@ from typing import Any
 
 from .config import DEFAULT_GRPC_LISTEN, ConfigError, default_data_dir, load_settings
 from .endpoint import NoServer, find_server
+from .files import StateFileError
 from .tokens import read_token_file, token_path
 
 PS_SHOWS_FLAG = (
@@ -113,7 +114,7 @@ def _serve(args: argparse.Namespace) -> int:
         if args.token:
             logging.getLogger(__name__).warning(PS_SHOWS_FLAG, token_path(settings.data_dir))
         return asyncio.run(serve(settings))
-    except (ConfigError, OSError) as exc:
+    except (ConfigError, StateFileError, OSError) as exc:
         print(f"phoneuse-runtime: {exc}", file=sys.stderr)
         return 2
 
@@ -128,7 +129,10 @@ def _resolve_target(args: argparse.Namespace) -> tuple[str, str]:
         raise ClientSetupError(str(exc)) from None
     if args.token:
         print(f"phoneuse-runtime: warning: {PS_SHOWS_FLAG % token_path(data_dir)}", file=sys.stderr)
-    token = args.token or os.environ.get("PHONEUSE_TOKEN") or read_token_file(data_dir)
+    try:
+        token = args.token or os.environ.get("PHONEUSE_TOKEN") or read_token_file(data_dir)
+    except StateFileError as exc:
+        raise SystemExit(f"phoneuse-runtime: {exc}") from None
     if not token:
         raise ClientSetupError(
             "no token: pass --token, set PHONEUSE_TOKEN, "

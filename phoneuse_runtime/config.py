@@ -104,8 +104,8 @@ def load_settings(flags: dict[str, Any], *, config_file: Path | None = None) -> 
     path = config_file or settings.data_dir / CONFIG_FILE
     if path.is_file():
         try:
-            table = tomllib.loads(path.read_text())
-        except tomllib.TOMLDecodeError as exc:
+            table = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{path}: {exc}") from exc
         settings = _apply(settings, table, str(path))
     elif config_file is not None:

@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 from .capabilities import CAPABILITIES
 from .config import Settings
+from .device.sim.state import LIMITS as SIM_LIMITS
 from .errors import FAILURES
 from .limits import (
     MAX_APP_TARGET_CHARS,
@@ -293,6 +294,12 @@ where `bytes` is the size of what was left out. An Execute answered with the mar
 succeeded (`success=true`): the action was done, only its result was too large to send.
 """
 
+SIM_LIMITS_INTRO = """\
+`--device sim` starts as the seed phone of `phoneuse_runtime/device/sim/seed.py`. Its stores are
+bounded, as a phone's are: what the world sends (`SIM_RECEIVE_SMS`, incoming WhatsApp messages,
+`SIM_POST_NOTIFICATION`) pushes out the oldest, and what the owner adds is refused past its limit.
+The same limits hold for a state loaded with `--sim-state`."""
+
 
 def render_spec(registry: Registry | None = None) -> str:
     registry = registry or build_registry()
@@ -328,6 +335,8 @@ def render_spec(registry: Registry | None = None) -> str:
         out += [f"### {name}", "", (payload.__doc__ or "").strip(), "", *model_table(payload, inputs=False)]
     out += ["## Capabilities", "", "| capability | what it is | how a device gets it |", "|---|---|---|"]
     out += [f"| `{name}` | {what} | {how} |" for name, (what, how) in CAPABILITIES.items()]
+    out += ["", "## The simulated phone", "", SIM_LIMITS_INTRO, "", "| store | at most |", "|---|---|"]
+    out += [f"| {what} | {limit} |" for what, limit in SIM_LIMITS]
     out.append("")
     nested = _nested(
         [s.result for s in actions] + [q.result for q in queries] + list(registry.events.values())

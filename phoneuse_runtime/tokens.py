@@ -14,6 +14,7 @@ import secrets
 from pathlib import Path
 
 from .config import TOKEN_FILE
+from .files import StateFileError, read_state_text
 
 
 def generate_token() -> str:
@@ -33,12 +34,22 @@ def token_path(data_dir: Path) -> Path:
     return data_dir / TOKEN_FILE
 
 
+REMEDY = "delete it, and `serve` generates a new token (clients then read the new one)"
+
+
 def read_token_file(data_dir: Path) -> str | None:
+    """The stored token; None if there is none (no file, an empty one, or one we may not read).
+    StateFileError if the file holds something that cannot be a token: a token travels in an
+    HTTP/2 header, so it is printable ASCII."""
     path = token_path(data_dir)
     try:
-        return path.read_text().strip() or None
+        text = read_state_text(path, remedy=REMEDY).strip()
     except (FileNotFoundError, PermissionError):
         return None
+    bad = next((c for c in text if not " " <= c <= "~"), None)
+    if bad is not None:
+        raise StateFileError(path, f"not a token (it holds the character {bad!r})", REMEDY)
+    return text or None
 
 
 def load_or_create_token(data_dir: Path) -> tuple[str, bool]:

@@ -252,3 +252,80 @@ def test_actions_marks_what_a_device_cannot_do() -> None:
     assert (data["actions"]["TAP"]["supported"], data["actions"]["TAP"]["requires"]) == (False, ["ui"])
     assert data["actions"]["REMEMBER"]["supported"] is True
     assert data["queries"]["APP_STATE"]["requires"] == ["apps"]
+
+
+def _seed_state_with(**extra: object) -> bytes:
+    from phoneuse_runtime.device.sim.seed import seed_state
+
+    data = json.loads(seed_state().to_json())
+    data["contacts"][0].update(extra)
+    return json.dumps(data).encode()
+
+
+# Each of these broke start-up with a traceback (and exit 1). What one-line error says instead.
+BROKEN = {
+    "null": b"null",
+    "a list": b"[]",
+    "empty": b"",
+    "truncated": b'{"next_id": 3, "items": [{"id": "mem-1", "kind": "fa',
+    "not UTF-8": b'\xff\xfe{\x00"\x00}\x00',
+}
+CORRUPT_FILES = [
+    *[("memory.json", name, content) for name, content in BROKEN.items()],
+    (
+        "memory.json",
+        "an unknown key in an item",
+        b'{"next_id": 2, "items": [{"id": "mem-1", "kind": "fact", "name": "x", "colour": "red"}]}',
+    ),
+    *[("sim.json", name, content) for name, content in BROKEN.items()],
+    ("sim.json", "an unknown key in a contact", _seed_state_with(colour="red")),
+    ("token", "not UTF-8", b"\xff\xfe"),
+    ("token", "a control character", b"abc\x01def\n"),
+]
+
+
+@pytest.mark.parametrize(
+    ("file", "content"),
+    [pytest.param(file, content, id=f"{file}: {name}") for file, name, content in CORRUPT_FILES],
+)
+def test_a_corrupt_state_file_stops_serve_with_one_line_and_exit_2(
+    tmp_path: Path, file: str, content: bytes
+) -> None:
+    data_dir = tmp_path / "data"
+    data_dir.mkdir(mode=0o700)  # private, as serve wants it: no permission warning beside the error
+    path = tmp_path / file if file == "sim.json" else data_dir / file
+    path.write_bytes(content)
+    path.chmod(0o600)  # as serve writes it: no permission warning beside the error
+    done = subprocess.run(
+        [
+            *EXE,
+            "serve",
+            "--grpc-listen",
+            "127.0.0.1:0",
+            "--log-level",
+            "WARNING",
+            "--sim-state",
+            str(tmp_path / "sim.json"),
+        ],
+        capture_output=True,
+        text=True,
+        env=_env(data_dir),
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith(f"phoneuse-runtime: {path}: "), line
+    assert "delete it" in line, line  # and what to do about it
+    assert path.read_bytes() == content  # left as it was, for a person to look at
+    if file == "token":  # the client commands read it too
+        client = subprocess.run(
+            # An address named by hand: the client gets as far as reading the token.
+            [*EXE, "exec", "DUMP_UI", "--server", "127.0.0.1:1"],
+            capture_output=True,
+            text=True,
+            env=_env(data_dir),
+            timeout=60,
+        )
+        assert client.returncode != 0
+        assert client.stderr.splitlines() == [line]

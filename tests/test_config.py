@@ -99,3 +99,9 @@ def test_a_boolean_that_is_neither_is_a_config_error(
     monkeypatch.setenv("PHONEUSE_ALLOW_SHELL", word)
     with pytest.raises(ConfigError, match="allow_shell"):
         load_settings({"data_dir": tmp_path})
+
+
+def test_a_config_file_that_is_not_utf8_is_a_config_error(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_bytes(b'url_schemes = ["\xff\xfe"]\n')
+    with pytest.raises(ConfigError, match=r"config\.toml: 'utf-8' codec can't decode byte 0xff"):
+        load_settings({"data_dir": tmp_path})

@@ -33,12 +33,14 @@ GOOD: dict[str, Any] = {"kind": "fact", "name": "n", "text": "", "tags": [], "re
     ],
     ids=["kind", "name", "text", "tag", "tags", "links"],
 )
-def test_an_item_past_the_limits_is_refused_and_not_stored(change: dict[str, Any], message: str) -> None:
+async def test_an_item_past_the_limits_is_refused_and_not_stored(
+    change: dict[str, Any], message: str
+) -> None:
     store = MemoryStore(None)
     with pytest.raises(InvalidParams, match=f"^{message}; at most"):
-        store.add(**{**GOOD, **change})
+        await store.add(**{**GOOD, **change})
     assert store.items() == []
-    at_limits = store.add(
+    at_limits = await store.add(
         kind="k" * MEMORY_KIND_CHARS,
         name="n" * MEMORY_NAME_CHARS,
         text="\x01" * MEMORY_TEXT_CHARS,

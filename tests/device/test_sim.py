@@ -475,7 +475,8 @@ async def test_state_persists_after_each_change_and_reloads(tmp_path: pathlib.Pa
     await first.start(lambda _e: None)
     assert not path.exists()  # nothing written until something changes
     await first.send_sms("+1 650 555 0142", "persist me ✓")
-    assert "persist me ✓" in path.read_text(encoding="utf-8")  # written before close
+    await first.flush()  # written behind the change by the device's own task, not at close
+    assert "persist me ✓" in path.read_text(encoding="utf-8")
     contact = await first.add_contact("Zoe Park", ["+1 212 555 0123"], ["zoe@example.com"])
     await first.set_alarm(Alarm("", 22, 30, "Bed", ["SUN"]))
     await first.insert_event(CalendarEvent("", "Launch", 1_900_000_000_000, 1_900_000_360_000))

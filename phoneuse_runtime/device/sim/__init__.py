@@ -9,6 +9,14 @@ events, alarms, notifications, WhatsApp chats, clipboard, Wi-Fi) persists to
 The phone it starts as is documented in `seed.SEED`. Scenario methods, used by sim-only
 actions and tests: `receive_sms`, `receive_chat_message`, `post_notification`,
 `incoming_call`, `set_screen`.
+
+Its stores are bounded like a phone's (`state.LIMITS`, also in the spec): the oldest SMS, chat
+messages and notifications go first; contacts, events and alarms past their limits are refused.
+
+The state file is written behind the changes, by one task in a worker thread, so a large state
+never stalls the server: changes made during a write share the next one, the file only moves
+forward, and `close` (or `flush`) waits until the last change is in it. A crash can lose the
+changes of the last moments; it never leaves a torn file.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ import pathlib
 from ...capabilities import EVERYTHING
 from ...errors import DeviceUnavailable, InvalidParams, Timeout
 from ...events import DeviceConnected, DeviceDisconnected, EventSink
+from ...files import StateWriter, remove_stale_temps
 from ...ui import parse_hierarchy, to_hierarchy_xml
 from ..base import (
     Alarm,
@@ -43,7 +52,7 @@ from .intents import start_intent
 from .phone import SYSTEM_SOURCE, SimPhone
 from .render import render_png
 from .seed import SEED, seed_state
-from .state import ChatMessage, SimState
+from .state import ChatMessage, SimState, render_state
 from .widgets import HEIGHT, WIDTH
 
 __all__ = ["SEED", "ChatMessage", "SimDevice"]
@@ -77,10 +86,12 @@ class _Operation:
 
     def __exit__(self, *exc_info: object) -> None:
         self.phone.settle()
-        if self.phone.state.dirty and self.device.state_file is not None:
-            self.phone.state.save(
-                self.device.state_file
-            )  # a few KB; inline so a cancelled call still persists
+        state = self.phone.state
+        if state.dirty:
+            state.dirty = False
+            writer = self.device.writer
+            if writer is not None:
+                writer.changed()  # written by its own task: a cancelled call still persists
 
 
 class SimDevice(Device):
@@ -94,18 +105,22 @@ class SimDevice(Device):
         self.capabilities = EVERYTHING  # the sim does it all, scenarios included
         self._phone: SimPhone | None = None
         self._emit: EventSink = _ignore
+        self.writer: StateWriter | None = None
 
     # --- lifecycle -------------------------------------------------------
     async def start(self, emit: EventSink) -> None:
         self._emit = emit
         path = self.state_file
-        if path is not None and await asyncio.to_thread(path.exists):
-            try:
-                state = await asyncio.to_thread(SimState.load, path)
-            except InvalidParams as exc:
-                raise InvalidParams(f"{path}: {exc.message}") from exc
-        else:
+        state: SimState | None = None
+        if path is not None:
+            await asyncio.to_thread(remove_stale_temps, path)
+            if await asyncio.to_thread(path.exists):
+                state = await asyncio.to_thread(SimState.load, path)  # StateFileError if it is not one
+        if state is None:
             state = seed_state()
+        if path is not None:
+            live = state
+            self.writer = StateWriter(path, lambda: render_state(live.snapshot()))
         self._phone = SimPhone(state, emit)
         emit(DeviceConnected(device=self.kind, serial=SERIAL, model=MODEL).to_event(SYSTEM_SOURCE))
 
@@ -113,11 +128,16 @@ class SimDevice(Device):
         phone, self._phone = self._phone, None
         if phone is None:
             return
-        if self.state_file is not None:
-            await asyncio.to_thread(phone.state.save, self.state_file)
+        if self.writer is not None:
+            await self.writer.close()
         self._emit(
             DeviceDisconnected(device=self.kind, serial=SERIAL, reason="closed").to_event(SYSTEM_SOURCE)
         )
+
+    async def flush(self) -> None:
+        """Waits until every change so far is in the state file (the write's OSError if it failed)."""
+        if self.writer is not None:
+            await self.writer.written()
 
     async def describe(self) -> dict[str, str]:
         return {"serial": SERIAL, "model": MODEL, "android": "14", "sdk": "34"}

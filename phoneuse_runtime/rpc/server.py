@@ -13,7 +13,6 @@ from grpc_reflection.v1alpha import reflection
 from ..components import Contribution
 from ..runtime import Runtime
 from . import protocol_pb2 as pb
-from . import protocol_pb2_grpc as pb_grpc
 from .auth import BearerAuth
 from .servicer import AndroidRuntimeServicer
 
@@ -47,7 +46,9 @@ class GrpcServer:
                 ("grpc.so_reuseport", 0),
             ],
         )
-        pb_grpc.add_AndroidRuntimeServicer_to_server(AndroidRuntimeServicer(runtime, self.auth), server)
+        handlers = AndroidRuntimeServicer(runtime, self.auth).method_handlers()
+        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))
+        server.add_registered_method_handlers(SERVICE_NAME, handlers)
         health_servicer = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
         reflection.enable_server_reflection(

@@ -24,7 +24,7 @@ from .events import EventBus
 from .memory import MemoryStore
 from .policies import ListPolicy, Policy
 from .registry import build_registry
-from .rpc.server import GrpcServer
+from .rpc.server import GrpcLimits, GrpcServer
 from .runtime import Runtime
 from .tokens import load_or_create_token, token_path
 
@@ -73,7 +73,9 @@ class App:
 
 def default_components(settings: Settings, *, token: str) -> list[Component]:
     """What `serve` runs: the gRPC server today, the Iris gateway next."""
-    return [GrpcServer(settings.grpc_listen, tokens={AGENT: token})]
+    return [
+        GrpcServer(settings.grpc_listen, tokens={AGENT: token}, limits=GrpcLimits.from_settings(settings))
+    ]
 
 
 async def build_app(

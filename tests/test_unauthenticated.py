@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
+import uuid
+from collections import Counter
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 
 import grpc
 import pytest
@@ -18,6 +22,7 @@ from phoneuse_runtime.rpc import protocol_pb2 as pb
 from phoneuse_runtime.rpc.auth import RefusalLog
 
 from .conftest import AUTH, Client
+from .serving import serve
 
 SERVICE = pb.DESCRIPTOR.services_by_name["AndroidRuntime"]
 BAD = (("authorization", "Bearer not-the-token"),)
@@ -83,6 +88,31 @@ async def test_a_large_message_without_a_token_is_refused_unread(client: Client)
     assert (await client.execute("SET_CLIPBOARD", {"text": "after"})).success
 
 
+async def test_callers_without_a_token_cost_little_memory(tmp_path: Path) -> None:
+    """300 such Executes of 4 MB took the server from 81 to 302 MiB: their messages were decoded
+    before the token was checked, and HTTP/2 let each send megabytes ahead that the server held."""
+    request = pb.ActionRequest(
+        action_type="SET_CLIPBOARD", params={"text": "x" * 900_000}, request_id="r", timeout_ms=1000
+    )
+    payload = request.SerializeToString()
+    with serve(tmp_path) as server:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+            execute = channel.unary_unary(_path("Execute"))
+            server.reset_peak()
+            before = server.rss_kib()
+
+            async def refused() -> grpc.StatusCode:
+                with pytest.raises(grpc.aio.AioRpcError) as info:
+                    await execute(payload, metadata=BAD, timeout=60)
+                return info.value.code()
+
+            codes = await asyncio.gather(*(refused() for _ in range(100)))
+            grown_mib = (server.rss_kib("VmHWM") - before) / 1024
+    assert set(codes) == {grpc.StatusCode.UNAUTHENTICATED}
+    # About 3 MiB now; 20-55 MiB when HTTP/2 windows grew, over 120 MiB when messages were decoded.
+    assert grown_mib < 12, f"100 refused calls of 0.9 MB took {grown_mib:.0f} MiB at the peak"
+
+
 async def test_refusals_are_logged_once_per_interval(
     client: Client, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -131,3 +161,27 @@ def test_refusal_log_counts_what_it_held_back(caplog: pytest.LogCaptureFixture) 
         "rejected 1 more call in the last 10 s (the last to Subscribe: invalid token)",
         "rejected a call to Execute: invalid token",
     ]
+
+
+async def test_an_unauthenticated_flood_does_not_cancel_real_calls(client: Client) -> None:
+    """5,000 refused calls used to get 16-23 of 50 real calls among them cancelled."""
+    request = pb.ActionRequest(action_type="DUMP_UI", request_id="r", timeout_ms=1000)
+
+    async def bad() -> str:
+        try:
+            await client.stub.Execute(request, metadata=BAD, timeout=60)
+        except grpc.aio.AioRpcError as exc:
+            return f"bad {exc.code().name}"
+        return "bad OK"  # pragma: no cover
+
+    async def real() -> str:
+        try:
+            response = await client.execute("SET_CLIPBOARD", {"text": "x"}, request_id=uuid.uuid4().hex)
+        except grpc.aio.AioRpcError as exc:
+            return f"real {exc.code().name}"
+        return f"real {'OK' if response.success else response.error}"
+
+    calls = [bad() for _ in range(3000)] + [real() for _ in range(50)]
+    random.Random(6).shuffle(calls)
+    outcomes = Counter(await asyncio.gather(*calls))
+    assert outcomes == {"bad UNAUTHENTICATED": 3000, "real OK": 50}

@@ -11,7 +11,8 @@ interval (10 s) has passed.
 - log-flood: 15,000 small Executes without a token, 500 at once;
 - mixed: 5,000 Executes without a token and 50 real ones shuffled among them, all at once,
   the attacker and the agent on connections of their own;
-- garbage: 100 calls of bytes that decode to no message, without a token, to each method;
+- garbage: 100 calls of bytes that decode to no message, without a token, to each method and to
+  health's Check and Watch and reflection's ServerReflectionInfo;
 - burst: 2,000 Subscribe calls at once on one channel: how many got their headers;
 - idle: 1,000 TCP connections that send nothing; a real call made while they are held (with and
   without wait_for_ready), and how long the server keeps them. `--open-files 1024` runs the
@@ -49,6 +50,11 @@ from phoneuse_runtime.rpc.auth import REFUSAL_LOG_INTERVAL_S
 MIB = 1024 * 1024
 BAD = (("authorization", "Bearer not-the-token"),)
 GARBAGE = b"\xff\xff\xff\xff\x0f"  # field number 0: no message decodes from it
+OPEN_TO_ALL = (  # no token needed
+    "/grpc.health.v1.Health/Check",
+    "/grpc.health.v1.Health/Watch",
+    "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+)
 # Connections of their own: grpc shares one between channels to the same address otherwise.
 OWN_CONNECTION = (("grpc.use_local_subchannel_pool", 1),)
 
@@ -182,8 +188,9 @@ async def mixed(port: int, bad: int, real: int) -> Outcome:
 async def garbage(port: int, count: int) -> Outcome:
     outcome = Outcome()
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
-        for method in ("Execute", "Query", "Subscribe"):
-            call = channel.unary_stream(f"/{SERVICE}/{method}")
+        for path in (*(f"/{SERVICE}/{m}" for m in ("Execute", "Query", "Subscribe")), *OPEN_TO_ALL):
+            call = channel.unary_stream(path)
+            method = path.rsplit("/", 1)[1]
             for _ in range(count):
                 try:
                     async for _ in call(GARBAGE, metadata=BAD, timeout=10):

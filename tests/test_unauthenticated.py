@@ -17,6 +17,7 @@ from pathlib import Path
 
 import grpc
 import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 from phoneuse_runtime.rpc.auth import RefusalLog
@@ -75,6 +76,35 @@ async def test_garbage_with_the_token_is_invalid_argument_without_a_traceback(
     assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert info.value.details() == f"not a valid {SERVICE.methods_by_name[method].input_type.name} message"
     assert not _errors(caplog), caplog.text
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/grpc.health.v1.Health/Check",
+        "/grpc.health.v1.Health/Watch",
+        "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+    ],
+)
+async def test_garbage_to_the_services_open_to_all_is_invalid_argument_without_a_traceback(
+    client: Client, caplog: pytest.LogCaptureFixture, path: str
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    call = client.channel.unary_stream(path)(GARBAGE, timeout=10)
+    with pytest.raises(grpc.aio.AioRpcError) as info:
+        async for _ in call:
+            pass
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert not _errors(caplog), caplog.text
+
+
+async def test_health_watch_still_answers_through_its_own_decoding(client: Client) -> None:
+    """Check and reflection are tests/test_auth.py's; Watch is the one that streams."""
+    health = health_pb2_grpc.HealthStub(client.channel)
+    watch = health.Watch(health_pb2.HealthCheckRequest(service=SERVICE.full_name), timeout=10)
+    first = await watch.read()
+    watch.cancel()
+    assert first.status == health_pb2.HealthCheckResponse.SERVING
 
 
 async def test_a_large_message_without_a_token_is_refused_unread(client: Client) -> None:

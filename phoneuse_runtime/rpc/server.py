@@ -1,5 +1,6 @@
 """The gRPC front end as a component: the AndroidRuntime servicer (which checks tokens),
-health and reflection, on one listening address, within the limits of `GrpcLimits`."""
+health and reflection (open to all, see decoding.py), on one listening address, within the
+limits of `GrpcLimits`."""
 
 from __future__ import annotations
 
@@ -10,13 +11,14 @@ from dataclasses import dataclass, fields, replace
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
+from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 
 from ..components import Contribution
 from ..config import ConfigError, Settings
 from ..runtime import Runtime
 from . import protocol_pb2 as pb
 from .auth import BearerAuth
+from .decoding import DecodingRegistrar
 from .servicer import AndroidRuntimeServicer
 
 log = logging.getLogger(__name__)
@@ -126,9 +128,11 @@ class GrpcServer:
         server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))
         server.add_registered_method_handlers(SERVICE_NAME, handlers)
         health_servicer = health.aio.HealthServicer()
-        health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-        reflection.enable_server_reflection(
-            (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
+        open_to_all = DecodingRegistrar(server)  # no token needed: garbage must not cost a traceback
+        health_pb2_grpc.add_HealthServicer_to_server(health_servicer, open_to_all)
+        reflection_pb2_grpc.add_ServerReflectionServicer_to_server(
+            reflection.aio.ReflectionServicer((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME)),
+            open_to_all,
         )
         try:
             port = server.add_insecure_port(self.address)

@@ -9,7 +9,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import signal
 import socket
+import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import fields
@@ -147,6 +149,48 @@ async def test_calls_past_a_connections_stream_limit_wait_their_turn(make_client
     assert not failed, failed[:3]
 
 
+FROZEN_CLIENT = """
+import sys
+import grpc
+from phoneuse_runtime.rpc import protocol_pb2 as pb, protocol_pb2_grpc as pb_grpc
+channel = grpc.insecure_channel(sys.argv[1])
+stub = pb_grpc.AndroidRuntimeStub(channel)
+stream = stub.Subscribe(pb.SubscribeRequest(subscriber_id="frozen"), metadata=[tuple(sys.argv[2:4])])
+stream.initial_metadata()
+print("live", flush=True)
+sys.stdin.read()
+"""
+
+
+async def test_a_frozen_subscriber_is_let_go(make_client: ServerFactory) -> None:
+    """A stopped app (Android freezes cached apps) answers no keepalive ping: its stream ends."""
+    client = await make_client(grpc_keepalive_s=0.2, grpc_keepalive_timeout_s=0.3)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        FROZEN_CLIENT,
+        f"127.0.0.1:{client.app.port}",
+        *AUTH[0],
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert proc.stdout is not None
+        assert await asyncio.wait_for(proc.stdout.readline(), 30) == b"live\n"
+        assert client.app.runtime.bus.subscriber_count == 1
+        proc.send_signal(signal.SIGSTOP)
+
+        async def let_go() -> None:
+            while client.app.runtime.bus.subscriber_count:
+                await asyncio.sleep(0)
+
+        await asyncio.wait_for(let_go(), 10)
+    finally:
+        proc.send_signal(signal.SIGCONT)
+        proc.kill()
+        await proc.wait()
+
+
 def test_limits_become_grpc_core_options() -> None:
     limits = GrpcLimits.from_settings(
         Settings(
@@ -173,6 +217,8 @@ def test_limits_become_grpc_core_options() -> None:
         "grpc.max_connection_idle_ms": 40_000,
         "grpc.keepalive_time_ms": 50_000,
         "grpc.keepalive_timeout_ms": 6000,
+        "grpc.http2.ping_timeout_ms": 6000,
+        "grpc.http2.max_pings_without_data": 0,
     }
     assert dict(limits.options()).items() >= expected.items()
 

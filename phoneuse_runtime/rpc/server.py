@@ -87,6 +87,10 @@ class GrpcLimits:
             ("grpc.max_connection_idle_ms", _ms(self.idle_timeout_s)),
             ("grpc.keepalive_time_ms", _ms(self.keepalive_s)),
             ("grpc.keepalive_timeout_ms", _ms(self.keepalive_timeout_s)),
+            ("grpc.http2.ping_timeout_ms", _ms(self.keepalive_timeout_s)),  # else 60 s for any ping
+            # Keep pinging a quiet stream: by default gRPC core stops after two pings without data,
+            # so an app frozen after that would hold its stream for good.
+            ("grpc.http2.max_pings_without_data", 0),
         ]
 
 

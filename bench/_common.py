@@ -11,7 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import IO
@@ -118,11 +118,20 @@ class ServeProcess:
 
     Ready once its stderr says `serving AndroidRuntime on`; the port comes from
     `<data-dir>/server.json`. SIGTERMed on exit, and the data dir removed. `prepare` gets the
-    data dir (created) before the server starts, to put files there.
+    data dir (created) before the server starts, to put files there; `env` adds to its
+    environment (settings as PHONEUSE_*); `open_files` caps its RLIMIT_NOFILE, as on a phone.
     """
 
-    def __init__(self, *, prepare: Callable[[Path], None] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        prepare: Callable[[Path], None] | None = None,
+        env: Mapping[str, str] | None = None,
+        open_files: int | None = None,
+    ) -> None:
         self.prepare = prepare
+        self.env = dict(env or {})
+        self.open_files = open_files
         self.port = 0
         self._proc: subprocess.Popen[str] | None = None
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
@@ -152,10 +161,14 @@ class ServeProcess:
             "--token",
             TOKEN,
         ]
+        if self.open_files is not None:  # set in a shell of Python that then execs serve
+            limit = "import os, resource, sys; n = int(sys.argv[1]); "
+            limit += "resource.setrlimit(resource.RLIMIT_NOFILE, (n, n)); os.execv(sys.argv[2], sys.argv[2:])"
+            argv = [sys.executable, "-c", limit, str(self.open_files), *argv]
         try:
             with self.log_path.open("w") as log:
                 self._proc = subprocess.Popen(
-                    argv, stderr=log, stdout=subprocess.DEVNULL, text=True, env=child_env()
+                    argv, stderr=log, stdout=subprocess.DEVNULL, text=True, env={**child_env(), **self.env}
                 )
             deadline = time.monotonic() + START_TIMEOUT_S
             while READY_LINE not in self.log_path.read_text():

@@ -24,7 +24,7 @@ from .events import EventBus
 from .memory import MemoryStore
 from .policies import ListPolicy, Policy
 from .registry import Registry, build_registry
-from .rpc.server import GrpcServer
+from .rpc.server import GrpcLimits, GrpcServer
 from .runtime import Runtime
 from .tokens import load_or_create_token, token_path
 
@@ -95,7 +95,8 @@ def _check_listed_names(settings: Settings, registry: Registry) -> None:
 def default_components(settings: Settings, *, token: str, unix_socket: Path | None = None) -> list[Component]:
     """What `serve` runs: the gRPC server today (also on `unix_socket`), the Iris gateway next."""
     also = [f"unix:{unix_socket}"] if unix_socket else []
-    return [GrpcServer(settings.grpc_listen, tokens={AGENT: token}, also=also)]
+    limits = GrpcLimits.from_settings(settings)
+    return [GrpcServer(settings.grpc_listen, tokens={AGENT: token}, also=also, limits=limits)]
 
 
 async def build_app(

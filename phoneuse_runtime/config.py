@@ -48,6 +48,16 @@ class Settings:
     query_max_limit: int = 200
     shutdown_grace_s: float = 5.0
     wait_poll_ms: int = 100
+    # The gRPC server's limits, sized for a phone (why: rpc/server.py's GrpcLimits; the spec).
+    grpc_max_receive_bytes: int = 2 * 1024 * 1024  # the largest params (limits.py) fit, with room
+    grpc_max_concurrent_calls: int = 4096
+    grpc_max_concurrent_streams: int = 4096
+    grpc_max_pending_calls: int = 8192
+    grpc_max_connections: int = 1024
+    grpc_handshake_timeout_s: float = 3.0
+    grpc_idle_timeout_s: float = 60.0
+    grpc_keepalive_s: float = 300.0
+    grpc_keepalive_timeout_s: float = 20.0
 
     @property
     def device_kind(self) -> str:

@@ -35,6 +35,7 @@ from .limits import (
     OMITTED,
 )
 from .registry import AnyActionSpec, AnyQuerySpec, Registry, build_registry
+from .rpc.auth import REFUSAL_LOG_INTERVAL_S
 from .runtime import DEFAULT_QUERY_LIMIT
 
 BUILTIN_MODULES = ("actions.", "queries.")
@@ -301,11 +302,66 @@ bounded, as a phone's are: what the world sends (`SIM_RECEIVE_SMS`, incoming Wha
 The same limits hold for a state loaded with `--sim-state`."""
 
 
+def _limit_rows() -> str:
+    d = _DEFAULTS
+    rows = [
+        ("grpc_max_receive_bytes", f"{d.grpc_max_receive_bytes:,} B",
+         "The largest request. A larger one is `RESOURCE_EXHAUSTED`. The largest params the limits "
+         "below allow fit: a value's 256 Ki characters even as 4-byte UTF-8, `SIM_SET_SCREEN`'s "
+         "1 Mi-character `xml` as ASCII."),
+        ("grpc_max_concurrent_calls", f"{d.grpc_max_concurrent_calls:,}",
+         "Calls open at once, streams included. A call past it is `RESOURCE_EXHAUSTED`."),
+        ("grpc_max_concurrent_streams", f"{d.grpc_max_concurrent_streams:,}",
+         "Calls open at once on one connection (HTTP/2 `MAX_CONCURRENT_STREAMS`). A gRPC client "
+         "holds the calls past it until one ends; none is refused."),
+        ("grpc_max_pending_calls", f"{d.grpc_max_pending_calls:,}",
+         "Calls that have arrived and wait for the server to take them up (a burst, a flood). Below "
+         "it they wait their turn; past it a new call is `CANCELLED`."),
+        ("grpc_max_connections", f"{d.grpc_max_connections:,}",
+         "Connections open at once, and never more than the open-file limit less 64, which are kept "
+         "for the server's own files. A connection past it is closed at once."),
+        ("grpc_handshake_timeout_s", f"{d.grpc_handshake_timeout_s:g} s",
+         "A connection that has not begun HTTP/2 by then (one that sends nothing) is closed."),
+        ("grpc_idle_timeout_s", f"{d.grpc_idle_timeout_s:g} s",
+         "A connection without calls for this long is sent GOAWAY; a client connects again for "
+         "its next call."),
+        ("grpc_keepalive_s", f"{d.grpc_keepalive_s:g} s",
+         "A connection with open calls that has been quiet this long is pinged..."),
+        ("grpc_keepalive_timeout_s", f"{d.grpc_keepalive_timeout_s:g} s",
+         "...and closed if the ping is not answered within this (a frozen app's streams end)."),
+    ]  # fmt: skip
+    return "\n".join(f"| `{name}` | {value} | {what} |" for name, value, what in rows)
+
+
+CONNECTION_LIMITS = f"""## Connections and limits
+
+Every app on the phone can reach the server's port, so what one caller can hold of the server
+is bounded. Each limit is a setting (`PHONEUSE_GRPC_...` in the environment, or `grpc_...` in
+`config.toml`); the defaults below are sized for a phone: thousands of calls at once from one
+client get through, and a silent or hostile connection holds a few seconds and a bounded share
+of open files.
+
+| setting | default | what it bounds |
+|---|---|---|
+{_limit_rows()}
+
+- **Before the message.** A call's token is checked before its request message is read: a
+  caller without a valid token is `UNAUTHENTICATED` whatever it sends, or if it sends nothing,
+  and its message is neither decoded nor kept. The server keeps each call's HTTP/2 receive
+  window at 64 KiB, so that is the most a caller can send ahead of being read.
+- A request that is not a valid protobuf message of its type is `INVALID_ARGUMENT` (`not a
+  valid ActionRequest message`).
+- **The log.** Refused calls are logged at most once every {REFUSAL_LOG_INTERVAL_S:g} s: the first at
+  once, then one line for each {REFUSAL_LOG_INTERVAL_S:g} s in which more came, with how many and
+  the last one's reason.
+"""
+
+
 def render_spec(registry: Registry | None = None) -> str:
     registry = registry or build_registry()
     actions = [s for s in registry.actions.values() if _builtin(s)]
     queries = [s for s in registry.queries.values() if _builtin(s)]
-    out = [PREAMBLE, LIMITS, "## Error codes", "", "| code | meaning |", "|---|---|"]
+    out = [PREAMBLE, CONNECTION_LIMITS, LIMITS, "## Error codes", "", "| code | meaning |", "|---|---|"]
     out += [f"| `{f.code}` | {f.summary} |" for f in FAILURES]
     out += ["", "## Actions", ""]
     out += [

@@ -2,15 +2,20 @@
 
 Checked at the top of each servicer method (`check`, a plain call) rather than in a server
 interceptor: only the servicer's methods need a token (health and reflection stay open), and it
-spares every call grpc.aio's interceptor layer. tests/test_auth.py walks the service descriptor, so a method
-added later cannot skip the check unnoticed.
+spares every call grpc.aio's interceptor layer. The methods check it before they read their
+request (see servicer.py). tests/test_auth.py walks the service descriptor, so a method added
+later cannot skip the check unnoticed.
+
+Refusals are logged through a `RefusalLog`: any app on the phone can send bad calls by the
+thousand, and a line for each would fill the log faster than the calls cost anything else.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import NoReturn
 
 import grpc
@@ -22,6 +27,52 @@ log = logging.getLogger(__name__)
 
 BEARER = "bearer "
 FRONTEND = "grpc"
+REFUSAL_LOG_INTERVAL_S = 10.0
+
+Timer = Callable[[float, Callable[[], None]], object]
+"""Runs a callback after a delay: `loop.call_later`, or a test's fake."""
+
+
+class RefusalLog:
+    """Logs refused calls, at most one line per `interval_s`: the first refusal after a quiet
+    interval at once, then, at the end of each interval in which more came, how many and the
+    last one's reason."""
+
+    def __init__(
+        self, *, interval_s: float = REFUSAL_LOG_INTERVAL_S, call_later: Timer | None = None
+    ) -> None:
+        self.interval_s = interval_s
+        self._call_later = call_later
+        self._running = False  # an interval is running: refusals are counted, not logged
+        self._held = 0
+        self._last = ""
+
+    def refused(self, method: str, problem: str) -> None:
+        if self._running:
+            self._held += 1
+            self._last = f"{method}: {problem}"
+            return
+        log.warning("rejected a call to %s: %s", method, problem)
+        self._start_interval()
+
+    def _start_interval(self) -> None:
+        self._running = True
+        call_later = self._call_later or asyncio.get_running_loop().call_later
+        call_later(self.interval_s, self._end_interval)
+
+    def _end_interval(self) -> None:
+        if not self._held:
+            self._running = False
+            return
+        log.warning(
+            "rejected %d more call%s in the last %g s (the last to %s)",
+            self._held,
+            "" if self._held == 1 else "s",
+            self.interval_s,
+            self._last,
+        )
+        self._held = 0
+        self._start_interval()
 
 
 class BearerAuth:
@@ -37,6 +88,7 @@ class BearerAuth:
         # Headers that passed, so that an agent's every call is not hashed anew. They hold what
         # the callers already send in every call; they are never logged or stored.
         self._known: dict[bytes, Caller] = {}
+        self.refusals = RefusalLog()
 
     def check(self, metadata: Iterable[tuple[str, str | bytes]] | None) -> Caller | str:
         """The caller, or why the call is refused."""
@@ -61,6 +113,6 @@ class BearerAuth:
 
     async def refuse(self, context: grpc.aio.ServicerContext, method: str, problem: str) -> NoReturn:
         """Aborts the call with UNAUTHENTICATED (`check` said why)."""
-        log.warning("rejected a call to %s: %s", method, problem)
+        self.refusals.refused(method, problem)
         await context.abort(grpc.StatusCode.UNAUTHENTICATED, problem)
         raise AssertionError("abort returned")  # pragma: no cover

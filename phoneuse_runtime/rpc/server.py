@@ -1,26 +1,101 @@
 """The gRPC front end as a component: the AndroidRuntime servicer (which checks tokens),
-health and reflection, on one or more listening addresses."""
+health and reflection (open to all, see decoding.py), on one or more listening addresses, within
+the limits of `GrpcLimits`."""
 
 from __future__ import annotations
 
 import logging
+import resource
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields, replace
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
+from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 
 from ..components import Contribution
+from ..config import ConfigError, Settings
 from ..runtime import Runtime
 from . import protocol_pb2 as pb
-from . import protocol_pb2_grpc as pb_grpc
 from .auth import BearerAuth
+from .decoding import DecodingRegistrar
 from .servicer import AndroidRuntimeServicer
 
 log = logging.getLogger(__name__)
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["AndroidRuntime"].full_name
-MAX_MESSAGE_BYTES = 4 * 1024 * 1024
+# Open files the connection cap leaves to everything else (the data files, the listeners, grpc's own).
+RESERVED_FILES = 64
+
+
+@dataclass(frozen=True)
+class GrpcLimits:
+    """What callers may hold of the server; the settings `grpc_*`, documented in the spec.
+
+    Sized for a phone, where every app can reach the port and an agent needs tens of calls at
+    once: generous for a burst from one client (thousands of streams on one connection), small
+    for what a silent or hostile connection can keep (seconds, a bounded share of open files)."""
+
+    max_receive_bytes: int  # the largest request; the largest action params fit with room to spare
+    max_concurrent_calls: int  # open calls in all (streams stay open); past it, RESOURCE_EXHAUSTED
+    max_concurrent_streams: int  # open calls per connection; a client queues the ones past it
+    # Calls that arrived but that the application has not picked up yet. Past this, gRPC core
+    # cancels new ones without a word; below, a burst just waits its turn.
+    max_pending_calls: int
+    max_connections: int  # also held under the open-file limit, less RESERVED_FILES
+    handshake_timeout_s: float  # a connection that has not spoken HTTP/2 by then is closed
+    idle_timeout_s: float  # a connection without calls for this long is sent GOAWAY
+    keepalive_s: float  # a connection with calls is pinged after this long without traffic,
+    keepalive_timeout_s: float  # and closed if the ping is not answered in time (a frozen app)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> GrpcLimits:
+        values = {f.name: getattr(settings, f"grpc_{f.name}") for f in fields(cls)}
+        bad = [f"grpc_{name}" for name, value in values.items() if value <= 0]
+        if bad:
+            raise ConfigError(f"{', '.join(bad)} must be greater than 0")
+        return cls(**values)
+
+    def within_open_files(self) -> GrpcLimits:
+        """These limits with the connection cap lowered, if need be, so that connections can
+        never take the open files the server needs for anything else."""
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft == resource.RLIM_INFINITY or self.max_connections <= soft - RESERVED_FILES:
+            return self
+        capped = max(1, soft - RESERVED_FILES)
+        log.info("at most %d connections: the open-file limit is %d", capped, soft)
+        return replace(self, max_connections=capped)
+
+    def options(self) -> list[tuple[str, int]]:
+        """The gRPC core channel arguments for these limits."""
+        return [
+            ("grpc.max_receive_message_length", self.max_receive_bytes),
+            # Keep each call's receive window at HTTP/2's 64 KiB rather than let bandwidth probes
+            # widen it to megabytes: the server holds what a client sends ahead, and it reads
+            # nothing of a caller without a token. Uploads on loopback are as fast either way.
+            ("grpc.http2.bdp_probe", 0),
+            ("grpc.max_concurrent_streams", self.max_concurrent_streams),
+            # Count open streams as the client does: by default gRPC core also counts streams
+            # that ended but are not freed yet, and refuses (UNAVAILABLE) calls that a client
+            # sent because it saw a free slot.
+            ("grpc.http.overload_protection", 0),
+            # Equal limits: no random early shedding between a soft and a hard one.
+            ("grpc.server.max_pending_requests", self.max_pending_calls),
+            ("grpc.server.max_pending_requests_hard_limit", self.max_pending_calls),
+            ("grpc.max_allowed_incoming_connections", self.max_connections),
+            ("grpc.server_handshake_timeout_ms", _ms(self.handshake_timeout_s)),
+            ("grpc.max_connection_idle_ms", _ms(self.idle_timeout_s)),
+            ("grpc.keepalive_time_ms", _ms(self.keepalive_s)),
+            ("grpc.keepalive_timeout_ms", _ms(self.keepalive_timeout_s)),
+            ("grpc.http2.ping_timeout_ms", _ms(self.keepalive_timeout_s)),  # else 60 s for any ping
+            # Keep pinging a quiet stream: by default gRPC core stops after two pings without data,
+            # so an app frozen after that would hold its stream for good.
+            ("grpc.http2.max_pings_without_data", 0),
+        ]
+
+
+def _ms(seconds: float) -> int:
+    return max(1, round(seconds * 1000))
 
 
 class GrpcServer:
@@ -32,12 +107,19 @@ class GrpcServer:
     name = "grpc"
 
     def __init__(
-        self, address: str, *, tokens: Mapping[str, str], name: str = "grpc", also: Sequence[str] = ()
+        self,
+        address: str,
+        *,
+        tokens: Mapping[str, str],
+        name: str = "grpc",
+        limits: GrpcLimits | None = None,
+        also: Sequence[str] = (),
     ) -> None:
         self.name = name
         self.address = address
         self.also = tuple(also)
         self.auth = BearerAuth(tokens)  # keeps only the tokens' hashes
+        self.limits = limits or GrpcLimits.from_settings(Settings())
         self.port = 0
         self._server: grpc.aio.Server | None = None
 
@@ -46,16 +128,18 @@ class GrpcServer:
 
     async def start(self, runtime: Runtime) -> None:
         server = grpc.aio.server(
-            options=[
-                ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-                ("grpc.so_reuseport", 0),
-            ],
+            options=[*self.limits.within_open_files().options(), ("grpc.so_reuseport", 0)],
+            maximum_concurrent_rpcs=self.limits.max_concurrent_calls,
         )
-        pb_grpc.add_AndroidRuntimeServicer_to_server(AndroidRuntimeServicer(runtime, self.auth), server)
+        handlers = AndroidRuntimeServicer(runtime, self.auth).method_handlers()
+        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))
+        server.add_registered_method_handlers(SERVICE_NAME, handlers)
         health_servicer = health.aio.HealthServicer()
-        health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-        reflection.enable_server_reflection(
-            (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
+        open_to_all = DecodingRegistrar(server)  # no token needed: garbage must not cost a traceback
+        health_pb2_grpc.add_HealthServicer_to_server(health_servicer, open_to_all)
+        reflection_pb2_grpc.add_ServerReflectionServicer_to_server(
+            reflection.aio.ReflectionServicer((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME)),
+            open_to_all,
         )
         try:
             port = server.add_insecure_port(self.address)

@@ -1,5 +1,11 @@
 """AndroidRuntime servicer: turns protobuf messages into Runtime calls and back.
 
+Every method checks the caller's token before it reads the request. So a caller without the
+token costs neither the memory nor the decoding of its message, and one that never sends it is
+refused at once rather than held. That is why the methods are served as request-streaming
+handlers of raw bytes (`method_handlers`; on the wire a unary request is the same stream of one
+message) that read and decode their one message themselves, after the check.
+
 The runtime reports every failure as a RuntimeFailure with a code; this module keeps only
 the table from that code to a gRPC status."""
 
@@ -8,14 +14,15 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import AsyncIterator
+from typing import Any, NoReturn, TypeVar
 
 import grpc
+from google.protobuf.message import DecodeError, Message
 
 from ..errors import RuntimeFailure
 from ..events import Event
 from ..runtime import ActionCall, QueryCall, Runtime
 from . import protocol_pb2 as pb
-from . import protocol_pb2_grpc as pb_grpc
 from .auth import BearerAuth
 
 log = logging.getLogger(__name__)
@@ -37,9 +44,26 @@ STATUS: dict[str, grpc.StatusCode] = {
 }
 DEFAULT_QUERY_TIMEOUT_S = 30.0
 
+M = TypeVar("M", bound=Message)
+
 
 def status_of(failure: RuntimeFailure) -> grpc.StatusCode:
     return STATUS.get(failure.code, grpc.StatusCode.INTERNAL)
+
+
+def _decode(raw: object, message: type[M]) -> M | None:
+    """The request read from the stream, or None if there is none or it does not decode."""
+    if not isinstance(raw, bytes):  # grpc.aio.EOF: the client sent no message
+        return None
+    try:
+        return message.FromString(raw)
+    except DecodeError:
+        return None
+
+
+async def _unreadable(context: grpc.aio.ServicerContext, message: type[Message]) -> NoReturn:
+    await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"not a valid {message.DESCRIPTOR.name} message")
+    raise AssertionError("abort returned")  # pragma: no cover
 
 
 @functools.lru_cache(maxsize=64)
@@ -53,19 +77,34 @@ def _to_pb(event: Event) -> pb.Event:
     )
 
 
-class AndroidRuntimeServicer(pb_grpc.AndroidRuntimeServicer):
-    """Every method first checks the caller's bearer token."""
+class AndroidRuntimeServicer:
+    """Every method first checks the caller's bearer token, then reads its request."""
 
     def __init__(self, runtime: Runtime, auth: BearerAuth) -> None:
         self.runtime = runtime
         self.auth = auth
 
-    async def Execute(
-        self, request: pb.ActionRequest, context: grpc.aio.ServicerContext
-    ) -> pb.ActionResponse:
+    def method_handlers(self) -> dict[str, grpc.RpcMethodHandler]:
+        """The service's methods by name, as a server registers them."""
+        return {
+            "Execute": grpc.stream_unary_rpc_method_handler(
+                self.Execute, response_serializer=pb.ActionResponse.SerializeToString
+            ),
+            "Query": grpc.stream_unary_rpc_method_handler(
+                self.Query, response_serializer=pb.QueryResponse.SerializeToString
+            ),
+            "Subscribe": grpc.stream_stream_rpc_method_handler(
+                self.Subscribe, response_serializer=pb.Event.SerializeToString
+            ),
+        }
+
+    async def Execute(self, _unread: Any, context: grpc.aio.ServicerContext) -> pb.ActionResponse:
         caller = self.auth.check(context.invocation_metadata())
         if isinstance(caller, str):
             await self.auth.refuse(context, "Execute", caller)
+        request = _decode(await context.read(), pb.ActionRequest)
+        if request is None:
+            await _unreadable(context, pb.ActionRequest)
         call = ActionCall(
             request.action_type,
             dict(request.params),
@@ -85,10 +124,13 @@ class AndroidRuntimeServicer(pb_grpc.AndroidRuntimeServicer):
             duration_ms=outcome.duration_ms,
         )
 
-    async def Query(self, request: pb.QueryRequest, context: grpc.aio.ServicerContext) -> pb.QueryResponse:
+    async def Query(self, _unread: Any, context: grpc.aio.ServicerContext) -> pb.QueryResponse:
         caller = self.auth.check(context.invocation_metadata())
         if isinstance(caller, str):
             await self.auth.refuse(context, "Query", caller)
+        request = _decode(await context.read(), pb.QueryRequest)
+        if request is None:
+            await _unreadable(context, pb.QueryRequest)
         try:
             name = pb.QueryType.Name(request.query_type) if request.query_type else ""
         except ValueError:
@@ -109,12 +151,13 @@ class AndroidRuntimeServicer(pb_grpc.AndroidRuntimeServicer):
             results_json=page.results, total_count=page.total_count, has_more=page.has_more
         )
 
-    async def Subscribe(
-        self, request: pb.SubscribeRequest, context: grpc.aio.ServicerContext
-    ) -> AsyncIterator[pb.Event]:
+    async def Subscribe(self, _unread: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[pb.Event]:
         caller = self.auth.check(context.invocation_metadata())
         if isinstance(caller, str):
             await self.auth.refuse(context, "Subscribe", caller)
+        request = _decode(await context.read(), pb.SubscribeRequest)
+        if request is None:
+            await _unreadable(context, pb.SubscribeRequest)
         try:
             sub = self.runtime.subscribe(caller, request.subscriber_id, request.event_types)
         except RuntimeFailure as failure:  # an id or event types past their limits

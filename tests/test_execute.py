@@ -72,6 +72,7 @@ async def test_oversized_request_is_refused_and_the_server_carries_on(client: Cl
 
 async def test_shutdown_answers_an_action_it_cuts_short(client: Client) -> None:
     runtime = client.app.runtime
+    completed = runtime.subscribe(CALLER, "watcher", ["TASK_COMPLETED"])
     call = asyncio.create_task(
         runtime.execute(CALLER, ActionCall("WAIT_FOR", {"text": "never"}, "cut-1", timeout_ms=60_000))
     )
@@ -80,6 +81,9 @@ async def test_shutdown_answers_an_action_it_cuts_short(client: Client) -> None:
     await runtime.close(grace_s=0)
     outcome = await asyncio.wait_for(call, 10)
     assert outcome.error == "DEVICE_UNAVAILABLE: the server shut down before the action finished"
+    # It is announced too, before the streams end.
+    [event] = [json.loads(e.payload_json) async for e in completed]
+    assert (event["request_id"], event["success"], event["error"]) == ("cut-1", False, outcome.error)
     replay = await runtime.execute(
         CALLER, ActionCall("WAIT_FOR", {"text": "never"}, "cut-1", timeout_ms=60_000)
     )

@@ -99,7 +99,7 @@ async def _closed_by_peer(reader: asyncio.StreamReader, within_s: float) -> bool
         await asyncio.wait_for(reader.read(), within_s)
     except ConnectionError:
         return True
-    except TimeoutError:
+    except (TimeoutError, asyncio.TimeoutError):  # the same class from 3.11 on
         return False
     return True
 

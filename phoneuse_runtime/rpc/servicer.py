@@ -19,6 +19,7 @@ from typing import Any, NoReturn, TypeVar
 import grpc
 from google.protobuf.message import DecodeError, Message
 
+from ..callers import Caller
 from ..errors import RuntimeFailure
 from ..events import Event
 from ..runtime import ActionCall, QueryCall, Runtime
@@ -84,6 +85,19 @@ class AndroidRuntimeServicer:
         self.runtime = runtime
         self.auth = auth
 
+    async def _admit(
+        self, context: grpc.aio.ServicerContext, method: str, message: type[M]
+    ) -> tuple[Caller, M]:
+        """The caller and its request, read only once its token is right; the call is aborted
+        with UNAUTHENTICATED, or INVALID_ARGUMENT for bytes that are no such message, otherwise."""
+        caller = self.auth.check(context.invocation_metadata())
+        if isinstance(caller, str):
+            await self.auth.refuse(context, method, caller)
+        request = _decode(await context.read(), message)
+        if request is None:
+            await _unreadable(context, message)
+        return caller, request
+
     def method_handlers(self) -> dict[str, grpc.RpcMethodHandler]:
         """The service's methods by name, as a server registers them."""
         return {
@@ -99,12 +113,7 @@ class AndroidRuntimeServicer:
         }
 
     async def Execute(self, _unread: Any, context: grpc.aio.ServicerContext) -> pb.ActionResponse:
-        caller = self.auth.check(context.invocation_metadata())
-        if isinstance(caller, str):
-            await self.auth.refuse(context, "Execute", caller)
-        request = _decode(await context.read(), pb.ActionRequest)
-        if request is None:
-            await _unreadable(context, pb.ActionRequest)
+        caller, request = await self._admit(context, "Execute", pb.ActionRequest)
         call = ActionCall(
             request.action_type,
             dict(request.params),
@@ -125,12 +134,7 @@ class AndroidRuntimeServicer:
         )
 
     async def Query(self, _unread: Any, context: grpc.aio.ServicerContext) -> pb.QueryResponse:
-        caller = self.auth.check(context.invocation_metadata())
-        if isinstance(caller, str):
-            await self.auth.refuse(context, "Query", caller)
-        request = _decode(await context.read(), pb.QueryRequest)
-        if request is None:
-            await _unreadable(context, pb.QueryRequest)
+        caller, request = await self._admit(context, "Query", pb.QueryRequest)
         try:
             name = pb.QueryType.Name(request.query_type) if request.query_type else ""
         except ValueError:
@@ -152,12 +156,7 @@ class AndroidRuntimeServicer:
         )
 
     async def Subscribe(self, _unread: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[pb.Event]:
-        caller = self.auth.check(context.invocation_metadata())
-        if isinstance(caller, str):
-            await self.auth.refuse(context, "Subscribe", caller)
-        request = _decode(await context.read(), pb.SubscribeRequest)
-        if request is None:
-            await _unreadable(context, pb.SubscribeRequest)
+        caller, request = await self._admit(context, "Subscribe", pb.SubscribeRequest)
         try:
             sub = self.runtime.subscribe(caller, request.subscriber_id, request.event_types)
         except RuntimeFailure as failure:  # an id or event types past their limits

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .limits import MAX_RESPONSE_JSON_BYTES, omitted_json, utf8_size
+from .limits import fit_json
 
 log = logging.getLogger(__name__)
 
@@ -51,9 +51,7 @@ class EventPayload(BaseModel):
         text = json.dumps(payload, ensure_ascii=False)
         # A payload no client could receive (TASK_STARTED's params escape to six times their
         # size) would end every stream it reached: it travels as the omitted-result marker.
-        if len(text) > MAX_RESPONSE_JSON_BYTES // 4 and utf8_size(text) > MAX_RESPONSE_JSON_BYTES:
-            text = omitted_json(utf8_size(text))
-        return Event(self.event_type, text, source)
+        return Event(self.event_type, fit_json(text), source)
 
 
 class CallerInfo(BaseModel):

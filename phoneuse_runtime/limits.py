@@ -66,6 +66,16 @@ def omitted_json(size: int) -> str:
     return json.dumps({"omitted": OMITTED, "bytes": size, "max_bytes": MAX_RESPONSE_JSON_BYTES})
 
 
+def fit_json(text: str) -> str:
+    """`text`, or the omitted-result marker when its UTF-8 would pass MAX_RESPONSE_JSON_BYTES.
+    A character takes at most 4 bytes, so only a long text needs measuring."""
+    if len(text) > MAX_RESPONSE_JSON_BYTES // 4:
+        size = utf8_size(text)
+        if size > MAX_RESPONSE_JSON_BYTES:
+            return omitted_json(size)
+    return text
+
+
 def clip(text: str, limit: int = 40) -> str:
     """`text` as a message shows a caller's input: its repr, shortened past `limit` characters."""
     if len(text) <= limit:

@@ -47,6 +47,7 @@ from .limits import (
     MAX_RESPONSE_JSON_BYTES,
     bad_id,
     clip,
+    fit_json,
     omitted_json,
     too_long,
     utf8_size,
@@ -321,9 +322,7 @@ class Runtime:
             else:
                 # A CancelledError nobody asked for (a handler awaited a cancelled future) is
                 # the handler's own failure, like any other it lets escape.
-                failure = translate(exc, doing=call.name)
-                if type(failure) is Internal:
-                    self.bus.publish(ErrorEvent(code=failure.code, message=failure.message).to_event(SOURCE))
+                failure = self._escaped(exc, doing=call.name)
                 if isinstance(exc, (KeyboardInterrupt, SystemExit)):
                     raise
         finally:
@@ -356,6 +355,13 @@ class Runtime:
                         caller=CallerInfo(**call.caller.as_json()),
                     ).to_event(SOURCE)
                 )
+
+    def _escaped(self, exc: BaseException, *, doing: str) -> RuntimeFailure:
+        """What a handler let escape, as a failure; an unforeseen one is also an ERROR event."""
+        failure = translate(exc, doing=doing)
+        if type(failure) is Internal:
+            self.bus.publish(ErrorEvent(code=failure.code, message=failure.message).to_event(SOURCE))
+        return failure
 
     def _deadline_passed(self, call: PolicyCall, timeout_ms: int) -> Timeout:
         if call.holding is not None:
@@ -416,11 +422,7 @@ class Runtime:
         else:
             call.phase = "device"
             result = await spec.handler(ctx, params)
-        text: str = result.model_dump_json(by_alias=True)
-        # A UTF-8 character takes at most 4 bytes: only a long result needs measuring.
-        if len(text) > MAX_RESPONSE_JSON_BYTES // 4 and utf8_size(text) > MAX_RESPONSE_JSON_BYTES:
-            return omitted_json(utf8_size(text))
-        return text
+        return fit_json(result.model_dump_json(by_alias=True))
 
     # --- Query -------------------------------------------------------------
     async def query(self, caller: Caller, request: QueryCall) -> QueryPage:
@@ -448,7 +450,7 @@ class Runtime:
         if spec.requires:
             self._supported(request.query_type, spec.requires)
         parsed = parse_params(spec.filters, filters, also_allowed=(OFFSET_KEY,))
-        loop = asyncio.get_running_loop()
+        loop = self._loop
         now = loop.time()
         call = PolicyCall(
             caller,
@@ -487,10 +489,7 @@ class Runtime:
                 raise Timeout(f"{request.query_type} query did not finish within {within_ms} ms") from None
             if isinstance(exc, (asyncio.CancelledError, KeyboardInterrupt, SystemExit)):
                 raise  # the caller went away, or the process is ending
-            failure = translate(exc, doing=f"{request.query_type} query")
-            if type(failure) is Internal:
-                self.bus.publish(ErrorEvent(code=failure.code, message=failure.message).to_event(SOURCE))
-            raise failure from None
+            raise self._escaped(exc, doing=f"{request.query_type} query") from None
         finally:
             timer.cancel()
         return _page(matches, offset, limit)

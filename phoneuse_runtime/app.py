@@ -110,6 +110,7 @@ async def build_app(
     """Builds and starts the app for `settings`. `components` defaults to `default_components`;
     `policies` run after the configuration's lists and the components' own."""
     device = device or make_device(settings)
+    device.find_poll_ms = settings.wait_poll_ms
     parts = list(default_components(settings, token=token) if components is None else components)
     names = [c.name for c in parts]
     if len(set(names)) != len(names):

@@ -25,7 +25,7 @@ from .callers import Caller
 from .components import Component
 from .config import Settings
 from .context import ActionContext, QueryContext, missing_capability
-from .device.base import Device
+from .device.base import Device, reset_deadline, set_deadline
 from .errors import (
     BadRequest,
     Conflict,
@@ -230,10 +230,19 @@ class Runtime:
         self.bus.close()
 
     def _supported(self, name: str, requires: frozenset[str]) -> None:
-        capabilities = self.device.capabilities
+        """UNSUPPORTED for a capability this device lacks; DEVICE_UNAVAILABLE at once, not at the
+        deadline, while the phone it needs does not answer."""
+        device = self.device
+        capabilities = device.capabilities
         if not requires <= capabilities:
             missing = sorted(requires - capabilities)[0]
-            raise Unsupported(f"{name}: {missing_capability(self.device, missing)}")
+            raise Unsupported(f"{name}: {missing_capability(device, missing)}")
+        link = device.link
+        if not link.up:
+            raise DeviceUnavailable(
+                f"{name}: the phone ({device.kind} {link.serial or ''}) is not reachable now: {link.reason}; "
+                "the runtime keeps reconnecting and publishes DEVICE_CONNECTED when it is back"
+            )
 
     # --- Execute -----------------------------------------------------------
     async def execute(self, caller: Caller, request: ActionCall) -> ActionOutcome:
@@ -409,6 +418,7 @@ class Runtime:
             call.request_id,
             call.deadline,
         )
+        set_deadline(call.deadline)  # this task's own context: its primitives and their threads see it
         if spec.takes_turns:
             turns = self.turns
             if not turns.take_now():
@@ -475,7 +485,11 @@ class Runtime:
                 request.query_type, self.device, self.settings, self.memory, caller, self.components
             )
             call.phase = "device"
-            matches: Sequence[BaseModel] = await spec.handler(ctx, parsed)
+            deadline_token = set_deadline(call.deadline)
+            try:
+                matches: Sequence[BaseModel] = await spec.handler(ctx, parsed)
+            finally:
+                reset_deadline(deadline_token)
         except BaseException as exc:
             if call.expired:  # the deadline, however the handler let its cancellation out
                 _uncancel(call.task)

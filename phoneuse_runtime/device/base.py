@@ -9,15 +9,35 @@ can be done more than one way returns the path it took (`via`), e.g. "sim",
 Primitives raise `RuntimeFailure` subclasses from `phoneuse_runtime.errors`
 (ElementNotFound, Unsupported, PermissionDenied, DeviceUnavailable, ...). They never
 sleep to wait for the UI; callers that must wait poll with a visible interval.
+
+The interface is shaped for a phone at the end of a cable, where every primitive is a round
+trip that can be slow, drop, or come back partial:
+- `find` resolves a selector on the phone where the backend can (one round trip), instead of
+  a full dump per look;
+- provider reads take filters (`SmsFilter`, `ContactFilter`, `EventFilter`, `CallFilter`) that a
+  backend passes down (`content query --where ... --sort ...`), so polling reads only new rows;
+- every primitive runs under the call's deadline (`deadline()`, set by the runtime for the
+  action's task and inherited by the worker threads it starts), and a backend serialises its
+  own work, so a timed-out primitive is never still driving the phone when the next starts;
+- `link` says whether the phone answers now; the runtime fails fast while it does not;
+- a primitive that can reach its end more than one way returns the way it took (`via`).
 """
 
 from __future__ import annotations
 
 import abc
+import asyncio
+import contextvars
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
-from ..events import EventSink
+from ..events import DeviceConnected, DeviceDisconnected, EventSink
+from ..ui import Selector, UiNode, parse_hierarchy
+
+# The `source` of the events a phone itself causes (connection changes, arrivals).
+SYSTEM_SOURCE = "android.system"
 
 # Android KeyEvent codes for the names PRESS_KEY accepts.
 KEYCODES: dict[str, int] = {
@@ -64,6 +84,7 @@ class AppInfo:
 class Foreground:
     package: str
     activity: str
+    via: str = ""  # how it was brought there, when a primitive did (launch_app)
 
 
 @dataclass
@@ -76,6 +97,18 @@ class Contact:
 
 
 SmsBox = Literal["inbox", "sent", "outbox", "failed", "draft"]
+
+
+@dataclass
+class CallRecord:
+    """A row of the call log (content://call_log/calls)."""
+
+    id: str
+    number: str
+    kind: Literal["incoming", "outgoing", "missed", "rejected", "blocked", "voicemail"]
+    date_ms: int
+    duration_s: int = 0
+    name: str = ""
 
 
 @dataclass
@@ -160,10 +193,170 @@ class CallState:
     number: str = ""
 
 
+@dataclass(frozen=True)
+class DeviceInfo:
+    """What identifies a phone, for `doctor`, `APP_STATE` and the connection events."""
+
+    kind: str  # the backend: sim, adb, termux
+    serial: str
+    model: str
+    manufacturer: str
+    android_version: str  # ro.build.version.release, e.g. "14"
+    sdk: int  # ro.build.version.sdk, e.g. 34
+    width: int  # the screen in pixels, portrait
+    height: int
+
+    def as_json(self) -> dict[str, str | int]:
+        return {
+            "kind": self.kind,
+            "serial": self.serial,
+            "model": self.model,
+            "manufacturer": self.manufacturer,
+            "android_version": self.android_version,
+            "sdk": self.sdk,
+            "width": self.width,
+            "height": self.height,
+        }
+
+
+@dataclass(frozen=True)
+class Screenshot:
+    """The screen as the backend encoded it; decoded and re-encoded only when it must shrink."""
+
+    data: bytes
+    format: Literal["png", "jpeg"]
+    width: int
+    height: int
+    via: str
+
+
+@dataclass(frozen=True)
+class Saved:
+    """A row a primitive stored on the phone: its provider id, and the way it got there."""
+
+    id: str
+    via: str
+
+
+# --- filters for provider reads ---------------------------------------------
+# Every field narrows; None leaves it open. Rows come newest first (highest id first) unless a
+# filter says otherwise, and `limit` caps them after filtering, as `content query` would.
+
+
+@dataclass(frozen=True)
+class SmsFilter:
+    box: SmsBox | None = None
+    above_id: int | None = None  # only rows whose _id is higher: what arrived since a high-water mark
+    since_ms: int | None = None  # only rows dated at or after
+    address: str | None = None  # the other party, compared as the phone stores it
+    limit: int | None = None
+
+
+@dataclass(frozen=True)
+class ContactFilter:
+    id: str | None = None
+    name: str | None = None  # display name contains, ignoring case
+    phone: str | None = None  # has this number (digits compared)
+    limit: int | None = None
+
+
+@dataclass(frozen=True)
+class EventFilter:
+    """Calendar rows; these come in start order (earliest first)."""
+
+    id: str | None = None
+    starts_after_ms: int | None = None  # events that end after this
+    starts_before_ms: int | None = None  # events that start before this
+    limit: int | None = None
+
+
+@dataclass(frozen=True)
+class CallFilter:
+    above_id: int | None = None
+    since_ms: int | None = None
+    number: str | None = None
+    limit: int | None = None
+
+
+# --- deadlines ----------------------------------------------------------------
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("phoneuse_deadline", default=None)
+
+
+def set_deadline(when: float | None) -> contextvars.Token[float | None]:
+    """Sets the current call's deadline (time.monotonic() seconds, the event loop's clock) for
+    every primitive this task runs, and the worker threads it starts (to_thread copies context).
+    Returns the token that `reset_deadline` takes to put back the previous one."""
+    return _DEADLINE.set(when)
+
+
+def reset_deadline(token: contextvars.Token[float | None]) -> None:
+    _DEADLINE.reset(token)
+
+
+def deadline() -> float | None:
+    """The current call's deadline on time.monotonic(), or None outside a call."""
+    return _DEADLINE.get()
+
+
+def remaining_s(default: float) -> float:
+    """Seconds left before the call's deadline (never below 0), or `default` outside a call."""
+    when = _DEADLINE.get()
+    if when is None:
+        return default
+    return max(0.0, when - time.monotonic())
+
+
+# --- connection state ---------------------------------------------------------
+class Link:
+    """Whether the phone answers now. The backend reports changes; the runtime fails calls fast
+    while it is down, health follows it, and each change is published once (DEVICE_CONNECTED,
+    DEVICE_DISCONNECTED)."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.up = False
+        self.reason = "not started"
+        self.serial = ""
+        self._emit: EventSink | None = None
+        self._watchers: list[Callable[[bool], None]] = []
+
+    def attach(self, emit: EventSink) -> None:
+        """Where the connection events go (the runtime's bus); given in `Device.start`."""
+        self._emit = emit
+
+    def watch(self, watcher: Callable[[bool], None]) -> None:
+        """Calls `watcher(up)` on every change, on the event loop's thread."""
+        self._watchers.append(watcher)
+
+    def connected(self, *, serial: str, model: str) -> None:
+        if self.up:
+            return
+        self.up, self.reason, self.serial = True, "", serial
+        if self._emit is not None:
+            self._emit(DeviceConnected(device=self.kind, serial=serial, model=model).to_event(SYSTEM_SOURCE))
+        for watcher in self._watchers:
+            watcher(True)
+
+    def lost(self, *, reason: str) -> None:
+        if not self.up:
+            self.reason = reason
+            return
+        self.up, self.reason = False, reason
+        if self._emit is not None:
+            self._emit(
+                DeviceDisconnected(device=self.kind, serial=self.serial, reason=reason).to_event(
+                    SYSTEM_SOURCE
+                )
+            )
+        for watcher in self._watchers:
+            watcher(False)
+
+
 class Device(abc.ABC):
     """One phone. `start` connects and begins emitting events; `close` releases it.
 
-    Constructors only store settings; all I/O starts in `start`.
+    Constructors only store settings; all I/O starts in `start`. Subclasses call
+    `super().__init__()`, which gives them their `link`.
     """
 
     kind: ClassVar[str]
@@ -171,6 +364,11 @@ class Device(abc.ABC):
     # What this phone can do (phoneuse_runtime.capabilities). An instance attribute: a
     # backend may learn it only in `start` (Termux finds out whether its own adb answers).
     capabilities: frozenset[str] = frozenset()
+    # How often the default `find` looks again while it waits (the runtime sets wait_poll_ms).
+    find_poll_ms: int = 100
+
+    def __init__(self) -> None:
+        self.link = Link(self.kind)
 
     def capability_hint(self, capability: str) -> str:
         """How to get a capability this device lacks; backends may say it better."""
@@ -180,25 +378,40 @@ class Device(abc.ABC):
 
     # --- lifecycle -------------------------------------------------------
     @abc.abstractmethod
-    async def start(self, emit: EventSink) -> None: ...
+    async def start(self, emit: EventSink) -> None:
+        """Connects (reporting through `self.link`, attached to `emit`) and starts its event
+        sources. A phone that cannot be reached yet is not an error: the link stays down and
+        the backend keeps trying; a configuration that can never work raises ConfigError."""
 
     @abc.abstractmethod
     async def close(self) -> None: ...
 
     @abc.abstractmethod
-    async def describe(self) -> dict[str, str]:
-        """Serial, model, Android version: whatever identifies this phone."""
+    async def describe(self) -> DeviceInfo:
+        """Serial, model, Android version, SDK level, screen size."""
 
     # --- screen ----------------------------------------------------------
     @abc.abstractmethod
     async def dump_hierarchy(self) -> str:
         """The current screen as uiautomator hierarchy XML."""
 
+    async def find(self, selector: Selector, *, timeout_ms: int = 0) -> UiNode | None:
+        """The element `selector` picks (bounds, text, attributes), looked for up to `timeout_ms`;
+        None when it did not appear. This default dumps and matches every `find_poll_ms`; a
+        backend that can resolve a selector on the phone in one round trip overrides it."""
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + timeout_ms / 1000
+        while True:
+            node = selector.find(parse_hierarchy(await self.dump_hierarchy()))
+            if node is not None or loop.time() >= give_up:
+                return node
+            await asyncio.sleep(min(self.find_poll_ms / 1000, max(0.0, give_up - loop.time())))
+
     @abc.abstractmethod
     async def screen_size(self) -> tuple[int, int]: ...
 
     @abc.abstractmethod
-    async def screenshot_png(self) -> bytes: ...
+    async def screenshot(self) -> Screenshot: ...
 
     @abc.abstractmethod
     async def tap(self, x: int, y: int) -> None: ...
@@ -210,8 +423,8 @@ class Device(abc.ABC):
     async def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int) -> None: ...
 
     @abc.abstractmethod
-    async def input_text(self, text: str) -> None:
-        """Types into the focused field, appending at the cursor (end). Any Unicode."""
+    async def input_text(self, text: str) -> str:
+        """Types into the focused field, appending at the cursor (end). Any Unicode. Returns `via`."""
 
     @abc.abstractmethod
     async def clear_text(self) -> None:
@@ -232,7 +445,8 @@ class Device(abc.ABC):
 
     @abc.abstractmethod
     async def launch_app(self, package: str) -> Foreground:
-        """Brings the app's launch activity to the front; Unsupported if not installed."""
+        """Brings the app's launch activity to the front (its `via` says how); Unsupported if
+        not installed."""
 
     @abc.abstractmethod
     async def stop_app(self, package: str) -> bool:
@@ -244,19 +458,25 @@ class Device(abc.ABC):
 
     # --- personal data ---------------------------------------------------
     @abc.abstractmethod
-    async def contacts(self) -> list[Contact]: ...
+    async def contacts(self, where: ContactFilter = ContactFilter()) -> list[Contact]:
+        """Contacts by display name (ignoring case)."""
 
     @abc.abstractmethod
-    async def add_contact(self, name: str, phones: list[str], emails: list[str]) -> Contact: ...
+    async def add_contact(self, name: str, phones: list[str], emails: list[str]) -> Saved: ...
 
     @abc.abstractmethod
     async def send_sms(self, number: str, body: str) -> str:
         """Hands the SMS to the phone and returns `via`. Success is verified by the caller
-        against `sms_messages("sent")`, because some backends report success regardless."""
+        against the sent box (`sms_messages(SmsFilter(box="sent", above_id=...))`), because
+        some backends report success regardless."""
 
     @abc.abstractmethod
-    async def sms_messages(self, box: SmsBox | None = None) -> list[SmsMessage]:
-        """SMS rows, newest first; all boxes when `box` is None."""
+    async def sms_messages(self, where: SmsFilter = SmsFilter()) -> list[SmsMessage]:
+        """SMS rows, newest first (highest _id first)."""
+
+    @abc.abstractmethod
+    async def call_log(self, where: CallFilter = CallFilter()) -> list[CallRecord]:
+        """Call log rows, newest first."""
 
     @abc.abstractmethod
     async def place_call(self, number: str) -> str:
@@ -270,21 +490,23 @@ class Device(abc.ABC):
     async def call_state(self) -> CallState: ...
 
     @abc.abstractmethod
-    async def insert_event(self, event: CalendarEvent) -> CalendarEvent:
-        """Stores the event and returns it with its id."""
+    async def insert_event(self, event: CalendarEvent, *, timezone: str | None = None) -> Saved:
+        """Stores the event (in UTC unless `timezone`); the caller reads it back by id."""
 
     @abc.abstractmethod
-    async def calendar_events(self) -> list[CalendarEvent]: ...
+    async def calendar_events(self, where: EventFilter = EventFilter()) -> list[CalendarEvent]: ...
 
     @abc.abstractmethod
-    async def set_alarm(self, alarm: Alarm) -> Alarm:
-        """Creates the alarm and returns it with its id."""
+    async def set_alarm(self, alarm: Alarm) -> Saved:
+        """Creates the alarm; `id` is empty where the phone does not tell it."""
 
     @abc.abstractmethod
-    async def alarms(self) -> list[Alarm]: ...
+    async def alarms(self) -> list[Alarm]:
+        """Unsupported where the phone does not list alarms."""
 
     @abc.abstractmethod
-    async def set_clipboard(self, text: str) -> None: ...
+    async def set_clipboard(self, text: str) -> str:
+        """Returns `via`."""
 
     @abc.abstractmethod
     async def get_clipboard(self) -> str: ...

@@ -4,6 +4,7 @@ the limits of `GrpcLimits`."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import resource
 from collections.abc import Mapping, Sequence
@@ -154,9 +155,26 @@ class GrpcServer:
                 raise OSError(f"cannot listen on {address}") from exc
         await server.start()
         await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
-        await health_servicer.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
+        # AndroidRuntime serves while its phone answers; the server itself stays SERVING.
+        link = runtime.device.link
+        await health_servicer.set(SERVICE_NAME, _status(link.up))
+        loop = asyncio.get_running_loop()
+        link.watch(lambda up: _follow(loop.create_task(health_servicer.set(SERVICE_NAME, _status(up)))))
         self._server, self.port = server, port
 
     async def stop(self, *, grace_s: float) -> None:
         if self._server is not None:
             await self._server.stop(grace_s)
+
+
+def _status(up: bool) -> int:
+    return health_pb2.HealthCheckResponse.SERVING if up else health_pb2.HealthCheckResponse.NOT_SERVING
+
+
+_health_updates: set[asyncio.Task[None]] = set()
+
+
+def _follow(task: asyncio.Task[None]) -> None:
+    """Keeps a health update alive until it is done (the loop holds tasks only weakly)."""
+    _health_updates.add(task)
+    task.add_done_callback(_health_updates.discard)

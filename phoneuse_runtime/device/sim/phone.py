@@ -17,12 +17,11 @@ from ...events import (
     NotificationPosted,
 )
 from ...ui import UiNode
-from ..base import CallState, Foreground, Notification, SmsMessage
+from ..base import SYSTEM_SOURCE, CallState, Foreground, Notification, SmsMessage
 from .catalog import BY_PACKAGE, LAUNCHER, MESSAGES, SYSTEMUI, WHATSAPP
 from .state import Chat, ChatMessage, SimState, require_number
 from .widgets import HEIGHT, STATUS_BAR, WIDTH, Screen, View, status_bar
 
-SYSTEM_SOURCE = "android.system"
 TELECOM_SOURCE = "com.android.server.telecom"
 
 

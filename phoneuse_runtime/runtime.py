@@ -215,7 +215,7 @@ class Runtime:
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
         self.memory.load()
-        await self.device.start(self.bus.publish)
+        await self.device.start(self.bus.publish, wanted=self.bus.interested)
 
     async def close(self, *, grace_s: float = 0.0) -> None:
         """Lets in-flight actions finish within `grace_s`, cancels the rest, ends all streams."""

@@ -352,6 +352,10 @@ class Link:
             watcher(False)
 
 
+def _everything(_event_type: str) -> bool:
+    return True
+
+
 class Device(abc.ABC):
     """One phone. `start` connects and begins emitting events; `close` releases it.
 
@@ -378,10 +382,12 @@ class Device(abc.ABC):
 
     # --- lifecycle -------------------------------------------------------
     @abc.abstractmethod
-    async def start(self, emit: EventSink) -> None:
+    async def start(self, emit: EventSink, *, wanted: Callable[[str], bool] = _everything) -> None:
         """Connects (reporting through `self.link`, attached to `emit`) and starts its event
-        sources. A phone that cannot be reached yet is not an error: the link stays down and
-        the backend keeps trying; a configuration that can never work raises ConfigError."""
+        sources. `wanted(event_type)` says whether anyone listens now: a backend polls the phone
+        for an event type only while it does. A phone that cannot be reached yet is not an
+        error: the link stays down and the backend keeps trying; a configuration that can never
+        work raises ConfigError."""
 
     @abc.abstractmethod
     async def close(self) -> None: ...

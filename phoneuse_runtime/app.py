@@ -39,7 +39,11 @@ def make_device(settings: Settings) -> Device:
         from .device.sim import SimDevice
 
         return SimDevice(state_file=settings.sim_state)
-    if kind in ("adb", "termux"):
+    if kind == "adb":
+        from .device.adb import AdbDevice
+
+        return AdbDevice(device=settings.device, adb_server=settings.adb_server, poll_ms=settings.poll_ms)
+    if kind == "termux":
         raise ConfigError(f"the {kind} backend is not available in this version; use --device sim")
     raise ConfigError(f"unknown device {settings.device!r}; use sim, adb[:SERIAL] or termux")
 

@@ -65,6 +65,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--config", type=Path, help="TOML settings file (default DATA_DIR/config.toml)")
     serve.add_argument("--sim-state", type=Path, help="load and save the simulated phone's state here")
     serve.add_argument("--allow-shell", action="store_true", default=None, help="enable the SHELL action")
+    serve.add_argument(
+        "--adb-server",
+        help="the adb server, HOST:PORT (default $ANDROID_ADB_SERVER_PORT, else 127.0.0.1:5037)",
+    )
+    serve.add_argument("--poll-ms", type=int, help="how often the phone is polled for events (default 1000)")
     serve.add_argument("--log-level", default="INFO")
 
     client = _client_parent()
@@ -108,6 +113,8 @@ def _serve(args: argparse.Namespace) -> int:
         "token": args.token,
         "sim_state": args.sim_state,
         "allow_shell": args.allow_shell,
+        "adb_server": args.adb_server,
+        "poll_ms": args.poll_ms,
     }
     try:
         settings = load_settings(flags, config_file=args.config)

@@ -19,6 +19,16 @@ SERVER_FILE = "server.json"
 CONFIG_FILE = "config.toml"
 
 
+DEFAULT_ADB_SERVER = "127.0.0.1:5037"
+
+
+def default_adb_server() -> str:
+    """The adb server the adb backend talks to: adb's own $ANDROID_ADB_SERVER_PORT (on this
+    host) when set, as the adb command line would use, else adb's default."""
+    port = os.environ.get("ANDROID_ADB_SERVER_PORT", "").strip()
+    return f"127.0.0.1:{port}" if port else DEFAULT_ADB_SERVER
+
+
 def default_data_dir() -> Path:
     env = os.environ.get("PHONEUSE_DATA_DIR")
     if env:
@@ -48,6 +58,10 @@ class Settings:
     query_max_limit: int = 200
     shutdown_grace_s: float = 5.0
     wait_poll_ms: int = 100
+    # The adb backend: its adb server (HOST:PORT, or PORT on this host), and how often it polls
+    # the phone for events while someone subscribes to them.
+    adb_server: str = field(default_factory=default_adb_server)
+    poll_ms: int = 1000
     # The gRPC server's limits, sized for a phone (why: rpc/server.py's GrpcLimits; the spec).
     grpc_max_receive_bytes: int = 2 * 1024 * 1024  # the largest params (limits.py) fit, with room
     grpc_max_concurrent_calls: int = 4096

@@ -1,0 +1,154 @@
+"""Which phone, through which adb server: the `--device adb[:SERIAL]` setting, serial choice, and
+the adbutils client the backend uses.
+
+The serial is the one named, else $ANDROID_SERIAL, else the only attached device; zero or
+several devices is a ConfigError that lists what adb reports. A `host:port` serial is a phone
+over the network: the backend runs `adb connect` for it at start and after every drop, because
+adb itself retries a lost network device only every ~10 s (and adb 29 never says on
+track-devices that it was lost).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import subprocess
+from dataclasses import dataclass
+from typing import Any
+
+import adbutils
+
+from ...config import ConfigError
+
+log = logging.getLogger(__name__)
+
+# host:port, [v6]:port: what `adb connect` takes, and what adb then lists as the serial.
+_NETWORK_SERIAL = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.-]*):(\d{1,5})$")
+
+# adb's states, with what the user can do about each one that is not "device".
+STATE_ADVICE: dict[str, str] = {
+    "unauthorized": "unlock the phone and accept the 'Allow USB debugging?' prompt (tick 'Always allow')",
+    "offline": "the phone stopped answering adb: reconnect the cable or Wi-Fi, or run `adb reconnect`",
+    "no permissions": (
+        "this user may not open the USB device: install the udev rules (android-sdk-platform-tools-common)"
+    ),
+    "recovery": "the phone is in recovery; reboot it into Android",
+    "bootloader": "the phone is in the bootloader; reboot it into Android",
+    "sideload": "the phone is in sideload mode; reboot it into Android",
+    "authorizing": "the phone is deciding whether to trust this computer; look at its screen",
+    "connecting": "adb is still connecting to the phone",
+}
+
+
+def device_serial(device_setting: str) -> str | None:
+    """The serial in `adb[:SERIAL]`, split at the first colon only (`adb:10.0.0.5:5555` names
+    the network serial `10.0.0.5:5555`); None for plain `adb`."""
+    kind, sep, serial = device_setting.partition(":")
+    if kind != "adb":
+        raise ConfigError(f"not an adb device setting: {device_setting!r}")
+    if sep and not serial.strip():
+        raise ConfigError("--device adb: needs a serial after the colon, e.g. adb:emulator-5554")
+    return serial.strip() or None
+
+
+def is_network_serial(serial: str) -> bool:
+    """Whether the serial is `host:port`: a phone adb reaches over TCP (Wi-Fi, emulator bridge)."""
+    match = _NETWORK_SERIAL.match(serial)
+    return match is not None and 0 < int(match.group(2)) < 65536
+
+
+def server_address(setting: str) -> tuple[str, int]:
+    """The adb server from the `adb_server` setting: HOST:PORT, or a PORT on this host."""
+    text = setting.strip()
+    host, sep, port = text.rpartition(":")
+    if not sep:
+        host, port = "127.0.0.1", text
+    host = host.strip("[]") or "127.0.0.1"
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise ConfigError(f"adb_server must be HOST:PORT or PORT, got {setting!r}")
+    return host, int(port)
+
+
+@dataclass(frozen=True)
+class Attached:
+    """One line of `adb devices`."""
+
+    serial: str
+    state: str
+
+    def describe(self) -> str:
+        advice = STATE_ADVICE.get(self.state)
+        return f"{self.serial} ({self.state}{': ' + advice if advice else ''})"
+
+
+def choose_serial(named: str | None, env: str | None, attached: list[Attached]) -> str:
+    """The serial to drive: the one named, else $ANDROID_SERIAL, else the only device adb lists
+    as ready. With none named, zero or several ready devices is a ConfigError listing them all."""
+    if named:
+        return named
+    if env and env.strip():
+        return env.strip()
+    ready = [a for a in attached if a.state == "device"]
+    if len(ready) == 1:
+        return ready[0].serial
+    listed = "; ".join(a.describe() for a in attached) or "none"
+    if not ready:
+        raise ConfigError(
+            f"adb lists no ready device (found: {listed}); connect a phone with USB debugging on, "
+            "start an emulator, or name one: --device adb:SERIAL (adb:HOST:PORT for Wi-Fi)"
+        )
+    raise ConfigError(
+        f"adb lists {len(ready)} ready devices (found: {listed}); pick one with --device adb:SERIAL "
+        "or $ANDROID_SERIAL"
+    )
+
+
+class _Connection(adbutils.AdbConnection):  # type: ignore[misc]
+    """adbutils' connection to the adb server, minus its habit of running `adb start-server`
+    whenever a connection fails: here a dead server is an error the caller sees and reports."""
+
+    def _safe_connect(self) -> Any:
+        return self._create_socket()
+
+
+class Client(adbutils.AdbClient):  # type: ignore[misc]
+    """adbutils' client for one adb server, named explicitly (adbutils would otherwise read
+    $ANDROID_ADB_SERVER_PORT once, at import)."""
+
+    def make_connection(self, timeout: float | None = None) -> adbutils.AdbConnection:
+        try:
+            conn = _Connection(self.host, self.port)
+        except TimeoutError as exc:
+            raise adbutils.AdbTimeout("connect to adb server timeout") from exc
+        if timeout:
+            conn.conn.settimeout(timeout)
+        return conn
+
+    def attached(self) -> list[Attached]:
+        return [Attached(info.serial, info.state) for info in self.list()]
+
+    def state_of(self, serial: str, *, timeout_s: float) -> str:
+        """`adb -s SERIAL get-state`: "device", "offline", ...; AdbError when adb lists no such device."""
+        with self.make_connection(timeout=timeout_s) as conn:
+            conn.send_command(f"host-serial:{serial}:get-state")
+            conn.check_okay()
+            return str(conn.read_string_block()).strip()
+
+
+def start_server(host: str, port: int, *, timeout_s: float) -> str:
+    """Starts the adb server on this host (`adb -P PORT start-server`), as any adb command would;
+    returns what it said. Only for a local server: a remote one is its owner's to start."""
+    exe = adbutils.adb_path()
+    log.info("starting the adb server on %s:%d (%s -P %d start-server)", host, port, exe, port)
+    done = subprocess.run(
+        [exe, "-P", str(port), "start-server"],
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        check=False,
+    )
+    return (done.stdout + done.stderr).strip()
+
+
+def is_local(host: str) -> bool:
+    return host in ("127.0.0.1", "localhost", "::1")

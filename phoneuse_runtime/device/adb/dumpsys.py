@@ -1,0 +1,137 @@
+"""Reading `dumpsys` output: the foreground app, notifications, the call state, running apps.
+
+Pure parsers (tested on recorded shapes); their formats differ across Android versions, so
+each one knows the variants it accepts and returns None/empty when none matched.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from ..base import Notification
+
+# --- foreground -----------------------------------------------------------------
+# `dumpsys window windows` (every version): mCurrentFocus=Window{a1b2 u0 com.pkg/com.pkg.Activity}
+# also seen: mCurrentFocus=Window{a1b2 u0 StatusBar} (no activity: a system window has focus).
+_FOCUS = re.compile(r"mCurrentFocus=Window\{\S+ \S+ (?P<pkg>[^\s/}]+)/(?P<act>[^\s}]+)\}")
+# Android 10+: mFocusedApp=ActivityRecord{c0ffee u0 com.pkg/.Activity t12}
+# older: mFocusedApp=AppWindowToken{... token=Token{... ActivityRecord{... u0 com.pkg/.Act t12}}}
+_FOCUSED_APP = re.compile(r"mFocusedApp=.*?ActivityRecord\{\S+ \S+ (?P<pkg>[^\s/}]+)/(?P<act>[^\s}]+)")
+# `dumpsys activity activities`: mResumedActivity: / ResumedActivity: / topResumedActivity=
+_RESUMED = re.compile(
+    r"(?:mResumedActivity|ResumedActivity|topResumedActivity)[:=] ?ActivityRecord\{\S+ \S+ "
+    r"(?P<pkg>[^\s/}]+)/(?P<act>[^\s}]+)"
+)
+
+
+def _activity(package: str, activity: str) -> str:
+    """The full class name (`.Main` is short for `com.pkg.Main`)."""
+    return package + activity if activity.startswith(".") else activity
+
+
+def parse_window_focus(output: str) -> tuple[str, str] | None:
+    """(package, activity) from `dumpsys window windows`: the focused window's, else the
+    focused app's (while a dialog or the keyboard holds the focus)."""
+    for pattern in (_FOCUS, _FOCUSED_APP):
+        match = pattern.search(output)
+        if match:
+            return match.group("pkg"), _activity(match.group("pkg"), match.group("act"))
+    return None
+
+
+def parse_resumed_activity(output: str) -> tuple[str, str] | None:
+    """(package, activity) from `dumpsys activity activities`."""
+    match = _RESUMED.search(output)
+    if match:
+        return match.group("pkg"), _activity(match.group("pkg"), match.group("act"))
+    return None
+
+
+# --- running apps -------------------------------------------------------------------
+_PACKAGE_NAME = re.compile(r"^[A-Za-z][\w]*(\.[A-Za-z_][\w]*)+$")
+
+
+def parse_ps_packages(output: str) -> list[str]:
+    """Packages with a process, from `ps -A` (the NAME column is last; an app's extra processes
+    are `pkg:name`)."""
+    found: set[str] = set()
+    for line in output.splitlines()[1:]:
+        fields = line.split()
+        if len(fields) < 2:
+            continue
+        name = fields[-1].split(":", 1)[0]
+        if _PACKAGE_NAME.match(name):
+            found.add(name)
+    return sorted(found)
+
+
+# --- call state -----------------------------------------------------------------------
+_CALL_STATE = re.compile(r"mCallState=(\d)")
+_CALL_NUMBER = re.compile(r"mCallIncomingNumber=(\S*)")
+CallStateName = Literal["idle", "ringing", "offhook"]
+_STATES: dict[int, CallStateName] = {0: "idle", 1: "ringing", 2: "offhook"}
+
+
+def parse_call_state(output: str) -> tuple[CallStateName, str]:
+    """From `dumpsys telephony.registry`: the first (default subscription's) mCallState."""
+    match = _CALL_STATE.search(output)
+    state = _STATES.get(int(match.group(1)), "idle") if match else "idle"
+    number = _CALL_NUMBER.search(output)
+    return state, (number.group(1) if number and state != "idle" else "")
+
+
+# --- notifications ----------------------------------------------------------------------
+# NotificationRecord(0x0e8e8d0d: pkg=com.pkg user=UserHandle{0} id=1 tag=null importance=4
+#     key=0|com.pkg|1|null|10123: Notification(channel=...))
+_RECORD = re.compile(
+    r"NotificationRecord\(0x[0-9a-f]+: pkg=(?P<pkg>\S+) .*?key=(?P<key>\S+?):? Notification\("
+)
+# extras={ ... android.title=String (Alice) ... } with --noredact; without it, String [length=5].
+_EXTRA = re.compile(r"^\s*android\.(?P<name>title|text|bigText)=(?P<type>\w+) \((?P<value>.*)\)\s*$")
+_POSTED = re.compile(r"(?:mCreationTimeMs|postTime|mPostTime)=(\d{10,})")
+
+
+@dataclass
+class _Draft:
+    key: str
+    package: str
+    title: str = ""
+    text: str = ""
+    posted_ms: int = 0
+
+
+def parse_notifications(output: str) -> list[Notification]:
+    """The posted notifications in `dumpsys notification --noredact`, in the order listed."""
+    drafts: list[_Draft] = []
+    current: _Draft | None = None
+    for line in output.splitlines():
+        record = _RECORD.search(line)
+        if record:
+            current = _Draft(record.group("key"), record.group("pkg"))
+            drafts.append(current)
+            continue
+        if current is None:
+            continue
+        extra = _EXTRA.match(line)
+        if extra:
+            name, value = extra.group("name"), extra.group("value")
+            if name == "title" and not current.title:
+                current.title = value
+            elif name in ("text", "bigText") and not current.text:
+                current.text = value
+            continue
+        posted = _POSTED.search(line)
+        if posted and not current.posted_ms:
+            current.posted_ms = int(posted.group(1))
+    seen: set[str] = set()
+    found = []
+    for d in drafts:
+        if d.key in seen:  # the same record listed again (e.g. in the ranking section)
+            continue
+        seen.add(d.key)
+        found.append(
+            Notification(key=d.key, package=d.package, title=d.title, text=d.text, posted_ms=d.posted_ms)
+        )
+    return found

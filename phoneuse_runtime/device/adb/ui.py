@@ -1,0 +1,446 @@
+"""The screen, through the uiautomator2 server on the phone: finding elements, the hierarchy,
+gestures, keys, typing, the clipboard and screenshots.
+
+uiautomator2 supplies the server (its `u2.jar`, started the way `uiautomator2` starts it:
+`launch_uiautomator`, then `GET /ping` until "pong") and its selector encoding. The JSON-RPC
+calls themselves are made here, one adb `tcp:9008` stream per request as uiautomator2 makes
+them, for three reasons: each socket wait is bounded by the call's own deadline (uiautomator2
+leaves adb's 600 s default on the stream); a dead server is restarted once, in the open
+(uiautomator2's `jsonrpc_call` silently restarts and retries); and uiautomator2's high-level
+helpers sleep and retry inside (`dump_hierarchy`, `send_keys`), which the runtime must not.
+
+Everything here runs on the device's worker thread, with the call's `Budget`.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import http.client
+import io
+import json
+import logging
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import adbutils
+import uiautomator2
+import uiautomator2.core
+
+from ...errors import ElementNotFound, Unsupported
+from ...ui import Selector, UiNode
+from ..base import ShellResult
+from .errors import RpcError, U2Dead, U2Unreachable, rpc_failure
+from .shell import command
+from .worker import Budget
+
+log = logging.getLogger(__name__)
+
+PORT = uiautomator2.core.DEFAULT_SERVER_PORT  # 9008, where u2.jar's server listens on the phone
+JAR_REMOTE = "/data/local/tmp/u2.jar"
+# The server's readiness is polled at this interval after a launch, up to LAUNCH_S.
+READY_POLL_S = 0.2
+LAUNCH_S = 30.0
+# uiautomator2's input method (from its app-uiautomator.apk; `python -m uiautomator2 init`).
+IME_ID = "com.github.uiautomator/.AdbKeyboard"
+# After switching to it, its broadcast receiver may take a moment to register: the broadcast is
+# sent again at this interval (it is only received, and only types, once the IME is up).
+IME_READY_POLL_S = 0.1
+IME_READY_S = 3.0
+CLIP_LABEL = "phoneuse"
+
+ShellRunner = Callable[[Budget, str], ShellResult]
+
+
+# --- selectors and nodes ----------------------------------------------------
+def _literal(text: str) -> str:
+    """A Java regex that matches `text` literally."""
+    return "\\Q" + text.replace("\\E", "\\E\\\\E\\Q") + "\\E"
+
+
+def u2_selector(selector: Selector) -> dict[str, Any]:
+    """The UiSelector (as uiautomator2 encodes it) that picks what `selector` picks: the same
+    exact text and description, a resource id with or without its `package:id/` prefix, a class
+    by full or simple name, and `index` as UiSelector's instance."""
+    fields: dict[str, Any] = {}
+    if selector.text is not None:
+        fields["text"] = selector.text
+    if selector.description is not None:
+        fields["description"] = selector.description
+    if selector.resource_id is not None:
+        if ":id/" in selector.resource_id:
+            fields["resourceId"] = selector.resource_id
+        else:
+            fields["resourceIdMatches"] = f"^(?:.*:id/)?{_literal(selector.resource_id)}$"
+    if selector.class_name is not None:
+        if "." in selector.class_name:
+            fields["className"] = selector.class_name
+        else:
+            fields["classNameMatches"] = f"^(?:.*\\.)?{_literal(selector.class_name)}$"
+    if selector.index:
+        fields["instance"] = selector.index
+    return dict(uiautomator2.Selector(**fields))
+
+
+FOCUSED: dict[str, Any] = dict(uiautomator2.Selector(focused=True))
+
+
+def _rect(value: Any) -> tuple[int, int, int, int] | None:
+    if not isinstance(value, dict):
+        return None
+    try:
+        return int(value["left"]), int(value["top"]), int(value["right"]), int(value["bottom"])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def node_from_info(info: dict[str, Any]) -> UiNode:
+    """An `objInfo` answer as a UiNode. Its bounds are the visible part when the server reports
+    one (as uiautomator2's own click uses), so a tap at the centre lands on the element."""
+    bounds = _rect(info.get("bounds")) or (0, 0, 0, 0)
+    visible = _rect(info.get("visibleBounds"))
+    if visible is not None and visible[2] > visible[0] and visible[3] > visible[1]:
+        bounds = visible
+    return UiNode(
+        text=str(info.get("text") or ""),
+        resource_id=str(info.get("resourceName") or ""),
+        class_name=str(info.get("className") or ""),
+        package=str(info.get("packageName") or ""),
+        description=str(info.get("contentDescription") or ""),
+        bounds=bounds,
+        clickable=bool(info.get("clickable")),
+        long_clickable=bool(info.get("longClickable")),
+        focusable=bool(info.get("focusable")),
+        focused=bool(info.get("focused")),
+        enabled=bool(info.get("enabled", True)),
+        checkable=bool(info.get("checkable")),
+        checked=bool(info.get("checked")),
+        scrollable=bool(info.get("scrollable")),
+        selected=bool(info.get("selected")),
+    )
+
+
+# --- the server ---------------------------------------------------------------
+class _StreamHttp(http.client.HTTPConnection):
+    """HTTP over an adb stream already connected to the server's port on the phone."""
+
+    def __init__(self, sock: Any, timeout: float) -> None:
+        super().__init__("127.0.0.1", PORT, timeout=timeout)
+        self.sock = sock
+
+    def connect(self) -> None:  # the stream is the connection
+        return None
+
+
+@dataclass
+class RpcStats:
+    """What the server was asked, for benchmarks and tests: JSON-RPC calls by method."""
+
+    calls: dict[str, int]
+
+    def count(self, method: str) -> None:
+        self.calls[method] = self.calls.get(method, 0) + 1
+
+
+class U2Server:
+    """uiautomator2's server on one phone: pushed, launched, pinged and restarted by us."""
+
+    def __init__(self, device: adbutils.AdbDevice) -> None:
+        self.device = device
+        self.process: Any = None  # uiautomator2.core.MockAdbProcess: the launch shell's stream
+        self.stats = RpcStats({})
+        self.restarts = 0
+
+    # -- transport
+    def _open(self, budget: Budget) -> Any:
+        """A new adb stream to the server's port (adbutils' create_connection, with the call's
+        timeout on every wait instead of adb's 600 s default)."""
+        conn = self.device.open_transport(timeout=budget.wait_s())
+        try:
+            conn.send_command(f"tcp:{PORT}")
+            conn.check_okay()
+        except adbutils.AdbError as exc:
+            conn.close()
+            # adbd closes a tcp: stream at once when nothing listens on the port.
+            raise U2Dead(f"nothing listens on tcp:{PORT} ({exc})") from exc
+        except BaseException:
+            conn.close()
+            raise
+        return conn.conn
+
+    def _http(self, budget: Budget, method: str, path: str, body: bytes | None) -> bytes:
+        sock = self._open(budget)
+        http = _StreamHttp(sock, budget.wait_s())
+        try:
+            headers = {
+                "User-Agent": "phoneuse-runtime",
+                "Accept-Encoding": "",
+                "Content-Type": "application/json",
+            }
+            http.request(method, path, body=body, headers=headers)
+            response = http.getresponse()
+            content = response.read()
+            if response.status != 200:
+                raise U2Dead(f"{method} {path} answered HTTP {response.status} {response.reason}")
+            return content
+        finally:
+            http.close()
+
+    def ping(self, budget: Budget) -> bool:
+        try:
+            return self._http(budget, "GET", "/ping", None).strip() == b"pong"
+        except (U2Dead, http.client.HTTPException, ConnectionError, EOFError):
+            return False
+
+    def rpc(self, budget: Budget, method: str, *params: Any) -> Any:
+        """One JSON-RPC call; U2Dead/RpcError as the server fails."""
+        self.stats.count(method)
+        payload = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": list(params)})
+        raw = self._http(budget, "POST", "/jsonrpc/0", payload.encode("utf-8"))
+        try:
+            answer = json.loads(raw)
+        except ValueError as exc:
+            raise RpcError(method, "failed", f"not JSON: {raw[:100]!r}") from exc
+        if not isinstance(answer, dict):
+            raise RpcError(method, "failed", "the answer is not a JSON object")
+        error = answer.get("error")
+        if error is not None:
+            if not isinstance(error, dict):
+                error = {"message": str(error)}
+            failure = rpc_failure(method, str(error.get("message", "")), str(error.get("data", "")))
+            if failure.kind == "dead":
+                raise U2Dead(failure.message) from failure
+            raise failure
+        return answer.get("result")
+
+    def call(self, budget: Budget, method: str, *params: Any) -> Any:
+        """`rpc`, restarting a server that is not serving once (logged) before giving up."""
+        try:
+            return self.rpc(budget, method, *params)
+        except U2Dead as exc:
+            log.warning("uiautomator2 server is not serving (%s); restarting it once", exc)
+            self.restart(budget)
+            try:
+                return self.rpc(budget, method, *params)
+            except U2Dead as again:
+                raise U2Unreachable(
+                    f"the uiautomator2 server still fails after a restart: {again}"
+                ) from again
+
+    # -- lifecycle
+    def ensure(self, budget: Budget) -> None:
+        """Starts the server unless it already answers (left running by an earlier run, or
+        started by uiautomator2 itself)."""
+        if self.ping(budget):
+            return
+        self._launch(budget)
+
+    def restart(self, budget: Budget) -> None:
+        self.restarts += 1
+        self.stop()
+        self._launch(budget)
+        log.warning("uiautomator2 server restarted")
+
+    def stop(self) -> None:
+        """Ends the launch shell, which ends the server with it."""
+        process, self.process = self.process, None
+        if process is not None:
+            with contextlib.suppress(OSError):
+                process._conn.close()  # MockAdbProcess.kill would also wait 3 s for its reader
+
+    def _push_jar(self, budget: Budget) -> None:
+        with uiautomator2.utils.with_package_resource("assets/u2.jar") as jar:
+            data = jar.read_bytes()
+        digest = hashlib.md5(data, usedforsecurity=False).hexdigest()
+        listed = self.device.shell2(command("md5sum", JAR_REMOTE), timeout=budget.wait_s()).output
+        if digest in listed:
+            return
+        log.info("pushing uiautomator2's server (u2.jar, %d bytes) to %s", len(data), JAR_REMOTE)
+        self.device.sync.push(io.BytesIO(data), JAR_REMOTE, mode=0o644)
+
+    def _launch(self, budget: Budget) -> None:
+        try:
+            self._push_jar(budget)
+            self.process = uiautomator2.core.launch_uiautomator(self.device, PORT)
+        except (adbutils.AdbError, OSError) as exc:
+            raise U2Unreachable(f"could not start the uiautomator2 server: {exc}") from exc
+        give_up = min(budget.until, time.monotonic() + LAUNCH_S)
+        while True:
+            output = bytes(self.process.output).decode("utf-8", "replace")
+            if "already registered" in output:
+                self.stop()
+                raise U2Unreachable(
+                    "another UiAutomation holds the phone's accessibility service ('already "
+                    "registered'): stop other automation tools (Appium, an old uiautomator) and retry"
+                )
+            if self.process.pool() is not None:
+                self.process = None
+                raise U2Unreachable(f"the uiautomator2 server quit at start: {output.strip()[-300:]!r}")
+            if self.ping(Budget(min(give_up, time.monotonic() + 2.0))):
+                log.info("uiautomator2 server is up")
+                return
+            if time.monotonic() + READY_POLL_S >= give_up:
+                self.stop()
+                raise U2Unreachable(f"the uiautomator2 server did not answer /ping within {LAUNCH_S:.0f} s")
+            time.sleep(READY_POLL_S)  # the launch's readiness poll (see READY_POLL_S)
+
+
+# --- primitives ---------------------------------------------------------------
+class Ui:
+    """The UI primitives, over one `U2Server`; `shell` runs phone shell commands (for the input
+    method)."""
+
+    def __init__(self, server: U2Server, shell: ShellRunner) -> None:
+        self.server = server
+        self.shell = shell
+        self.ime_installed: bool | None = None  # learnt on first use, per connection
+
+    def find(self, budget: Budget, selector: Selector, timeout_ms: int) -> UiNode | None:
+        """One `objInfo` when the element is there; else, with a timeout, one `waitForExists`
+        on the phone and the `objInfo` after it. (uiautomator2's own `click` always does all three.)"""
+        sel = u2_selector(selector)
+        try:
+            return node_from_info(self.server.call(budget, "objInfo", sel))
+        except RpcError as exc:
+            if exc.kind != "not_found":
+                raise
+        if timeout_ms <= 0:
+            return None
+        wait_ms = int(min(timeout_ms, budget.left() * 1000))
+        if not self.server.call(budget, "waitForExists", sel, wait_ms):
+            return None
+        try:
+            return node_from_info(self.server.call(budget, "objInfo", sel))
+        except RpcError as exc:
+            if exc.kind == "not_found":  # gone again between the two calls
+                return None
+            raise
+
+    def dump(self, budget: Budget) -> str:
+        xml = self.server.call(budget, "dumpWindowHierarchy", False, 50)
+        if not isinstance(xml, str) or not xml.strip():
+            return "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation=\"0\" />"
+        return xml
+
+    def tap(self, budget: Budget, x: int, y: int) -> None:
+        self.server.call(budget, "click", x, y)
+
+    def long_press(self, budget: Budget, x: int, y: int, duration_ms: int) -> None:
+        self.server.call(budget, "click", x, y, duration_ms)
+
+    def swipe(self, budget: Budget, x1: int, y1: int, x2: int, y2: int, *, duration_ms: int) -> None:
+        # uiautomator moves one step every ~5 ms; at least 2 steps make a swipe.
+        self.server.call(budget, "swipe", x1, y1, x2, y2, max(2, duration_ms // 5))
+
+    def press_key(self, budget: Budget, keycode: int) -> None:
+        self.server.call(budget, "pressKeyCode", keycode)
+
+    def set_clipboard(self, budget: Budget, text: str) -> None:
+        self.server.call(budget, "setClipboard", CLIP_LABEL, text)
+
+    def get_clipboard(self, budget: Budget) -> str:
+        value = self.server.call(budget, "getClipboard")
+        return value if isinstance(value, str) else ""
+
+    def clear_text(self, budget: Budget) -> None:
+        try:
+            self.server.call(budget, "clearTextField", FOCUSED)
+        except RpcError as exc:
+            if exc.kind == "not_found":
+                raise ElementNotFound("no text field has focus") from exc
+            raise
+
+    def screenshot_jpeg(self, budget: Budget) -> bytes | None:
+        """The screen as the server encodes it (JPEG), or None when it could not take one."""
+        data = self.server.call(budget, "takeScreenshot", 1, 80)
+        if not isinstance(data, str) or not data:
+            return None
+        return base64.b64decode(data)
+
+    # -- typing
+    def input_text(self, budget: Budget, text: str) -> str:
+        """Types at the cursor of the focused field; returns the path it took. Each path is tried
+        only when the one before could not type at all, so nothing is ever typed twice:
+        uiautomator2's input method (any Unicode, the user's keyboard restored afterwards), else
+        the clipboard and a paste (the user's clipboard restored), else set_text."""
+        if self._ime_available(budget):
+            if self._type_with_ime(budget, text):
+                return "uiautomator2 ime"
+            log.warning("uiautomator2's input method did not take the text; pasting it instead")
+        try:
+            self._paste(budget, text)
+            return "clipboard paste"
+        except RpcError as exc:
+            if exc.kind == "not_found":
+                raise ElementNotFound("no text field has focus") from exc
+            log.warning("pasting failed (%s); setting the field's text instead", exc.message)
+        self._set_text(budget, text)
+        return "uiautomator2 set_text"
+
+    def _ime_available(self, budget: Budget) -> bool:
+        if self.ime_installed is None:
+            listed = self.shell(budget, command("ime", "list", "-s", "-a")).stdout
+            self.ime_installed = IME_ID in listed.split()
+        return self.ime_installed
+
+    def _type_with_ime(self, budget: Budget, text: str) -> bool:
+        switched = self.shell(
+            budget,
+            " ; ".join(
+                (
+                    command("settings", "get", "secure", "default_input_method"),
+                    command("ime", "enable", IME_ID),
+                    command("ime", "set", IME_ID),
+                )
+            ),
+        ).stdout
+        previous = switched.splitlines()[0].strip() if switched.strip() else ""
+        encoded = base64.b64encode(text.encode("utf-8")).decode("ascii")
+        broadcast = command("am", "broadcast", "-a", "ADB_KEYBOARD_INPUT_TEXT", "--es", "text", encoded)
+        try:
+            give_up = time.monotonic() + min(IME_READY_S, budget.left())
+            while True:
+                answer = self.shell(budget, broadcast).stdout
+                if _broadcast_result(answer) == -1:  # RESULT_OK: the keyboard committed the text
+                    return True
+                if time.monotonic() + IME_READY_POLL_S >= give_up:
+                    return False
+                log.debug("the input method is not up yet (%s); sending again", answer.strip()[-80:])
+                time.sleep(IME_READY_POLL_S)  # the IME's readiness poll (see IME_READY_POLL_S)
+        finally:
+            if previous and previous not in (IME_ID, "null"):
+                self.shell(budget, command("ime", "set", previous))
+
+    def _paste(self, budget: Budget, text: str) -> None:
+        previous = self.get_clipboard(budget)
+        self.set_clipboard(budget, text)
+        try:
+            if self.get_clipboard(budget) != text:
+                raise RpcError("setClipboard", "failed", "the clipboard did not take the text")
+            self.server.call(budget, "pasteClipboard")
+        finally:
+            if previous != text:
+                self.set_clipboard(budget, previous)
+
+    def _set_text(self, budget: Budget, text: str) -> None:
+        try:
+            field = self.server.call(budget, "objInfo", FOCUSED)
+            current = str(field.get("text") or "") if isinstance(field, dict) else ""
+            self.server.call(budget, "setText", FOCUSED, current + text)
+        except RpcError as exc:
+            if exc.kind == "not_found":
+                raise ElementNotFound("no text field has focus") from exc
+            raise Unsupported(f"no way to type on this phone worked (set_text: {exc.message})") from exc
+
+
+_RESULT = re.compile(r"result=(-?\d+)")
+
+
+def _broadcast_result(output: str) -> int | None:
+    """The result code `am broadcast` printed ("Broadcast completed: result=-1")."""
+    match = _RESULT.search(output)
+    return int(match.group(1)) if match else None

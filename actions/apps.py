@@ -64,7 +64,9 @@ async def open_app(ctx: ActionContext, p: OpenAppParams) -> OpenAppResult:
             raise Unsupported(f"{p.package} is not installed")
         app = found
     fg = await ctx.device.launch_app(app.package)
-    return OpenAppResult(package=fg.package, label=app.label, activity=fg.activity, via=ctx.device.via)
+    return OpenAppResult(
+        package=fg.package, label=app.label, activity=fg.activity, via=fg.via or ctx.device.via
+    )
 
 
 class CloseAppParams(Params):

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 from pydantic import Field, model_validator
 
 from phoneuse_runtime.capabilities import CALENDAR
-from phoneuse_runtime.device.base import CalendarEvent
+from phoneuse_runtime.device.base import CalendarEvent, EventFilter
 from phoneuse_runtime.params import Params, Timestamp
 from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
 
@@ -49,29 +49,40 @@ async def create_event(ctx: ActionContext, p: CreateEventParams) -> CreateEventR
         start = datetime(start.year, start.month, start.day, tzinfo=timezone.utc)
     default_length = timedelta(days=1) if p.all_day else timedelta(hours=1)
     end = p.end or start + default_length
-    stored = await ctx.device.insert_event(
-        CalendarEvent(
-            id="",
-            title=p.title,
-            start_ms=_ms(start),
-            end_ms=_ms(end),
-            all_day=p.all_day,
-            location=p.location,
-            description=p.description,
-            calendar=p.calendar,
-        )
+    event = CalendarEvent(
+        id="",
+        title=p.title,
+        start_ms=_ms(start),
+        end_ms=_ms(end),
+        all_day=p.all_day,
+        location=p.location,
+        description=p.description,
+        calendar=p.calendar,
     )
-    read_back = next((e for e in await ctx.device.calendar_events() if e.id == stored.id), None)
-    verified = read_back is not None and read_back.title == p.title and read_back.start_ms == stored.start_ms
+    saved = await ctx.device.insert_event(event)
+    read_back = await _read_back(ctx, saved.id, event)
+    verified = read_back is not None and read_back.title == p.title and read_back.start_ms == event.start_ms
+    stored = read_back or event
     return CreateEventResult(
-        event_id=stored.id,
+        event_id=saved.id or stored.id,
         title=stored.title,
         start_ms=stored.start_ms,
         end_ms=stored.end_ms,
         all_day=stored.all_day,
         verified=verified,
-        via=ctx.device.via,
+        via=saved.via,
     )
+
+
+async def _read_back(ctx: ActionContext, event_id: str, event: CalendarEvent) -> CalendarEvent | None:
+    """The stored event: by its id, or (where the phone did not tell it) by title among those
+    starting at the same moment."""
+    if event_id:
+        rows = await ctx.device.calendar_events(EventFilter(id=event_id))
+        return next((e for e in rows if e.id == event_id), None)
+    moment = EventFilter(starts_after_ms=event.start_ms - 1, starts_before_ms=event.start_ms + 1)
+    rows = await ctx.device.calendar_events(moment)
+    return next((e for e in rows if e.title == event.title and e.start_ms == event.start_ms), None)
 
 
 ACTIONS = (

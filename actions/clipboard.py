@@ -19,9 +19,9 @@ class SetClipboardResult(ActionResult):
 
 
 async def set_clipboard(ctx: ActionContext, p: SetClipboardParams) -> SetClipboardResult:
-    await ctx.device.set_clipboard(p.text)
+    via = await ctx.device.set_clipboard(p.text)
     verified = await ctx.device.get_clipboard() == p.text
-    return SetClipboardResult(length=len(p.text), verified=verified, via=ctx.device.via)
+    return SetClipboardResult(length=len(p.text), verified=verified, via=via)
 
 
 ACTIONS = (

@@ -6,6 +6,7 @@ from pydantic import Field, field_validator
 
 from phoneuse_runtime.capabilities import ALARMS
 from phoneuse_runtime.device.base import Alarm
+from phoneuse_runtime.errors import PermissionDenied, Unsupported
 from phoneuse_runtime.params import Params
 from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
 
@@ -45,29 +46,42 @@ class SetAlarmParams(Params):
 
 
 class SetAlarmResult(ActionResult):
-    alarm_id: str
+    alarm_id: str = Field(description="empty where the phone does not tell it")
     hour: int
     minute: int
     label: str
     days: list[str]
-    verified: bool
+    verified: bool = Field(description="the alarm was read back from the clock")
+    verify_error: str | None = Field(default=None, description="why it could not be read back")
 
 
 async def set_alarm(ctx: ActionContext, p: SetAlarmParams) -> SetAlarmResult:
-    alarm = await ctx.device.set_alarm(
-        Alarm(id="", hour=p.hour, minute=p.minute, label=p.label, days=list(p.days))
-    )
-    verified = any(
-        a.id == alarm.id and (a.hour, a.minute) == (p.hour, p.minute) for a in await ctx.device.alarms()
-    )
+    alarm = Alarm(id="", hour=p.hour, minute=p.minute, label=p.label, days=list(p.days))
+    saved = await ctx.device.set_alarm(alarm)
+    stored: Alarm | None = None
+    verify_error = None
+    try:
+        alarms = await ctx.device.alarms()
+    except (Unsupported, PermissionDenied) as exc:  # many phones set alarms they do not list
+        verify_error = f"the phone's alarms cannot be read back: {exc.message}"
+    else:
+        if saved.id:
+            stored = next((a for a in alarms if a.id == saved.id), None)
+        else:
+            same = [a for a in alarms if (a.hour, a.minute, a.label) == (p.hour, p.minute, p.label)]
+            stored = same[-1] if same else None
+        if stored is None or (stored.hour, stored.minute) != (p.hour, p.minute):
+            verify_error = "the alarm is not among the phone's alarms"
+    shown = stored or alarm
     return SetAlarmResult(
-        alarm_id=alarm.id,
-        hour=alarm.hour,
-        minute=alarm.minute,
-        label=alarm.label,
-        days=alarm.days,
-        verified=verified,
-        via=ctx.device.via,
+        alarm_id=saved.id,
+        hour=shown.hour,
+        minute=shown.minute,
+        label=shown.label,
+        days=shown.days,
+        verified=verify_error is None,
+        verify_error=verify_error,
+        via=saved.via,
     )
 
 

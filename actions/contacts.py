@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field, model_validator
 
 from phoneuse_runtime.capabilities import CONTACTS
+from phoneuse_runtime.device.base import ContactFilter
 from phoneuse_runtime.kit import looks_like_number
 from phoneuse_runtime.params import Params
 from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
@@ -33,9 +34,21 @@ class AddContactResult(ActionResult):
 async def add_contact(ctx: ActionContext, p: AddContactParams) -> AddContactResult:
     phones = [p.phone] if p.phone else []
     emails = [p.email] if p.email else []
-    contact = await ctx.device.add_contact(p.name, phones, emails)
-    verified = any(c.id == contact.id and c.name == p.name for c in await ctx.device.contacts())
-    return AddContactResult(contact_id=contact.id, name=contact.name, verified=verified, via=ctx.device.via)
+    saved = await ctx.device.add_contact(p.name, phones, emails)
+    if saved.id:
+        rows = await ctx.device.contacts(ContactFilter(id=saved.id))
+        stored = next((c for c in rows if c.id == saved.id), None)
+    else:  # the phone did not tell its id: the newest contact of that name
+        rows = await ctx.device.contacts(ContactFilter(name=p.name.strip()))
+        named = [c for c in rows if c.name == p.name.strip()]
+        stored = max(named, key=lambda c: int(c.id) if c.id.isdigit() else 0, default=None)
+    verified = stored is not None and stored.name == p.name
+    return AddContactResult(
+        contact_id=saved.id or (stored.id if stored else ""),
+        name=stored.name if stored else p.name.strip(),
+        verified=verified,
+        via=saved.via,
+    )
 
 
 ACTIONS = (

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from dataclasses import dataclass
 
 from pydantic import Field
 
 from phoneuse_runtime.capabilities import APPS, SMS, UI
-from phoneuse_runtime.device.base import Intent, SmsMessage
-from phoneuse_runtime.errors import DeviceUnavailable, InvalidParams, Unsupported
-from phoneuse_runtime.events import now_ms
+from phoneuse_runtime.device.base import Intent, SmsFilter, SmsMessage
+from phoneuse_runtime.errors import DeviceUnavailable, InvalidParams, PermissionDenied, Unsupported
 from phoneuse_runtime.kit import find_element, poll, resolve_recipient, screen
 from phoneuse_runtime.numbers import digits, same_number
 from phoneuse_runtime.params import Params
@@ -54,7 +54,7 @@ CHAT_APPS: dict[str, ChatFlow] = {
 }
 
 # How long to look for the sent message in the store before answering verified=false.
-VERIFY_MS = 5000
+VERIFY_MS = 10_000
 
 
 class SendMessageParams(Params):
@@ -76,20 +76,38 @@ def _verify_window(ctx: ActionContext) -> int:
     return max(0, min(VERIFY_MS, remaining - 100))
 
 
-async def _send_sms(ctx: ActionContext, number: str, body: str) -> tuple[str | None, str | None, str]:
-    started = now_ms()
-    via = await ctx.device.send_sms(number, body)
+async def _sent_mark(ctx: ActionContext) -> tuple[int | None, str | None]:
+    """The highest id in the sent box now, or why the sent box cannot be read."""
+    try:
+        newest = await ctx.device.sms_messages(SmsFilter(box="sent", limit=1))
+    except (Unsupported, PermissionDenied) as exc:
+        return None, f"the sent box cannot be read to verify the send: {exc.message}"
+    return (int(newest[0].id) if newest else 0), None
 
-    def mine(m: SmsMessage) -> bool:
-        return m.body == body and same_number(m.address, number) and m.date_ms >= started - 2000
+
+async def _send_sms(ctx: ActionContext, number: str, body: str) -> tuple[str | None, str | None, str]:
+    mark, unreadable = await _sent_mark(ctx)
+    via = await ctx.device.send_sms(number, body)
+    if mark is None:
+        return None, unreadable, via
+    # Only rows past the mark, to this number: each look reads what is new, not the whole store.
+    since = SmsFilter(above_id=mark, address=number)
 
     async def look() -> SmsMessage | None:
-        for message in await ctx.device.sms_messages():
-            if mine(message) and message.box in ("sent", "failed"):
-                return message
-        return None
+        rows = await ctx.device.sms_messages(since)
+        return next(
+            (
+                m
+                for m in reversed(rows)  # the oldest new row first: the one this send made
+                if m.box in ("sent", "failed") and m.body == body and same_number(m.address, number)
+            ),
+            None,
+        )
 
-    found = await poll(look, interval_ms=ctx.settings.wait_poll_ms, within_ms=_verify_window(ctx))
+    try:
+        found = await poll(look, interval_ms=ctx.settings.wait_poll_ms, within_ms=_verify_window(ctx))
+    except (Unsupported, PermissionDenied) as exc:
+        return None, f"the sent box cannot be read to verify the send: {exc.message}", via
     if found is None:
         return None, f"no matching message reached the sent store within {VERIFY_MS} ms", via
     if found.box == "failed":
@@ -100,27 +118,22 @@ async def _send_sms(ctx: ActionContext, number: str, body: str) -> tuple[str | N
 async def _send_chat(
     ctx: ActionContext, app: str, flow: ChatFlow, number: str, body: str
 ) -> tuple[str | None, str]:
+    device = ctx.device
     target = digits(number)
-    opened = await ctx.device.start_intent(
+    opened = await device.start_intent(
         Intent(action="android.intent.action.VIEW", data=flow.deep_link.format(number=target), package=app)
     )
-    interval = ctx.settings.wait_poll_ms
-    entry = await find_element(
-        ctx.device, Selector(resource_id=flow.entry_id), wait_ms=_verify_window(ctx), interval_ms=interval
-    )
-    await ctx.device.tap(*entry.center)
-    await ctx.device.clear_text()
-    await ctx.device.input_text(body)
+    entry = await find_element(device, Selector(resource_id=flow.entry_id), wait_ms=_verify_window(ctx))
+    await device.tap(*entry.center)
+    await device.clear_text()
+    await device.input_text(body)
     bubble = Selector(resource_id=flow.bubble_id, text=body)
     # The same text may already be in the conversation; only one more bubble proves this send.
-    before = len(bubble.find_all(await screen(ctx.device)))
-    send = await find_element(ctx.device, Selector(resource_id=flow.send_id), wait_ms=0, interval_ms=interval)
-    await ctx.device.tap(*send.center)
-
-    async def look() -> bool | None:
-        return True if len(bubble.find_all(await screen(ctx.device))) > before else None
-
-    shown = await poll(look, interval_ms=interval, within_ms=_verify_window(ctx))
+    before = len(bubble.find_all(await screen(device)))
+    send = await find_element(device, Selector(resource_id=flow.send_id), wait_ms=0)
+    await device.tap(*send.center)
+    # The bubble after those there were: one wait on the device, not a dump per look.
+    shown = await device.find(dataclasses.replace(bubble, index=before), timeout_ms=_verify_window(ctx))
     return (None if shown else "the message did not appear in the conversation"), opened.via
 
 

@@ -16,6 +16,9 @@ from phoneuse_runtime.ui import fingerprint, parse_hierarchy
 if TYPE_CHECKING:
     from phoneuse_runtime.device.sim import SimDevice
 
+# How long SIM_DISCONNECT may keep the phone away.
+MAX_DISCONNECT_MS = 600_000
+
 
 def _sim(ctx: ActionContext) -> SimDevice:
     from phoneuse_runtime.device.sim import SimDevice
@@ -71,6 +74,38 @@ async def incoming_call(ctx: ActionContext, p: IncomingCallParams) -> IncomingCa
     return IncomingCallResult(number=p.from_, state=state.state, via="sim")
 
 
+class RemoteHangUpParams(Params):
+    pass
+
+
+class RemoteHangUpResult(ActionResult):
+    ended: bool = Field(description="false when no call was active or ringing")
+
+
+async def remote_hang_up(ctx: ActionContext, p: RemoteHangUpParams) -> RemoteHangUpResult:
+    return RemoteHangUpResult(ended=await _sim(ctx).remote_hang_up(), via="sim")
+
+
+class DisconnectParams(Params):
+    ms: int = Field(gt=0, le=MAX_DISCONNECT_MS, description="how long the phone stays unreachable")
+    reason: str = Field(
+        default="simulated disconnection",
+        min_length=1,
+        max_length=200,
+        description="what DEVICE_DISCONNECTED and the failed calls meanwhile say",
+    )
+
+
+class DisconnectResult(ActionResult):
+    reason: str
+    back_in_ms: int
+
+
+async def disconnect(ctx: ActionContext, p: DisconnectParams) -> DisconnectResult:
+    _sim(ctx).disconnect(p.reason, for_ms=p.ms)
+    return DisconnectResult(reason=p.reason, back_in_ms=p.ms, via="sim")
+
+
 class SetScreenParams(Params):
     xml: str = Field(min_length=1, max_length=MAX_BULK_CHARS, description="a uiautomator hierarchy dump")
 
@@ -114,6 +149,31 @@ ACTIONS = (
         "A call rings",
         exclusive=False,  # the outside world, not the agent's finger
         requires=frozenset({SIM}),
+    ),
+    ActionSpec(
+        "SIM_REMOTE_HANG_UP",
+        RemoteHangUpParams,
+        remote_hang_up,
+        RemoteHangUpResult,
+        "The other party hangs up",
+        exclusive=False,  # the outside world, not the agent's finger
+        requires=frozenset({SIM}),
+        notes="A call that still rings goes into the call log as missed; one that was answered as "
+        "incoming or outgoing, with its duration.",
+    ),
+    ActionSpec(
+        "SIM_DISCONNECT",
+        DisconnectParams,
+        disconnect,
+        DisconnectResult,
+        "The phone drops off its cable for `ms`, then comes back",
+        exclusive=False,  # the outside world, not the agent's finger
+        requires=frozenset({SIM}),
+        notes="`DEVICE_DISCONNECTED` (with `reason`) is published at once and `DEVICE_CONNECTED` when it "
+        "is back, once each. Meanwhile every action and query that needs the phone, the `SIM_*` ones "
+        "included, fails at once with `DEVICE_UNAVAILABLE` naming the reason, gRPC health reports "
+        "`AndroidRuntime` NOT_SERVING (the server itself stays SERVING), and `MEMORY` works as ever. "
+        "Nothing on the phone changes meanwhile.",
     ),
     ActionSpec(
         "SIM_SET_SCREEN",

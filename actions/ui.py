@@ -10,7 +10,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from phoneuse_runtime.capabilities import SCREENSHOT, UI
-from phoneuse_runtime.device.base import KEYCODES
+from phoneuse_runtime.device.base import KEYCODES, Screenshot
 from phoneuse_runtime.errors import ElementNotFound, InvalidParams
 from phoneuse_runtime.kit import Element, SelectorFields, SelectorParams, find_element, poll, screen
 from phoneuse_runtime.limits import clip
@@ -49,9 +49,7 @@ class PressResult(ActionResult):
 async def _target(ctx: ActionContext, p: PointOrSelector) -> tuple[int, int, Element | None]:
     if p.x is not None and p.y is not None:
         return p.x, p.y, None
-    node = await find_element(
-        ctx.device, p.selector(), wait_ms=p.wait_ms, interval_ms=ctx.settings.wait_poll_ms
-    )
+    node = await find_element(ctx.device, p.selector(), wait_ms=p.wait_ms)
     x, y = node.center
     return x, y, Element.of(node)
 
@@ -201,7 +199,7 @@ async def _focus_field(ctx: ActionContext, p: FieldParams) -> UiNode:
                 "no text field has focus; give resource_id, description, class_name or field_text"
             )
         return node
-    node = await find_element(ctx.device, selector, wait_ms=p.wait_ms, interval_ms=ctx.settings.wait_poll_ms)
+    node = await find_element(ctx.device, selector, wait_ms=p.wait_ms)
     if not node.focused:
         await ctx.device.tap(*node.center)
     return node
@@ -246,7 +244,7 @@ async def type_text(ctx: ActionContext, p: TypeTextParams) -> TypeTextResult:
     before = "" if p.clear else _content(node)
     if p.clear:
         await ctx.device.clear_text()
-    await ctx.device.input_text(p.text)
+    via = await ctx.device.input_text(p.text)
     after = await _read_field(ctx, node)
     read_back = after.text if after is not None else None
     verify_error = None
@@ -265,7 +263,7 @@ async def type_text(ctx: ActionContext, p: TypeTextParams) -> TypeTextResult:
         verified=verify_error is None,
         verify_error=verify_error,
         submitted=p.submit,
-        via=ctx.device.via,
+        via=via,
     )
 
 
@@ -313,7 +311,12 @@ async def press_key(ctx: ActionContext, p: PressKeyParams) -> PressKeyResult:
 
 class WaitForParams(SelectorParams):
     gone: bool = Field(default=False, description="wait for the element to disappear instead")
-    poll_ms: int = Field(default=0, ge=0, description="how often to look; 0 uses the server's setting")
+    poll_ms: int = Field(
+        default=0,
+        ge=0,
+        description="with gone=true, how often to look; 0 uses the server's setting (an element to appear "
+        "is waited for by the device itself, at the server's setting where it must poll)",
+    )
 
 
 class WaitForResult(ActionResult):
@@ -326,30 +329,42 @@ async def wait_for(ctx: ActionContext, p: WaitForParams) -> WaitForResult:
     selector = p.selector()
     if selector.is_empty():
         raise InvalidParams("give a selector: text, resource_id, description or class_name")
+    device = ctx.device
     loop = asyncio.get_running_loop()
     started = loop.time()
-
-    async def look() -> tuple[UiNode | None] | None:
-        node = selector.find(await screen(ctx.device))
-        if p.gone:
-            return (None,) if node is None else None
-        return (node,) if node is not None else None
-
+    interval_ms = p.poll_ms or ctx.settings.wait_poll_ms
     # No limit of its own: the call's timeout_ms ends it with TIMEOUT.
-    found = await poll(look, interval_ms=p.poll_ms or ctx.settings.wait_poll_ms, within_ms=None)
-    assert found is not None
-    node = found[0]
+    node: UiNode | None
+    if p.gone:
+
+        async def look() -> tuple[None] | None:
+            return (None,) if await device.find(selector) is None else None
+
+        await poll(look, interval_ms=interval_ms, within_ms=None)
+        node = None
+    else:
+        while True:
+            # One wait on the device for the rest of the call (a backend that can waits on the phone).
+            left_ms = max(0, int((ctx.deadline - loop.time()) * 1000))
+            node = await device.find(selector, timeout_ms=left_ms)
+            if node is not None:
+                break
+            await asyncio.sleep(interval_ms / 1000)  # the device gave up early; the deadline has not
     return WaitForResult(
         gone=p.gone,
         element=Element.of(node) if node is not None else None,
         waited_ms=int((loop.time() - started) * 1000),
-        via=ctx.device.via,
+        via=device.via,
     )
 
 
 class ScreenshotParams(Params):
-    format: Literal["png", "jpeg"] = "png"
-    quality: int = Field(default=80, ge=1, le=100, description="JPEG quality")
+    format: Literal["png", "jpeg"] | None = Field(
+        default=None,
+        description="png or jpeg; by default the phone's own encoding (the result's format says which), "
+        "whose bytes are passed on untouched unless the image must shrink",
+    )
+    quality: int = Field(default=80, ge=1, le=100, description="JPEG quality, when the image is encoded here")
     max_side: int | None = Field(
         default=None, ge=16, le=8192, description="scale so neither side exceeds this"
     )
@@ -365,12 +380,19 @@ class ScreenshotResult(ActionResult):
     image_base64: str
 
 
-def _encode(png: bytes, p: ScreenshotParams) -> tuple[bytes, int, int, int, int]:
+def _b64_size(size: int) -> int:
+    return (size + 2) // 3 * 4
+
+
+def _encode(shot: Screenshot, p: ScreenshotParams) -> tuple[bytes, str, tuple[int, int], tuple[int, int]]:
+    """The screen re-encoded in the format asked for (else the phone's), scaled to `max_side` and
+    then down until its base64 fits MAX_IMAGE_B64_BYTES. Returns (data, format, size, original size)."""
     from PIL import Image
 
-    with Image.open(io.BytesIO(png)) as img:
+    fmt = p.format or shot.format
+    with Image.open(io.BytesIO(shot.data)) as img:
         original = img.size
-        image = img.convert("RGB") if p.format == "jpeg" else img.copy()
+        image = img.convert("RGB") if fmt == "jpeg" else img.copy()
     scale = 1.0
     if p.max_side and max(original) > p.max_side:
         scale = p.max_side / max(original)
@@ -378,29 +400,39 @@ def _encode(png: bytes, p: ScreenshotParams) -> tuple[bytes, int, int, int, int]
         size = (max(1, round(original[0] * scale)), max(1, round(original[1] * scale)))
         frame = image if size == original else image.resize(size, Image.Resampling.LANCZOS)
         out = io.BytesIO()
-        if p.format == "jpeg":
+        if fmt == "jpeg":
             frame.save(out, "JPEG", quality=p.quality, optimize=True)
         else:
             frame.save(out, "PNG", optimize=True)
         data = out.getvalue()
         # Base64 grows 4/3; shrink until the response fits the message limit.
-        if len(data) * 4 // 3 <= MAX_IMAGE_B64_BYTES:
-            return data, size[0], size[1], original[0], original[1]
+        if _b64_size(len(data)) <= MAX_IMAGE_B64_BYTES:
+            return data, fmt, size, original
         scale *= 0.75
 
 
 async def screenshot(ctx: ActionContext, p: ScreenshotParams) -> ScreenshotResult:
-    png = await ctx.device.screenshot_png()
-    data, width, height, ow, oh = await asyncio.to_thread(_encode, png, p)
+    shot = await ctx.device.screenshot()
+    fmt: str
+    as_given = (
+        p.format in (None, shot.format)
+        and (p.max_side is None or max(shot.width, shot.height) <= p.max_side)
+        and _b64_size(len(shot.data)) <= MAX_IMAGE_B64_BYTES
+    )
+    if as_given:  # no decoding: the phone's bytes go out as they came
+        data, fmt, size = shot.data, shot.format, (shot.width, shot.height)
+        original = size
+    else:
+        data, fmt, size, original = await asyncio.to_thread(_encode, shot, p)
     return ScreenshotResult(
-        format=p.format,
-        width=width,
-        height=height,
-        original_width=ow,
-        original_height=oh,
+        format=fmt,
+        width=size[0],
+        height=size[1],
+        original_width=original[0],
+        original_height=original[1],
         size_bytes=len(data),
         image_base64=base64.b64encode(data).decode("ascii"),
-        via=ctx.device.via,
+        via=shot.via,
     )
 
 

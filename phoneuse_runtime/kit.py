@@ -12,8 +12,8 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .device.base import Contact, Device
-from .errors import ElementNotFound, InvalidParams
+from .device.base import Contact, ContactFilter, Device
+from .errors import InvalidParams
 from .names import match_name
 from .params import Params
 from .ui import Selector, UiNode, element_dict, parse_hierarchy
@@ -76,21 +76,19 @@ async def poll(
         await asyncio.sleep(interval_ms / 1000)
 
 
-async def find_element(device: Device, selector: Selector, *, wait_ms: int, interval_ms: int) -> UiNode:
-    """The element, looked for up to `wait_ms`; ElementNotFound after that."""
+async def find_element(
+    device: Device, selector: Selector, *, wait_ms: int, interval_ms: int | None = None
+) -> UiNode:
+    """The element, looked for up to `wait_ms` by the device itself (`Device.find`: one round trip
+    where the backend resolves selectors on the phone); ElementNotFound after that, with the
+    precise reason read from one last dump. `interval_ms` is no longer used: a device that must
+    poll does so at its own `find_poll_ms` (the server's wait_poll_ms)."""
     if selector.is_empty():
         raise InvalidParams("give a selector: text, resource_id, description or class_name")
-    last: list[UiNode] = []
-
-    async def look() -> UiNode | None:
-        root = await screen(device)
-        last[:] = [root]
-        return selector.find(root)
-
-    node = await poll(look, interval_ms=interval_ms, within_ms=wait_ms)
+    node = await device.find(selector, timeout_ms=wait_ms)
     if node is None:
-        selector.require(last[0])  # raises with the precise reason
-        raise ElementNotFound(f"no element matches {selector.describe()}")
+        # Raises with the reason ("N matched, index out of range"), or finds what just appeared.
+        node = selector.require(await screen(device))
     return node
 
 
@@ -114,7 +112,13 @@ async def resolve_recipient(device: Device, to: str) -> tuple[str, Contact | Non
     """A number as given, or a contact's first number. Returns (number, contact)."""
     if looks_like_number(to):
         return to.strip(), None
-    contact = match_contact(await device.contacts(), to)
+    # Only contacts whose name contains it can match it (exactly or by prefix), so those are read;
+    # all of them only when none matches, for the error's suggestions.
+    wanted = to.strip()
+    candidates = await device.contacts(ContactFilter(name=wanted))
+    if not any(c.name.casefold().startswith(wanted.casefold()) for c in candidates):
+        candidates = await device.contacts()
+    contact = match_contact(candidates, to)
     if not contact.phones:
         raise InvalidParams(f"contact {contact.name!r} has no phone number")
     return contact.phones[0], contact

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pydantic import Field
 
 from phoneuse_runtime.capabilities import CONTACTS
+from phoneuse_runtime.device.base import ContactFilter
 from phoneuse_runtime.numbers import digits
 from phoneuse_runtime.params import Params
 from phoneuse_runtime.registry import QueryContext, QueryResult, QuerySpec
@@ -33,8 +34,11 @@ def _has_digits(numbers: list[str], wanted: str) -> bool:
 
 
 async def contacts(ctx: QueryContext, f: ContactFilters) -> Sequence[ContactResult]:
+    # The phone narrows by id and name itself; `phone` (any digits within a number) and `q` are
+    # looser than its filters, so they are matched here.
+    rows = await ctx.device.contacts(ContactFilter(id=f.id, name=f.name or None))
     out = []
-    for c in sorted(await ctx.device.contacts(), key=lambda c: c.name.casefold()):
+    for c in sorted(rows, key=lambda c: c.name.casefold()):
         if f.id is not None and c.id != f.id:
             continue
         if f.name and f.name.casefold() not in c.name.casefold():

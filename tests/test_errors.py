@@ -9,7 +9,7 @@ import socket
 import grpc
 import pytest
 
-from phoneuse_runtime.device.base import Contact
+from phoneuse_runtime.device.base import Contact, ContactFilter
 from phoneuse_runtime.device.sim import SimDevice
 from phoneuse_runtime.errors import DeviceUnavailable, Internal, Timeout, translate
 from phoneuse_runtime.rpc import protocol_pb2 as pb
@@ -28,7 +28,7 @@ class BrokenContacts(SimDevice):
         super().__init__()
         self.failure = failure
 
-    async def contacts(self) -> list[Contact]:
+    async def contacts(self, where: ContactFilter = ContactFilter()) -> list[Contact]:
         raise self.failure
 
 

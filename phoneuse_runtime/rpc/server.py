@@ -168,7 +168,8 @@ class GrpcServer:
 
 
 def _status(up: bool) -> int:
-    return health_pb2.HealthCheckResponse.SERVING if up else health_pb2.HealthCheckResponse.NOT_SERVING
+    status: int = health_pb2.HealthCheckResponse.SERVING if up else health_pb2.HealthCheckResponse.NOT_SERVING
+    return status
 
 
 _health_updates: set[asyncio.Task[None]] = set()

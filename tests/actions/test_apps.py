@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from phoneuse_runtime.device.base import Intent, IntentResult
+from phoneuse_runtime.device.base import Intent, IntentResult, SmsFilter
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 
 from ..conftest import Client, ServerFactory
@@ -256,7 +256,7 @@ async def test_start_intent_sendto_prefills_the_conversation(make_client: Server
     assert result["handled_by"] == ("com.google.android.apps.messaging/.ui.conversation.ConversationActivity")
     assert await texts(client, MESSAGES + ":id/compose_message_text") == [body]
     assert await texts(client, MESSAGES + ":id/conversation_title") == ["Alice Johnson"]
-    sent = await sim(client).sms_messages("sent")
+    sent = await sim(client).sms_messages(SmsFilter(box="sent"))
     assert all(m.body != body for m in sent)  # prefilled, not sent
 
 

@@ -6,14 +6,14 @@ import asyncio
 
 import pytest
 
-from phoneuse_runtime.device.base import SmsMessage
+from phoneuse_runtime.device.base import SmsFilter, SmsMessage
 
 from ..conftest import Client
 from .conftest import WHATSAPP, failure, front, sim, texts
 
 
 async def _sent(client: Client) -> list[SmsMessage]:
-    return await sim(client).sms_messages("sent")
+    return await sim(client).sms_messages(SmsFilter(box="sent"))
 
 
 async def test_send_to_a_number(client: Client) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from phoneuse_runtime.device.base import SmsFilter
+
 from ..conftest import Client
 from .conftest import (
     DIALER,
@@ -29,7 +31,7 @@ async def test_receive_sms_updates_the_conversation_list(client: Client) -> None
     assert "Frank Okafor" not in await texts(client, names)
     result = await client.ok("SIM_RECEIVE_SMS", {"from": "+1 650 555 0142", "body": "Lunch on Friday? 🥪"})
     assert result["via"] == "sim"
-    inbox = await sim(client).sms_messages("inbox")
+    inbox = await sim(client).sms_messages(SmsFilter(box="inbox"))
     row = next(m for m in inbox if m.id == result["message_id"])
     assert (row.address, row.body, row.thread_id, row.read) == (
         "+1 650 555 0142",

@@ -9,6 +9,7 @@ import json
 import pytest
 from pydantic import Field
 
+from phoneuse_runtime.device.base import ContactFilter
 from phoneuse_runtime.limits import (
     MAX_BULK_CHARS,
     MAX_EVENT_TYPES,
@@ -185,7 +186,9 @@ async def test_a_query_page_ends_early_rather_than_exceed_the_response_limit(fro
 
 async def test_a_result_too_large_to_send_is_replaced_by_a_marker(frontend: FrontEnd) -> None:
     """A contact whose name alone is 4.2 MB as JSON (the sim's store takes what the phone gives)."""
-    contact = await sim(frontend).add_contact("\x01" * 700_000, ["+1 555 0100"], [])
+    phone = sim(frontend)
+    saved = await phone.add_contact("\x01" * 700_000, ["+1 555 0100"], [])
+    [contact] = await phone.contacts(ContactFilter(id=saved.id))
     page = await frontend.query("CONTACTS", {"id": contact.id})
     assert (page.total_count, page.has_more) == (1, False)
     as_json = {

@@ -9,6 +9,7 @@ import pytest
 
 from phoneuse_runtime.app import build_app
 from phoneuse_runtime.config import ConfigError, Settings
+from phoneuse_runtime.device.base import SmsFilter
 
 from .frontend import FrontEnd, FrontEndFactory, ok, sim
 
@@ -45,13 +46,14 @@ async def test_an_intent_is_denied_for_the_effect_it_has(
 ) -> None:
     frontend = await make_frontend(deny_actions=DENIED, url_schemes=SCHEMES)
     phone = sim(frontend)
-    alarms, sent = len(await phone.alarms()), len(await phone.sms_messages("sent"))
+    sent_box = SmsFilter(box="sent")
+    alarms, sent = len(await phone.alarms()), len(await phone.sms_messages(sent_box))
     answer = await frontend.execute(action_type, params)
     assert answer.error == (
         f"DENIED: {action_type} does what {effect} does, and {effect} is on this server's deny list"
     )
     assert (await phone.call_state()).state == "idle"
-    assert len(await phone.alarms()) == alarms and len(await phone.sms_messages("sent")) == sent
+    assert len(await phone.alarms()) == alarms and len(await phone.sms_messages(sent_box)) == sent
     # An intent with no such effect still runs.
     await ok(
         frontend, "START_INTENT", {"action": "android.intent.action.MAIN", "package": "com.android.settings"}

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from phoneuse_runtime.device.base import Alarm, CalendarEvent, Foreground, Intent
+from phoneuse_runtime.device.base import Alarm, CalendarEvent, DeviceInfo, Foreground, Intent, SmsFilter
 from phoneuse_runtime.device.sim import SimDevice
 from phoneuse_runtime.errors import DeviceUnavailable, InvalidParams, Timeout, Unsupported
 from phoneuse_runtime.events import Event
@@ -64,12 +64,16 @@ async def test_start_announces_the_seed_phone(sim: Sim) -> None:
     assert sim.payloads("DEVICE_CONNECTED") == [
         {"device": "sim", "serial": "sim-0", "model": "Pixel 8 (simulated)"}
     ]
-    assert await sim.device.describe() == {
-        "serial": "sim-0",
-        "model": "Pixel 8 (simulated)",
-        "android": "14",
-        "sdk": "34",
-    }
+    assert await sim.device.describe() == DeviceInfo(
+        kind="sim",
+        serial="sim-0",
+        model="Pixel 8 (simulated)",
+        manufacturer="Google",
+        android_version="14",
+        sdk=34,
+        width=1080,
+        height=2400,
+    )
     assert (await sim.device.foreground()).package == LAUNCHER
     names = {c.name for c in await sim.device.contacts()}
     assert {"Alice Johnson", "Bob Smith", "Bobby Tables", "Mom"} <= names
@@ -156,7 +160,7 @@ async def test_send_sms_through_the_messages_ui(sim: Sim) -> None:
     await sim.device.input_text("See you at 8")
     await sim.tap(description="Send SMS")
 
-    sent = (await sim.device.sms_messages("sent"))[0]
+    sent = (await sim.device.sms_messages(SmsFilter(box="sent")))[0]
     assert (sent.address, sent.body, sent.box) == ("+1 415 555 0102", "See you at 8", "sent")
     assert "See you at 8" in await sim.texts("com.google.android.apps.messaging:id/message_text")
     assert (await sim.find(resource_id="compose_message_text")).text == "Text message"  # the hint again
@@ -339,7 +343,7 @@ async def test_receive_sms_updates_store_screen_and_events(sim: Sim) -> None:
     await sim.device.start_intent(Intent(action="android.intent.action.SENDTO", data="smsto:+14155550101"))
     message = await sim.device.receive_sms("+14155550101", "Running 5 min late")
     assert message.thread_id == "1" and message.box == "inbox"
-    assert (await sim.device.sms_messages("inbox"))[0].id == message.id
+    assert (await sim.device.sms_messages(SmsFilter(box="inbox")))[0].id == message.id
     assert (await sim.texts("com.google.android.apps.messaging:id/message_text"))[-1] == "Running 5 min late"
     assert sim.payloads("MESSAGE_RECEIVED") == [
         {
@@ -487,7 +491,7 @@ async def test_state_persists_after_each_change_and_reloads(tmp_path: pathlib.Pa
     events: list[Event] = []
     second = SimDevice(state_file=path)
     await second.start(events.append)
-    assert (await second.sms_messages("sent"))[0].body == "persist me ✓"
+    assert (await second.sms_messages(SmsFilter(box="sent")))[0].body == "persist me ✓"
     assert contact.id in [c.id for c in await second.contacts()]
     assert any(a.label == "Bed" and a.days == ["SUN"] for a in await second.alarms())
     assert any(e.title == "Launch" for e in await second.calendar_events())
@@ -502,7 +506,9 @@ async def test_screenshot_is_a_png_of_the_screen(sim: Sim) -> None:
     from PIL import Image
 
     await sim.device.launch_app(MESSAGES)
-    png = await sim.device.screenshot_png()
+    shot = await sim.device.screenshot()
+    assert (shot.format, shot.width, shot.height, shot.via) == ("png", 1080, 2400, "sim")
+    png = shot.data
     assert png.startswith(b"\x89PNG\r\n\x1a\n")
     with Image.open(io.BytesIO(png)) as image:
         assert image.size == (1080, 2400)

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from phoneuse_runtime.device.base import Alarm, CalendarEvent, Intent
+from phoneuse_runtime.device.base import Alarm, CalendarEvent, Intent, SmsFilter
 from phoneuse_runtime.device.sim import SimDevice
 from phoneuse_runtime.device.sim import state as limits
 from phoneuse_runtime.errors import Unsupported
@@ -35,7 +35,7 @@ async def test_a_conversation_keeps_its_newest_sms(device: SimDevice) -> None:
     sender = "+1 650 555 0199"
     for i in range(limits.SMS_PER_THREAD + 2):
         await device.receive_sms(sender, f"sms {i}")
-    mine = [m.body for m in await device.sms_messages("inbox") if m.address == sender]
+    mine = [m.body for m in await device.sms_messages(SmsFilter(box="inbox")) if m.address == sender]
     assert len(mine) == limits.SMS_PER_THREAD
     assert "sms 0" not in mine and "sms 1" not in mine  # the oldest went
     assert mine[0] == f"sms {limits.SMS_PER_THREAD + 1}"

@@ -8,7 +8,8 @@ events, alarms, notifications, WhatsApp chats, clipboard, Wi-Fi) persists to
 
 The phone it starts as is documented in `seed.SEED`. Scenario methods, used by sim-only
 actions and tests: `receive_sms`, `receive_chat_message`, `post_notification`,
-`incoming_call`, `set_screen`.
+`incoming_call`, `remote_hang_up`, `set_screen`, and `disconnect` / `reconnect`, which make the
+phone drop off its cable and come back (every primitive raises DeviceUnavailable meanwhile).
 
 Its stores are bounded like a phone's (`state.LIMITS`, also in the spec): the oldest SMS, chat
 messages and notifications go first; contacts, events and alarms past their limits are refused.
@@ -23,46 +24,81 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import pathlib
+from collections.abc import Callable
+from typing import TypeVar
 
 from ...capabilities import EVERYTHING
 from ...errors import DeviceUnavailable, InvalidParams, Timeout
-from ...events import DeviceConnected, DeviceDisconnected, EventSink
+from ...events import EventSink
 from ...files import StateWriter, remove_stale_temps
+from ...numbers import digits, same_number
 from ...ui import parse_hierarchy, to_hierarchy_xml
 from ..base import (
     Alarm,
     AppInfo,
     CalendarEvent,
+    CallFilter,
+    CallRecord,
     CallState,
     Contact,
+    ContactFilter,
     Device,
+    DeviceInfo,
+    EventFilter,
     Foreground,
     Intent,
     IntentResult,
     Notification,
+    Saved,
+    Screenshot,
     ShellResult,
-    SmsBox,
+    SmsFilter,
     SmsMessage,
 )
 from . import shell as sim_shell
 from .catalog import APPS, app_info
 from .home import CustomScreen
 from .intents import start_intent
-from .phone import SYSTEM_SOURCE, SimPhone
+from .phone import SimPhone
 from .render import render_png
 from .seed import SEED, seed_state
 from .state import ChatMessage, SimState, render_state
 from .widgets import HEIGHT, WIDTH
 
+T = TypeVar("T")
+
 __all__ = ["SEED", "ChatMessage", "SimDevice"]
 
 MODEL = "Pixel 8 (simulated)"
 SERIAL = "sim-0"
+INFO = DeviceInfo(
+    kind="sim",
+    serial=SERIAL,
+    model=MODEL,
+    manufacturer="Google",
+    android_version="14",
+    sdk=34,
+    width=WIDTH,
+    height=HEIGHT,
+)
 
 
-def _ignore(_event: object) -> None:
-    return None
+def _everything(_event_type: str) -> bool:
+    return True
+
+
+def _same_address(stored: str, wanted: str) -> bool:
+    """An SMS address as the phone compares it: the same number, or (a short code or a name
+    without digits) the same text."""
+    if digits(stored) and digits(wanted):
+        return same_number(stored, wanted)
+    return stored.strip().casefold() == wanted.strip().casefold()
+
+
+def _limited(rows: list[T], limit: int | None) -> list[T]:
+    return rows if limit is None else rows[: max(0, limit)]
 
 
 async def _gesture(duration_ms: int) -> None:
@@ -101,15 +137,17 @@ class SimDevice(Device):
     via = "sim"
 
     def __init__(self, *, state_file: pathlib.Path | None = None) -> None:
+        super().__init__()
         self.state_file = state_file
         self.capabilities = EVERYTHING  # the sim does it all, scenarios included
         self._phone: SimPhone | None = None
-        self._emit: EventSink = _ignore
         self.writer: StateWriter | None = None
+        self._comeback: asyncio.TimerHandle | None = None
 
     # --- lifecycle -------------------------------------------------------
-    async def start(self, emit: EventSink) -> None:
-        self._emit = emit
+    async def start(self, emit: EventSink, *, wanted: Callable[[str], bool] = _everything) -> None:
+        # `wanted` is for backends that poll the phone; the sim's events cost nothing unheard.
+        self.link.attach(emit)
         path = self.state_file
         state: SimState | None = None
         if path is not None:
@@ -122,32 +160,61 @@ class SimDevice(Device):
             live = state
             self.writer = StateWriter(path, lambda: render_state(live.snapshot()))
         self._phone = SimPhone(state, emit)
-        emit(DeviceConnected(device=self.kind, serial=SERIAL, model=MODEL).to_event(SYSTEM_SOURCE))
+        self.link.connected(serial=SERIAL, model=MODEL)
 
     async def close(self) -> None:
+        self._cancel_comeback()
         phone, self._phone = self._phone, None
         if phone is None:
             return
         if self.writer is not None:
             await self.writer.close()
-        self._emit(
-            DeviceDisconnected(device=self.kind, serial=SERIAL, reason="closed").to_event(SYSTEM_SOURCE)
-        )
+        self.link.lost(reason="closed")
 
     async def flush(self) -> None:
         """Waits until every change so far is in the state file (the write's OSError if it failed)."""
         if self.writer is not None:
             await self.writer.written()
 
-    async def describe(self) -> dict[str, str]:
-        return {"serial": SERIAL, "model": MODEL, "android": "14", "sdk": "34"}
+    async def describe(self) -> DeviceInfo:
+        self._reachable()
+        return INFO
 
-    def _op(self) -> _Operation:
-        """Wraps every primitive: announces foreground changes, persists data changes."""
+    def _reachable(self) -> SimPhone:
         phone = self._phone
         if phone is None:
             raise DeviceUnavailable("the simulated phone is not started (or already closed)")
-        return _Operation(self, phone)
+        if not self.link.up:
+            raise DeviceUnavailable(f"the simulated phone is not reachable: {self.link.reason}")
+        return phone
+
+    def _op(self) -> _Operation:
+        """Wraps every primitive: announces foreground changes, persists data changes."""
+        return _Operation(self, self._reachable())
+
+    # --- connection (sim only) --------------------------------------------
+    def disconnect(self, reason: str = "simulated disconnection", *, for_ms: int | None = None) -> None:
+        """The phone drops off its cable: DEVICE_DISCONNECTED, and every primitive raises
+        DeviceUnavailable until `reconnect`, which happens by itself after `for_ms` if given."""
+        if self._phone is None:
+            raise DeviceUnavailable("the simulated phone is not started (or already closed)")
+        if for_ms is not None and for_ms <= 0:
+            raise InvalidParams(f"for_ms must be positive, got {for_ms}")
+        self._cancel_comeback()
+        self.link.lost(reason=reason)
+        if for_ms is not None:
+            self._comeback = asyncio.get_running_loop().call_later(for_ms / 1000, self.reconnect)
+
+    def reconnect(self) -> None:
+        """The phone answers again: DEVICE_CONNECTED. Nothing on it changed meanwhile."""
+        self._cancel_comeback()
+        if self._phone is not None:
+            self.link.connected(serial=SERIAL, model=MODEL)
+
+    def _cancel_comeback(self) -> None:
+        if self._comeback is not None:
+            self._comeback.cancel()
+            self._comeback = None
 
     # --- screen ----------------------------------------------------------
     async def dump_hierarchy(self) -> str:
@@ -155,12 +222,14 @@ class SimDevice(Device):
             return to_hierarchy_xml(phone.view().root)
 
     async def screen_size(self) -> tuple[int, int]:
+        self._reachable()
         return WIDTH, HEIGHT
 
-    async def screenshot_png(self) -> bytes:
+    async def screenshot(self) -> Screenshot:
         with self._op() as phone:
             root = copy.deepcopy(phone.view().root)
-            return await asyncio.to_thread(render_png, root, (WIDTH, HEIGHT))
+            png = await asyncio.to_thread(render_png, root, (WIDTH, HEIGHT))
+            return Screenshot(data=png, format="png", width=WIDTH, height=HEIGHT, via=self.via)
 
     async def tap(self, x: int, y: int) -> None:
         with self._op() as phone:
@@ -178,9 +247,10 @@ class SimDevice(Device):
             await _gesture(duration_ms)
             phone.swipe(x1, y1, x2, y2)
 
-    async def input_text(self, text: str) -> None:
+    async def input_text(self, text: str) -> str:
         with self._op() as phone:
             phone.input_text(text)
+            return self.via
 
     async def clear_text(self) -> None:
         with self._op() as phone:
@@ -192,6 +262,7 @@ class SimDevice(Device):
 
     # --- apps ------------------------------------------------------------
     async def installed_apps(self) -> list[AppInfo]:
+        self._reachable()
         return [app_info(app) for app in APPS]
 
     async def foreground(self) -> Foreground:
@@ -205,7 +276,7 @@ class SimDevice(Device):
 
     async def launch_app(self, package: str) -> Foreground:
         with self._op() as phone:
-            return phone.launch(package)
+            return dataclasses.replace(phone.launch(package), via=self.via)
 
     async def stop_app(self, package: str) -> bool:
         with self._op() as phone:
@@ -216,23 +287,52 @@ class SimDevice(Device):
             return start_intent(phone, intent)
 
     # --- personal data ---------------------------------------------------
-    async def contacts(self) -> list[Contact]:
+    async def contacts(self, where: ContactFilter = ContactFilter()) -> list[Contact]:
         with self._op() as phone:
-            return copy.deepcopy(phone.state.contacts)
+            name = where.name.casefold() if where.name is not None else None
+            rows = [
+                c
+                for c in phone.state.contacts
+                if (where.id is None or c.id == where.id)
+                and (name is None or name in c.name.casefold())
+                and (where.phone is None or any(same_number(p, where.phone) for p in c.phones))
+            ]
+            rows.sort(key=lambda c: (c.name.casefold(), int(c.id)))
+            return copy.deepcopy(_limited(rows, where.limit))
 
-    async def add_contact(self, name: str, phones: list[str], emails: list[str]) -> Contact:
+    async def add_contact(self, name: str, phones: list[str], emails: list[str]) -> Saved:
         with self._op() as phone:
-            return copy.deepcopy(phone.state.add_contact(name, phones, emails))
+            return Saved(phone.state.add_contact(name, phones, emails).id, self.via)
 
     async def send_sms(self, number: str, body: str) -> str:
         with self._op() as phone:
             phone.send_sms(number, body)
             return self.via
 
-    async def sms_messages(self, box: SmsBox | None = None) -> list[SmsMessage]:
+    async def sms_messages(self, where: SmsFilter = SmsFilter()) -> list[SmsMessage]:
         with self._op() as phone:
-            rows = [m for m in phone.state.sms if box is None or m.box == box]
-            return copy.deepcopy(sorted(rows, key=lambda m: (m.date_ms, int(m.id)), reverse=True))
+            rows = [
+                m
+                for m in phone.state.sms
+                if (where.box is None or m.box == where.box)
+                and (where.above_id is None or int(m.id) > where.above_id)
+                and (where.since_ms is None or m.date_ms >= where.since_ms)
+                and (where.address is None or _same_address(m.address, where.address))
+            ]
+            rows.sort(key=lambda m: int(m.id), reverse=True)
+            return copy.deepcopy(_limited(rows, where.limit))
+
+    async def call_log(self, where: CallFilter = CallFilter()) -> list[CallRecord]:
+        with self._op() as phone:
+            rows = [
+                c
+                for c in phone.state.calls
+                if (where.above_id is None or int(c.id) > where.above_id)
+                and (where.since_ms is None or c.date_ms >= where.since_ms)
+                and (where.number is None or same_number(c.number, where.number))
+            ]
+            rows.sort(key=lambda c: int(c.id), reverse=True)
+            return copy.deepcopy(_limited(rows, where.limit))
 
     async def place_call(self, number: str) -> str:
         with self._op() as phone:
@@ -247,26 +347,36 @@ class SimDevice(Device):
         with self._op() as phone:
             return phone.call
 
-    async def insert_event(self, event: CalendarEvent) -> CalendarEvent:
+    async def insert_event(self, event: CalendarEvent, *, timezone: str | None = None) -> Saved:
+        """Times are epoch milliseconds, so `timezone` changes nothing the simulator shows."""
         with self._op() as phone:
-            return copy.deepcopy(phone.state.add_event(event))
+            return Saved(phone.state.add_event(event).id, self.via)
 
-    async def calendar_events(self) -> list[CalendarEvent]:
+    async def calendar_events(self, where: EventFilter = EventFilter()) -> list[CalendarEvent]:
         with self._op() as phone:
-            return copy.deepcopy(sorted(phone.state.events, key=lambda e: (e.start_ms, int(e.id))))
+            rows = [
+                e
+                for e in phone.state.events
+                if (where.id is None or e.id == where.id)
+                and (where.starts_after_ms is None or e.end_ms > where.starts_after_ms)
+                and (where.starts_before_ms is None or e.start_ms < where.starts_before_ms)
+            ]
+            rows.sort(key=lambda e: (e.start_ms, int(e.id)))
+            return copy.deepcopy(_limited(rows, where.limit))
 
-    async def set_alarm(self, alarm: Alarm) -> Alarm:
+    async def set_alarm(self, alarm: Alarm) -> Saved:
         with self._op() as phone:
-            return copy.deepcopy(phone.state.add_alarm(alarm))
+            return Saved(phone.state.add_alarm(alarm).id, self.via)
 
     async def alarms(self) -> list[Alarm]:
         with self._op() as phone:
             return copy.deepcopy(phone.state.alarms)
 
-    async def set_clipboard(self, text: str) -> None:
+    async def set_clipboard(self, text: str) -> str:
         with self._op() as phone:
             phone.state.clipboard = text
             phone.state.dirty = True
+            return self.via
 
     async def get_clipboard(self) -> str:
         with self._op() as phone:
@@ -305,6 +415,12 @@ class SimDevice(Device):
         """The phone rings: state ringing, the incoming-call screen with Answer/Decline in front."""
         with self._op() as phone:
             phone.incoming_call(number)
+
+    async def remote_hang_up(self) -> bool:
+        """The other party ends the call (one that still rings is logged as missed); returns
+        whether there was one."""
+        with self._op() as phone:
+            return phone.remote_hang_up()
 
     async def set_screen(self, xml: str) -> None:
         """Shows a uiautomator dump as the current screen (InvalidParams if it is not one); BACK leaves it."""

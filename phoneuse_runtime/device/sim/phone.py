@@ -15,11 +15,12 @@ from ...events import (
     EventSink,
     MessageReceived,
     NotificationPosted,
+    now_ms,
 )
 from ...ui import UiNode
 from ..base import SYSTEM_SOURCE, CallState, Foreground, Notification, SmsMessage
 from .catalog import BY_PACKAGE, LAUNCHER, MESSAGES, SYSTEMUI, WHATSAPP
-from .state import Chat, ChatMessage, SimState, require_number
+from .state import CallKind, Chat, ChatMessage, SimState, require_number
 from .widgets import HEIGHT, STATUS_BAR, WIDTH, Screen, View, status_bar
 
 TELECOM_SOURCE = "com.android.server.telecom"
@@ -63,6 +64,11 @@ class SimPhone:
         self.tasks: list[Task] = [Task(LAUNCHER, [HomeScreen()])]
         self.running: list[str] = [LAUNCHER]  # least recently used first
         self.call = CallState("idle")
+        # The current call, for its call log row: when it began, whether this phone placed it,
+        # and when it was answered (0 while it rings).
+        self._call_began_ms = 0
+        self._call_outgoing = False
+        self._call_answered_ms = 0
         self._shown = self.foreground()
         self._shown_top = self.top()
 
@@ -375,6 +381,8 @@ class SimPhone:
         number = require_number(number)
         if self.call.state != "idle":
             raise Unsupported(f"a call is already {self.call.state} ({self.call.number}); end it first")
+        self._call_began_ms = self._call_answered_ms = now_ms()  # the simulated callee answers at once
+        self._call_outgoing = True
         self._set_call(CallState("offhook", number))
         self.open_task(InCallScreen())
 
@@ -384,17 +392,28 @@ class SimPhone:
         number = require_number(number)
         if self.call.state != "idle":
             raise Unsupported(f"a call is already {self.call.state} ({self.call.number})")
+        self._call_began_ms, self._call_answered_ms = now_ms(), 0
+        self._call_outgoing = False
         self._set_call(CallState("ringing", number))
         self.open_task(InCallScreen())
 
     def answer(self) -> None:
         if self.call.state == "ringing":
+            self._call_answered_ms = now_ms()
             self._set_call(CallState("offhook", self.call.number))
 
     def end_call_action(self) -> None:
         self.end_call()
 
     def end_call(self) -> bool:
+        """This phone hangs up, or declines the call that rings (logged as rejected)."""
+        return self._hang_up("rejected")
+
+    def remote_hang_up(self) -> bool:
+        """The other party hangs up, or gives up ringing (logged as missed)."""
+        return self._hang_up("missed")
+
+    def _hang_up(self, unanswered: CallKind) -> bool:
         from .dialer import InCallScreen
 
         if self.call.state == "idle":
@@ -404,5 +423,9 @@ class SimPhone:
             for screen in list(task.screens):
                 if isinstance(screen, InCallScreen):
                     self.close(screen)
+        answered = self._call_answered_ms
+        kind: CallKind = "outgoing" if self._call_outgoing else "incoming" if answered else unanswered
+        duration_s = (now_ms() - answered) // 1000 if answered else 0
+        self.state.add_call(number, kind, date_ms=self._call_began_ms, duration_s=duration_s)
         self._set_call(CallState("idle", number))
         return True

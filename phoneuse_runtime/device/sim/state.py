@@ -4,9 +4,9 @@ Ids are strings of increasing integers, like a content provider's `_id` column. 
 mutation sets `dirty`, so the device can persist after each primitive.
 
 The stores are bounded, as a phone's are (`LIMITS` says how, for people and the spec): what the
-world sends (SMS, chat messages, notifications) pushes out the oldest, like Messages' "delete old
-messages" and Android's cap on each app's notifications; what the owner adds (contacts, events,
-alarms) is refused past its limit, like a phone whose storage is full.
+world sends (SMS, chat messages, notifications, calls) pushes out the oldest, like Messages' "delete
+old messages", Android's cap on each app's notifications and its call log's 500 calls; what the
+owner adds (contacts, events, alarms) is refused past its limit, like a phone whose storage is full.
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from functools import cache
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from ...errors import InvalidParams, Unsupported
 from ...events import now_ms
 from ...files import StateFileError, read_state_text, validation_problem
 from ...numbers import MIN_MATCH, digits, same_number
-from ..base import Alarm, CalendarEvent, Contact, Notification, SmsBox, SmsMessage
+from ..base import Alarm, CalendarEvent, CallRecord, Contact, Notification, SmsBox, SmsMessage
 from .catalog import BY_PACKAGE
 
 if TYPE_CHECKING:
@@ -41,6 +41,7 @@ NOTIFICATIONS_PER_APP = 50  # Android's own limit per package
 NOTIFICATIONS_MAX = 500
 TEXT_MAX = 1_000_000  # characters of text in each of these three stores
 UNUSED_CONVERSATIONS_MAX = 100  # SMS threads, and chats, opened but without a message
+CALLS_MAX = 500  # Android's call log keeps its newest 500 calls
 # What the owner adds: refused past these.
 CONTACTS_MAX = 5_000
 EVENTS_MAX = 5_000
@@ -66,12 +67,16 @@ LIMITS: tuple[tuple[str, str], ...] = (
         "conversations without messages",
         f"{UNUSED_CONVERSATIONS_MAX} SMS threads and {UNUSED_CONVERSATIONS_MAX} chats; the oldest go first",
     ),
+    ("call log", f"{CALLS_MAX} calls, as Android's call log keeps; the oldest go first"),
     ("contacts", f"{CONTACTS_MAX:,}; one more is `UNSUPPORTED`"),
     ("calendar events", f"{EVENTS_MAX:,}; one more is `UNSUPPORTED`"),
     ("alarms", f"{ALARMS_MAX}; one more is `UNSUPPORTED`"),
 )
 
 T = TypeVar("T")
+
+# The kinds of call the simulator logs (of CallRecord's): it blocks nothing and has no voicemail.
+CallKind = Literal["incoming", "outgoing", "missed", "rejected"]
 
 
 def _may_be(number: str, key: str) -> bool:
@@ -161,6 +166,7 @@ class SimState:
     # notification key -> what tapping it opens: "sms:<address>" or "chat:<jid>"
     notification_targets: dict[str, str] = field(default_factory=dict)
     chats: list[Chat] = field(default_factory=list)
+    calls: list[CallRecord] = field(default_factory=list)  # the call log, oldest first
     clipboard: str = ""
     wifi_enabled: bool = True
     airplane_mode: bool = False
@@ -324,6 +330,27 @@ class SimState:
         self.dirty = True
         return stored
 
+    # --- call log ----------------------------------------------------------
+    def add_call(self, number: str, kind: CallKind, *, date_ms: int, duration_s: int = 0) -> CallRecord:
+        """A call that ended, as the phone logs it then: when it began, how long it was connected."""
+        contact = self.contact_for_number(number)
+        record = CallRecord(
+            id=self.new_id("calls"),
+            number=number,
+            kind=kind,
+            date_ms=date_ms,
+            duration_s=duration_s,
+            name=contact.name if contact else "",
+        )
+        self.calls.append(record)
+        self.dirty = True
+        self._trim_calls()
+        return record
+
+    def _trim_calls(self) -> None:
+        if len(self.calls) > CALLS_MAX:
+            self.calls = self.calls[-CALLS_MAX:]
+
     # --- notifications -----------------------------------------------------
     def add_notification(self, package: str, title: str, text: str, *, target: str = "") -> Notification:
         app = BY_PACKAGE.get(package)
@@ -444,6 +471,7 @@ class SimState:
                 }
                 for c in self.chats
             ],
+            "calls": [dict(vars(c)) for c in self.calls],
             "clipboard": self.clipboard,
             "wifi_enabled": self.wifi_enabled,
             "airplane_mode": self.airplane_mode,
@@ -471,6 +499,7 @@ class SimState:
         state._trim_notifications()
         state._trim_chats()
         state._drop_unused_chats()
+        state._trim_calls()
         state.dirty = False
         return state
 
@@ -486,6 +515,7 @@ class SimState:
                 n.key.split("|")[2] if n.key.count("|") == 4 else "0" for n in self.notifications
             ],
             "chat_messages": [m.id for c in self.chats for m in c.messages],
+            "calls": [c.id for c in self.calls],
         }
         for table, ids in tables.items():
             bad = next((i for i in ids if not _NUMBER.fullmatch(i)), None)
@@ -525,8 +555,6 @@ def render_state(data: dict[str, Any]) -> Iterator[str]:
 def _file_format() -> TypeAdapter[Any]:
     """What a state file must hold. Unknown keys are errors rather than dropped, since the next
     save would otherwise lose them. Built on first use: most starts have no file to read."""
-    from typing import Literal
-
     from pydantic import BaseModel, ConfigDict, TypeAdapter
 
     class StateFile(BaseModel):
@@ -540,6 +568,7 @@ def _file_format() -> TypeAdapter[Any]:
         notifications: list[Notification]
         notification_targets: dict[str, str]
         chats: list[Chat]
+        calls: list[CallRecord] = []  # absent from files written before the sim kept a call log
         clipboard: str
         wifi_enabled: bool
         airplane_mode: bool

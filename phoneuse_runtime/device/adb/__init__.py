@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import io
 import logging
 import os
@@ -174,6 +175,7 @@ class AdbDevice(Device):
         self._v2 = False
         self._apps: tuple[float, list[AppInfo]] | None = None
         self._launchers: dict[str, str] = {}
+        self._limits = providers.SortLimits()
         self._pollers: Pollers | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._check_now = asyncio.Event()
@@ -212,7 +214,7 @@ class AdbDevice(Device):
     async def _ensure_server(self) -> None:
         """The adb server answers, or is started when it is a local one that is not running."""
         try:
-            await asyncio.to_thread(self.client.server_version)
+            await asyncio.to_thread(self.client.check_server)
             return
         except adbutils.AdbError as exc:
             if not is_local(self.host):
@@ -226,7 +228,7 @@ class AdbDevice(Device):
                 f"no adb server on {self.host}:{self.port}, and adb could not start one: {exc}"
             ) from exc
         try:
-            await asyncio.to_thread(self.client.server_version)
+            await asyncio.to_thread(self.client.check_server)
         except adbutils.AdbError as exc:
             raise ConfigError(
                 f"adb start-server did not start a server on port {self.port}: {said or exc}"
@@ -243,11 +245,11 @@ class AdbDevice(Device):
             ) from exc
         return choose_serial(None, None, attached)
 
-    async def _connect(self) -> None:
+    async def _connect(self, *, after_drop: bool = False) -> None:
         """One attempt to reach the phone and set it up; the link goes up when it worked."""
         serial = self.serial
         if is_network_serial(serial):
-            said = await asyncio.to_thread(self._adb_connect, serial)
+            said = await asyncio.to_thread(self._adb_connect, serial, after_drop)
             log.debug("adb connect %s: %s", serial, said)
         try:
             state = await asyncio.to_thread(self.client.state_of, serial, timeout_s=STATE_TIMEOUT_S)
@@ -272,10 +274,11 @@ class AdbDevice(Device):
         )
         self.link.connected(serial=serial, model=self._info.model)
 
-    def _adb_connect(self, serial: str) -> str:
-        """`adb disconnect` then `adb connect`: a network device that adb still lists as offline
-        is only retried by adb every ~10 s, and "already connected" would leave it there."""
-        self.client.disconnect(serial)
+    def _adb_connect(self, serial: str, after_drop: bool) -> str:
+        """`adb connect`; after a drop, `adb disconnect` first: adb retries a network device it
+        lost only every ~10 s, and meanwhile answers "already connected" and leaves it offline."""
+        if after_drop:
+            self.client.disconnect(serial)
         said = str(self.client.connect(serial, timeout=STATE_TIMEOUT_S))
         if not said.startswith(("connected to", "already connected to")):
             raise DeviceUnavailable(f"adb connect {serial}: {said}")
@@ -336,7 +339,7 @@ class AdbDevice(Device):
                     backoff = RECONNECT_FIRST_S
                 continue
             try:
-                await self._connect()
+                await self._connect(after_drop=True)
                 backoff = RECONNECT_FIRST_S
             except (RuntimeFailure, adbutils.AdbError, OSError) as exc:
                 reason = exc.message if isinstance(exc, RuntimeFailure) else str(exc)
@@ -415,9 +418,24 @@ class AdbDevice(Device):
         return await self._call("reading the screen", lambda b: self._ui_now().dump(b))
 
     async def find(self, selector: Selector, *, timeout_ms: int = 0) -> UiNode | None:
-        return await self._call(
-            f"finding {selector.describe()}", lambda b: self._ui_now().find(b, selector, timeout_ms)
-        )
+        """One `objInfo` when the element is there. Else, while `timeout_ms` lasts, waits on the
+        phone (`waitForExists`, at most FIND_WAIT_CHUNK_MS a call so other calls take turns in
+        between) and looks again once it says the element is there: two round trips for an element
+        that shows up, where dumping and matching would take one every `find_poll_ms`."""
+        what = f"finding {selector.describe()}"
+        node = await self._call(what, lambda b: self._ui_now().look(b, selector))
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + timeout_ms / 1000
+        while node is None:
+            left_ms = int((give_up - loop.time()) * 1000)
+            if left_ms <= 0:
+                return None
+            if await self._call(what, functools.partial(self._wait_for, selector, left_ms)):
+                node = await self._call(what, lambda b: self._ui_now().look(b, selector))
+        return node
+
+    def _wait_for(self, selector: Selector, timeout_ms: int, budget: Budget) -> bool:
+        return self._ui_now().wait(budget, selector, timeout_ms)
 
     async def screenshot(self) -> Screenshot:
         return await self._call("taking a screenshot", self._screenshot)
@@ -607,13 +625,19 @@ class AdbDevice(Device):
         return "sms intent + send button"
 
     async def sms_messages(self, where: SmsFilter = ANY_SMS) -> list[SmsMessage]:
-        return await self._call("reading SMS", lambda b: providers.sms_messages(self._out, b, where))
+        return await self._call(
+            "reading SMS", lambda b: providers.sms_messages(self._out, b, where, self._limits)
+        )
 
     async def highest_sms_id(self) -> int:
-        return await self._call("reading SMS ids", lambda b: providers.highest_sms_id(self._out, b))
+        return await self._call(
+            "reading SMS ids", lambda b: providers.highest_sms_id(self._out, b, self._limits)
+        )
 
     async def call_log(self, where: CallFilter = ANY_CALL) -> list[CallRecord]:
-        return await self._call("reading the call log", lambda b: providers.call_log(self._out, b, where))
+        return await self._call(
+            "reading the call log", lambda b: providers.call_log(self._out, b, where, self._limits)
+        )
 
     async def place_call(self, number: str) -> str:
         intent = Intent(
@@ -665,7 +689,7 @@ class AdbDevice(Device):
 
     def _insert_event_by_intent(self, budget: Budget, event: CalendarEvent, tz: str) -> Saved:
         try:
-            mark: int | None = providers.highest_event_id(self._out, budget)
+            mark: int | None = providers.highest_event_id(self._out, budget, self._limits)
         except PermissionDenied:
             mark = None
         extras: dict[str, Any] = {
@@ -703,7 +727,9 @@ class AdbDevice(Device):
         return Saved(id=event_id, via="calendar intent + save")
 
     async def calendar_events(self, where: EventFilter = ANY_EVENT) -> list[CalendarEvent]:
-        return await self._call("reading events", lambda b: providers.calendar_events(self._out, b, where))
+        return await self._call(
+            "reading events", lambda b: providers.calendar_events(self._out, b, where, self._limits)
+        )
 
     async def set_alarm(self, alarm: Alarm) -> Saved:
         extras: dict[str, Any] = {

@@ -115,6 +115,20 @@ class Client(adbutils.AdbClient):  # type: ignore[misc]
     """adbutils' client for one adb server, named explicitly (adbutils would otherwise read
     $ANDROID_ADB_SERVER_PORT once, at import)."""
 
+    _version: int | None = None
+
+    def check_server(self) -> int:
+        """The running server's version (`host:version`), asked now: AdbError when none answers."""
+        self._version = int(super().server_version())
+        return self._version
+
+    def server_version(self) -> int:
+        """Asked once: adbutils asks before every stream it opens to a device (to pick the
+        transport request), which would double the connections to the server per call."""
+        if self._version is None:
+            return self.check_server()
+        return self._version
+
     def make_connection(self, timeout: float | None = None) -> adbutils.AdbConnection:
         try:
             conn = _Connection(self.host, self.port)

@@ -5,8 +5,10 @@ columns come last in each projection (see shell.parse_rows). `content` prints it
 still exits 0, so every answer is checked for them (`checked`): a SecurityException is
 PERMISSION_DENIED, anything else the provider said is DEVICE_UNAVAILABLE.
 
-Limits: `content query` has no LIMIT on Android's SMS provider (its strict grammar rejects one
-in the sort order), so `limit` is applied here, after the `--where` has narrowed the rows.
+Limits: `content query` has no limit option. A read with a `limit` asks the provider for
+`--sort "... LIMIT n"`, which SQLite-backed providers accept; one that refuses it (a strict
+grammar) is remembered in `SortLimits`, logged once, and read without it from then on, the limit
+then applied here.
 """
 
 from __future__ import annotations
@@ -88,6 +90,13 @@ def checked(output: str, doing: str) -> str:
     raise DeviceUnavailable(f"{doing}: the provider failed ({failure})")
 
 
+class SortLimits:
+    """The providers (by URI) that refused `LIMIT n` in a sort order, on this phone."""
+
+    def __init__(self) -> None:
+        self.refused: set[str] = set()
+
+
 def query(
     run: Run,
     budget: Budget,
@@ -96,14 +105,27 @@ def query(
     *,
     where_clause: str = "",
     sort: str = "",
+    limit: int | None = None,
+    limits: SortLimits | None = None,
     doing: str,
 ) -> list[dict[str, str]]:
+    """Rows of the projection; at most `limit` of them (in `sort` order) when one is given."""
     args = ["content", "query", "--uri", uri, "--projection", projection_arg(projection)]
     if where_clause:
         args += ["--where", where_clause]
+    if limit is not None and sort and limits is not None and uri not in limits.refused:
+        output = run(budget, command(*args, "--sort", f"{sort} LIMIT {max(0, int(limit))}"))
+        if provider_failure(output) is None or is_security_failure(output):
+            return _rows(checked(output, doing), projection, doing)[:limit]
+        log.info("%s refuses LIMIT in its sort order (%s); reading it without", uri, provider_failure(output))
+        limits.refused.add(uri)
     if sort:
         args += ["--sort", sort]
-    output = checked(run(budget, command(*args)), doing)
+    rows = _rows(checked(run(budget, command(*args)), doing), projection, doing)
+    return rows[:limit] if limit is not None else rows
+
+
+def _rows(output: str, projection: Sequence[str], doing: str) -> list[dict[str, str]]:
     try:
         return parse_rows(output, projection)
     except RowFormatError as exc:
@@ -130,10 +152,18 @@ def sms_where(f: SmsFilter) -> str:
     )
 
 
-def sms_messages(run: Run, budget: Budget, f: SmsFilter) -> list[SmsMessage]:
-    """Newest first; `limit` applied after the phone's filtering."""
+def sms_messages(run: Run, budget: Budget, f: SmsFilter, limits: SortLimits) -> list[SmsMessage]:
+    """Newest first."""
     rows = query(
-        run, budget, SMS_URI, SMS_COLUMNS, where_clause=sms_where(f), sort="_id DESC", doing="reading SMS"
+        run,
+        budget,
+        SMS_URI,
+        SMS_COLUMNS,
+        where_clause=sms_where(f),
+        sort="_id DESC",
+        limit=f.limit,
+        limits=limits,
+        doing="reading SMS",
     )
     messages = [
         SmsMessage(
@@ -151,9 +181,11 @@ def sms_messages(run: Run, budget: Budget, f: SmsFilter) -> list[SmsMessage]:
     return messages[: f.limit] if f.limit is not None else messages
 
 
-def highest_sms_id(run: Run, budget: Budget) -> int:
+def highest_sms_id(run: Run, budget: Budget, limits: SortLimits) -> int:
     """The SMS table's highest _id (0 when empty): the high-water mark for MESSAGE_RECEIVED."""
-    rows = query(run, budget, SMS_URI, ("_id",), sort="_id DESC", doing="reading SMS ids")
+    rows = query(
+        run, budget, SMS_URI, ("_id",), sort="_id DESC", limit=1, limits=limits, doing="reading SMS ids"
+    )
     return max((_int(r["_id"]) for r in rows), default=0)
 
 
@@ -328,8 +360,17 @@ def insert_event(
     return rows[0]["_id"]
 
 
-def highest_event_id(run: Run, budget: Budget) -> int:
-    rows = query(run, budget, EVENTS_URI, ("_id",), sort="_id DESC", doing="reading calendar ids")
+def highest_event_id(run: Run, budget: Budget, limits: SortLimits) -> int:
+    rows = query(
+        run,
+        budget,
+        EVENTS_URI,
+        ("_id",),
+        sort="_id DESC",
+        limit=1,
+        limits=limits,
+        doing="reading calendar ids",
+    )
     return max((_int(r["_id"]) for r in rows), default=0)
 
 
@@ -347,7 +388,7 @@ def find_new_event(run: Run, budget: Budget, above_id: int, title: str, start_ms
     return rows[0]["_id"] if rows else None
 
 
-def calendar_events(run: Run, budget: Budget, f: EventFilter) -> list[CalendarEvent]:
+def calendar_events(run: Run, budget: Budget, f: EventFilter, limits: SortLimits) -> list[CalendarEvent]:
     if f.id is not None and not f.id.isdigit():
         return []
     clause = where(
@@ -362,7 +403,9 @@ def calendar_events(run: Run, budget: Budget, f: EventFilter) -> list[CalendarEv
         EVENTS_URI,
         EVENT_COLUMNS,
         where_clause=clause,
-        sort="dtstart ASC",
+        sort="dtstart ASC, _id ASC",
+        limit=f.limit,
+        limits=limits,
         doing="reading events",
     )
     events = [
@@ -386,7 +429,7 @@ def calendar_events(run: Run, budget: Budget, f: EventFilter) -> list[CalendarEv
 CALL_COLUMNS = ("_id", "type", "date", "duration", "number", "name")
 
 
-def call_log(run: Run, budget: Budget, f: CallFilter) -> list[CallRecord]:
+def call_log(run: Run, budget: Budget, f: CallFilter, limits: SortLimits) -> list[CallRecord]:
     clause = where(
         f"_id>{int(f.above_id)}" if f.above_id is not None else None,
         f"date>={int(f.since_ms)}" if f.since_ms is not None else None,
@@ -398,6 +441,9 @@ def call_log(run: Run, budget: Budget, f: CallFilter) -> list[CallRecord]:
         CALL_COLUMNS,
         where_clause=clause,
         sort="_id DESC",
+        # The number is compared here (digits, loosely), so a limit can only go to the phone without one.
+        limit=f.limit if f.number is None else None,
+        limits=limits,
         doing="reading the call log",
     )
     records = []

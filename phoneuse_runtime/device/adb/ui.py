@@ -52,6 +52,9 @@ IME_ID = "com.github.uiautomator/.AdbKeyboard"
 IME_READY_POLL_S = 0.1
 IME_READY_S = 3.0
 CLIP_LABEL = "phoneuse"
+# A find that waits holds the phone's worker at most this long at a time (its caller looks again
+# while it has time left), so the calls queued behind it (the TAP a WAIT_FOR waits on) get turns.
+FIND_WAIT_CHUNK_MS = 1000
 
 ShellRunner = Callable[[Budget, str], ShellResult]
 
@@ -299,26 +302,20 @@ class Ui:
         self.shell = shell
         self.ime_installed: bool | None = None  # learnt on first use, per connection
 
-    def find(self, budget: Budget, selector: Selector, timeout_ms: int) -> UiNode | None:
-        """One `objInfo` when the element is there; else, with a timeout, one `waitForExists`
-        on the phone and the `objInfo` after it. (uiautomator2's own `click` always does all three.)"""
-        sel = u2_selector(selector)
+    def look(self, budget: Budget, selector: Selector) -> UiNode | None:
+        """The element now, in one round trip (`objInfo`), or None."""
         try:
-            return node_from_info(self.server.call(budget, "objInfo", sel))
+            return node_from_info(self.server.call(budget, "objInfo", u2_selector(selector)))
         except RpcError as exc:
-            if exc.kind != "not_found":
-                raise
-        if timeout_ms <= 0:
-            return None
-        wait_ms = int(min(timeout_ms, budget.left() * 1000))
-        if not self.server.call(budget, "waitForExists", sel, wait_ms):
-            return None
-        try:
-            return node_from_info(self.server.call(budget, "objInfo", sel))
-        except RpcError as exc:
-            if exc.kind == "not_found":  # gone again between the two calls
+            if exc.kind == "not_found":
                 return None
             raise
+
+    def wait(self, budget: Budget, selector: Selector, timeout_ms: int) -> bool:
+        """Waits on the phone (`waitForExists`) until the element is there, for at most
+        `timeout_ms` and FIND_WAIT_CHUNK_MS; whether it is."""
+        wait_ms = int(min(timeout_ms, FIND_WAIT_CHUNK_MS, budget.left() * 1000))
+        return bool(self.server.call(budget, "waitForExists", u2_selector(selector), max(0, wait_ms)))
 
     def dump(self, budget: Budget) -> str:
         xml = self.server.call(budget, "dumpWindowHierarchy", False, 50)

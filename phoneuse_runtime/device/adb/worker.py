@@ -115,7 +115,9 @@ class Worker:
             job = self._jobs.get()
             if job is None:
                 return
-            if job.abandoned:
+            # Task.cancel() cancels the future its task awaits at once, before the task itself
+            # runs again to mark the job: either sign means nobody waits for this call any more.
+            if job.abandoned or job.future.cancelled():
                 log.debug("dropped %s: its caller gave up before it started", job.what)
                 continue
             result: Any = None

@@ -190,9 +190,10 @@ class AdbDevice(Device):
         self._pollers = Pollers(self, emit, wanted, poll_ms=self.poll_ms, on_failure=self._failed)
         try:
             await self._connect()
-        except RuntimeFailure as failure:
-            log.warning("the phone %s is not reachable yet: %s; retrying", self.serial, failure.message)
-            self.link.lost(reason=failure.message)
+        except (RuntimeFailure, adbutils.AdbError, OSError) as exc:
+            reason = exc.message if isinstance(exc, RuntimeFailure) else f"adb: {exc}"
+            log.warning("the phone %s is not reachable yet: %s; retrying", self.serial, reason)
+            self.link.lost(reason=reason)
         self._tasks = [
             asyncio.create_task(self._monitor(), name="adb link monitor"),
             asyncio.create_task(self._pollers.run(), name="adb event pollers"),

@@ -385,29 +385,36 @@ class Ui:
         return self.ime_installed
 
     def _type_with_ime(self, budget: Budget, text: str) -> bool:
-        switched = self.shell(
+        """Switches to uiautomator2's input method and sends it the text in one round trip (its
+        answer says whether the keyboard committed it), then switches back to the user's
+        keyboard. A keyboard that is not up yet (its receiver registers a moment after the
+        switch) gets the text again every IME_READY_POLL_S, up to IME_READY_S."""
+        encoded = base64.b64encode(text.encode("utf-8")).decode("ascii")
+        broadcast = command("am", "broadcast", "-a", "ADB_KEYBOARD_INPUT_TEXT", "--es", "text", encoded)
+        first = self.shell(
             budget,
             " ; ".join(
                 (
                     command("settings", "get", "secure", "default_input_method"),
                     command("ime", "enable", IME_ID),
                     command("ime", "set", IME_ID),
+                    broadcast,
                 )
             ),
         ).stdout
-        previous = switched.splitlines()[0].strip() if switched.strip() else ""
-        encoded = base64.b64encode(text.encode("utf-8")).decode("ascii")
-        broadcast = command("am", "broadcast", "-a", "ADB_KEYBOARD_INPUT_TEXT", "--es", "text", encoded)
+        lines = first.strip().splitlines()
+        previous = lines[0].strip() if lines else ""
         try:
+            if _broadcast_result(first) == -1:  # RESULT_OK: the keyboard committed the text
+                return True
             give_up = time.monotonic() + min(IME_READY_S, budget.left())
-            while True:
-                answer = self.shell(budget, broadcast).stdout
-                if _broadcast_result(answer) == -1:  # RESULT_OK: the keyboard committed the text
-                    return True
-                if time.monotonic() + IME_READY_POLL_S >= give_up:
-                    return False
-                log.debug("the input method is not up yet (%s); sending again", answer.strip()[-80:])
+            while time.monotonic() + IME_READY_POLL_S < give_up:
                 time.sleep(IME_READY_POLL_S)  # the IME's readiness poll (see IME_READY_POLL_S)
+                answer = self.shell(budget, broadcast).stdout
+                if _broadcast_result(answer) == -1:
+                    return True
+                log.debug("the input method is not up yet (%s); sending again", answer.strip()[-80:])
+            return False
         finally:
             if previous and previous not in (IME_ID, "null"):
                 self.shell(budget, command("ime", "set", previous))

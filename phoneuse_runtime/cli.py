@@ -93,15 +93,6 @@ def build_parser() -> argparse.ArgumentParser:
     acts.add_argument("--json", action="store_true")
     acts.add_argument("--device", default="sim", help="device kind whose actions to list")
 
-    doc = sub.add_parser("doctor", help="check what the chosen device needs, each with a fix")
-    doc.add_argument("--device", help="sim (default), adb[:SERIAL] or termux")
-    doc.add_argument("--adb-server", help="the adb server, HOST:PORT")
-    doc.add_argument(
-        "--data-dir", type=Path, help="state dir (default $PHONEUSE_DATA_DIR, else XDG data dir)"
-    )
-    doc.add_argument("--config", type=Path, help="TOML settings file (default DATA_DIR/config.toml)")
-    doc.add_argument("--json", action="store_true", help="print the checks as one JSON object")
-
     spec = sub.add_parser("spec", help="print docs/protocol_spec.md, generated from the handler models")
     spec.add_argument("--output", type=Path, help="write to this file instead of stdout")
     return parser
@@ -268,20 +259,6 @@ def _spec(args: argparse.Namespace) -> int:
     return 0
 
 
-def _doctor(args: argparse.Namespace) -> int:
-    from .doctor import healthy, render, run_checks
-
-    flags: dict[str, Any] = {"device": args.device, "adb_server": args.adb_server, "data_dir": args.data_dir}
-    try:
-        settings = load_settings(flags, config_file=args.config)
-    except ConfigError as exc:
-        print(f"phoneuse-runtime: {exc}", file=sys.stderr)
-        return 2
-    checks = run_checks(settings)
-    sys.stdout.write(render(checks, as_json=args.json))
-    return 0 if healthy(checks) else 1
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "serve":
@@ -290,8 +267,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _client(args)
     if args.command == "actions":
         return _actions(args)
-    if args.command == "doctor":
-        return _doctor(args)
     return _spec(args)
 
 

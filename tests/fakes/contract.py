@@ -52,7 +52,8 @@ class PhoneSide(Protocol):
     """What the fake daemon needs from the phone behind it."""
 
     def banner(self) -> str:
-        """The CNXN banner, e.g. "device::ro.product.name=..;ro.product.model=..;ro.product.device=..;features=shell_v2,cmd"."""
+        """The CNXN banner, e.g.
+        "device::ro.product.name=..;ro.product.model=..;ro.product.device=..;features=shell_v2,cmd"."""
 
     async def run_shell(self, command: str, io: ProcessIO) -> int:
         """Runs `command` as `sh -c` would (command is the exact string after "shell:"; empty means

@@ -93,6 +93,14 @@ def build_parser() -> argparse.ArgumentParser:
     acts.add_argument("--json", action="store_true")
     acts.add_argument("--device", default="sim", help="device kind whose actions to list")
 
+    doc = sub.add_parser("doctor", help="check what the chosen device and the data dir need, with fixes")
+    doc.add_argument("--device", help="sim (default), adb[:SERIAL] or termux")
+    doc.add_argument(
+        "--data-dir", type=Path, help="state dir (default $PHONEUSE_DATA_DIR, else XDG data dir)"
+    )
+    doc.add_argument("--config", type=Path, help="TOML settings file (default DATA_DIR/config.toml)")
+    doc.add_argument("--json", action="store_true", help="print the findings as one JSON object")
+
     spec = sub.add_parser("spec", help="print docs/protocol_spec.md, generated from the handler models")
     spec.add_argument("--output", type=Path, help="write to this file instead of stdout")
     return parser
@@ -248,6 +256,20 @@ def _actions(args: argparse.Namespace) -> int:
     return 1 if registry.load_errors else 0
 
 
+def _doctor(args: argparse.Namespace) -> int:
+    from .doctor import failed, render_json, render_text, run_checks
+
+    try:
+        settings = load_settings({"device": args.device, "data_dir": args.data_dir}, config_file=args.config)
+    except ConfigError as exc:
+        print(f"phoneuse-runtime: {exc}", file=sys.stderr)
+        return 2
+    checks = asyncio.run(run_checks(settings))
+    render = render_json if args.json else render_text
+    print(render(checks, device=settings.device))
+    return 1 if failed(checks) else 0
+
+
 def _spec(args: argparse.Namespace) -> int:
     from .spec import render_spec
 
@@ -267,6 +289,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _client(args)
     if args.command == "actions":
         return _actions(args)
+    if args.command == "doctor":
+        return _doctor(args)
     return _spec(args)
 
 

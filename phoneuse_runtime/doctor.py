@@ -1,0 +1,124 @@
+"""`phoneuse-runtime doctor`: what the chosen device and the data dir need, checked one by one,
+each failure with the command or step that fixes it.
+
+The checks common to every device (the data dir, the token) live here; a backend adds its own
+through `BACKEND_CHECKS` (the adb backend: the adb binary, its server, the device's state, the
+uiautomator2 server and its input method). A check that the chosen device needs and fails makes
+`doctor` exit non-zero; a warning does not.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+from .config import Settings
+from .files import StateFileError
+from .tokens import read_token_file, token_path
+
+Status = Literal["ok", "warn", "fail"]
+
+
+@dataclass(frozen=True)
+class Check:
+    """One finding: `fix` says what to do when `status` is not ok."""
+
+    name: str
+    status: Status
+    detail: str
+    fix: str = ""
+
+
+BackendChecks = Callable[[Settings], Awaitable[list[Check]]]
+
+# Device kind -> its checks, filled in by the backends that have any (see device/*/doctor.py).
+BACKEND_CHECKS: dict[str, str] = {
+    "adb": "phoneuse_runtime.device.adb.doctor:checks",
+}
+
+
+def data_dir_checks(settings: Settings) -> list[Check]:
+    """The data dir is ours alone (it holds the token and the phone's state), and the token file
+    is private."""
+    found: list[Check] = []
+    data_dir = settings.data_dir
+    if not data_dir.exists():
+        detail = f"{data_dir} does not exist yet; `serve` creates it (mode 0700)"
+        found.append(Check("data dir", "ok", detail))
+    elif not data_dir.is_dir():
+        fix = f"move it away: mv {data_dir} {data_dir}.bak"
+        found.append(Check("data dir", "fail", f"{data_dir} is not a directory", fix))
+        return found
+    else:
+        info = data_dir.stat()
+        problems = []
+        if info.st_uid != os.getuid():
+            problems.append(f"owned by uid {info.st_uid}, not you ({os.getuid()})")
+        if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            problems.append(f"writable by others (mode {stat.S_IMODE(info.st_mode):04o})")
+        if not os.access(data_dir, os.W_OK | os.X_OK):
+            problems.append("not writable by you")
+        if problems:
+            detail = f"{data_dir}: " + "; ".join(problems)
+            found.append(Check("data dir", "fail", detail, f"chmod 700 {data_dir}"))
+        else:
+            found.append(Check("data dir", "ok", f"{data_dir} (mode {stat.S_IMODE(info.st_mode):04o})"))
+    found.append(_token_check(settings))
+    return found
+
+
+def _token_check(settings: Settings) -> Check:
+    if settings.token:
+        return Check("token", "ok", "given by --token or $PHONEUSE_TOKEN (not stored)")
+    path = token_path(settings.data_dir)
+    try:
+        token = read_token_file(settings.data_dir)
+    except StateFileError as exc:
+        return Check("token", "fail", str(exc), f"rm {path}; `serve` then writes a new one")
+    if token is None:
+        if path.exists():
+            return Check("token", "fail", f"{path} exists but cannot be read", f"chmod 600 {path}")
+        return Check("token", "ok", f"{path} does not exist yet; `serve` generates it (mode 0600)")
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if mode & 0o077:
+        return Check("token", "fail", f"{path} is readable by others (mode {mode:04o})", f"chmod 600 {path}")
+    return Check("token", "ok", f"{path} (mode {mode:04o})")
+
+
+async def run_checks(settings: Settings) -> list[Check]:
+    found = data_dir_checks(settings)
+    target = BACKEND_CHECKS.get(settings.device_kind)
+    if target is not None:
+        module_name, _, attribute = target.partition(":")
+        import importlib
+
+        backend: BackendChecks = getattr(importlib.import_module(module_name), attribute)
+        found.extend(await backend(settings))
+    return found
+
+
+def failed(checks: list[Check]) -> bool:
+    return any(c.status == "fail" for c in checks)
+
+
+def render_text(checks: list[Check], *, device: str) -> str:
+    marks = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
+    lines = [f"phoneuse-runtime doctor (device {device})"]
+    for check in checks:
+        lines.append(f"  [{marks[check.status]}] {check.name}: {check.detail}")
+        if check.status != "ok" and check.fix:
+            lines.append(f"         fix: {check.fix}")
+    lines.append("  all needed checks passed" if not failed(checks) else "  some needed checks failed")
+    return "\n".join(lines)
+
+
+def render_json(checks: list[Check], *, device: str) -> str:
+    return json.dumps(
+        {"device": device, "ok": not failed(checks), "checks": [asdict(c) for c in checks]},
+        indent=2,
+        ensure_ascii=False,
+    )

@@ -3,6 +3,7 @@ uiautomator2 server and input method on the phone. It only looks: it starts noth
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import time
@@ -19,17 +20,22 @@ from .worker import Budget
 TIMEOUT_S = 5.0
 
 
+async def checks(settings: Settings) -> list[Check]:
+    """The adb backend's checks (doctor.BACKEND_CHECKS), run off the event loop: adbutils blocks."""
+    return await asyncio.to_thread(adb_checks, settings)
+
+
 def adb_checks(settings: Settings) -> list[Check]:
-    checks: list[Check] = []
+    found: list[Check] = []
     try:
         exe = adbutils.adb_path()
         version = subprocess.run(
             [exe, "version"], capture_output=True, text=True, timeout=TIMEOUT_S, check=False
         )
         first = (version.stdout or version.stderr).strip().splitlines()[:1]
-        checks.append(Check("adb binary", "ok", f"{exe} ({first[0] if first else 'no version'})"))
+        found.append(Check("adb binary", "ok", f"{exe} ({first[0] if first else 'no version'})"))
     except (adbutils.AdbError, OSError, subprocess.TimeoutExpired) as exc:
-        checks.append(
+        found.append(
             Check(
                 "adb binary",
                 "warn",
@@ -43,7 +49,7 @@ def adb_checks(settings: Settings) -> list[Check]:
     try:
         client.check_server()
     except adbutils.AdbError as exc:
-        checks.append(
+        found.append(
             Check(
                 "adb server",
                 "fail",
@@ -51,14 +57,14 @@ def adb_checks(settings: Settings) -> list[Check]:
                 f"adb -P {port} start-server (serve starts a local one itself)",
             )
         )
-        return checks
-    checks.append(Check("adb server", "ok", f"{host}:{port}, version {client.server_version()}"))
+        return found
+    found.append(Check("adb server", "ok", f"{host}:{port}, version {client.server_version()}"))
     try:
         named = device_serial(settings.device)
         if named and is_network_serial(named):
             said = str(client.connect(named, timeout=TIMEOUT_S))
             if not said.startswith(("connected to", "already connected to")):
-                checks.append(
+                found.append(
                     Check(
                         "device",
                         "fail",
@@ -66,26 +72,26 @@ def adb_checks(settings: Settings) -> list[Check]:
                         "turn on wireless debugging (and pair: adb pair HOST:PORT) on the phone",
                     )
                 )
-                return checks
+                return found
         serial = choose_serial(named, os.environ.get("ANDROID_SERIAL"), [] if named else client.attached())
     except ConfigError as exc:
-        checks.append(Check("device", "fail", str(exc)))
-        return checks
+        found.append(Check("device", "fail", str(exc)))
+        return found
     try:
         state = client.state_of(serial, timeout_s=TIMEOUT_S)
     except adbutils.AdbError as exc:
-        checks.append(Check("device", "fail", f"{serial}: {exc}", "adb devices -l lists what adb sees"))
-        return checks
+        found.append(Check("device", "fail", f"{serial}: {exc}", "adb devices -l lists what adb sees"))
+        return found
     if state != "device":
-        checks.append(Check("device", "fail", f"{serial} is {state}", STATE_ADVICE.get(state, "")))
-        return checks
-    checks.append(Check("device", "ok", f"{serial} is ready"))
-    checks += _phone_checks(client.device(serial=serial))
-    return checks
+        found.append(Check("device", "fail", f"{serial} is {state}", STATE_ADVICE.get(state, "")))
+        return found
+    found.append(Check("device", "ok", f"{serial} is ready"))
+    found += _phone_checks(client.device(serial=serial))
+    return found
 
 
 def _phone_checks(dev: adbutils.AdbDevice) -> list[Check]:
-    checks = []
+    found = []
     server = U2Server(dev)
     budget = Budget(time.monotonic() + TIMEOUT_S)
     try:
@@ -94,9 +100,9 @@ def _phone_checks(dev: adbutils.AdbDevice) -> list[Check]:
     except (adbutils.AdbError, OSError) as exc:
         return [Check("uiautomator2 server", "fail", f"the phone did not answer: {exc}")]
     if running:
-        checks.append(Check("uiautomator2 server", "ok", "answers /ping on the phone's port 9008"))
+        found.append(Check("uiautomator2 server", "ok", "answers /ping on the phone's port 9008"))
     else:
-        checks.append(
+        found.append(
             Check(
                 "uiautomator2 server",
                 "warn",
@@ -106,9 +112,9 @@ def _phone_checks(dev: adbutils.AdbDevice) -> list[Check]:
             )
         )
     if IME_ID in listed.split():
-        checks.append(Check("uiautomator2 input method", "ok", f"{IME_ID} is installed"))
+        found.append(Check("uiautomator2 input method", "ok", f"{IME_ID} is installed"))
     else:
-        checks.append(
+        found.append(
             Check(
                 "uiautomator2 input method",
                 "warn",
@@ -116,4 +122,4 @@ def _phone_checks(dev: adbutils.AdbDevice) -> list[Check]:
                 "python -m uiautomator2 init (installs its app-uiautomator.apk)",
             )
         )
-    return checks
+    return found

@@ -123,7 +123,8 @@ def _task_for(state: PhoneState, package: str) -> Task | None:
     return None
 
 
-def _push(state: PhoneState, package: str, cls: str, it: IntentRecord | None) -> ActivityRecord:
+def push_activity(state: PhoneState, package: str, cls: str, it: IntentRecord | None) -> ActivityRecord:
+    """Starts `cls` in its package's task, bringing that task to the front (FLAG_ACTIVITY_NEW_TASK)."""
     rec = ActivityRecord(package, cls, token=state.next_id("token"), intent=it)
     task = _task_for(state, package)
     if task is None:
@@ -139,7 +140,7 @@ def _push(state: PhoneState, package: str, cls: str, it: IntentRecord | None) ->
     return rec
 
 
-def _prepare(state: PhoneState, rec: ActivityRecord, it: IntentRecord | None) -> None:
+def prepare(state: PhoneState, rec: ActivityRecord, it: IntentRecord | None) -> None:
     """Fills a new screen from the intent that started it, as each app reads its extras."""
     extras = it.extras if it else {}
     types = it.extra_types if it else {}
@@ -192,7 +193,7 @@ def start_activity(state: PhoneState, it: IntentRecord) -> str:
         return "unresolved"
     if len(choices) > 1 and it.action != "android.intent.action.MAIN":
         it.resolved = "android/" + seed.RESOLVER
-        rec = _push(state, "android", seed.RESOLVER, it)
+        rec = push_activity(state, "android", seed.RESOLVER, it)
         rec.extra["choices"] = [f"{p}/{c}" for p, c in choices]
         return "ok"
     pkg, cls = choices[0]
@@ -210,14 +211,14 @@ def start_activity(state: PhoneState, it: IntentRecord) -> str:
     if pkg == seed.DIALER and cls == seed.IN_CALL:
         number = uri_part(it.data or "")
         if number in EMERGENCY:  # the shell may not place emergency calls; the dialer opens
-            _prepare(state, _push(state, pkg, seed.DIAL_MAIN, it), it)
+            prepare(state, push_activity(state, pkg, seed.DIAL_MAIN, it), it)
             it.resolved = short_component(pkg, seed.DIAL_MAIN)
             return "ok"
         place_call(state, number)
         return "ok"
     if pkg == seed.CLOCK and it.action == "android.intent.action.SET_ALARM" and _set_alarm(state, it):
         return "ok"
-    _prepare(state, _push(state, pkg, cls, it), it)
+    prepare(state, push_activity(state, pkg, cls, it), it)
     return "ok"
 
 
@@ -312,13 +313,13 @@ def place_call(state: PhoneState, number: str) -> None:
     if state.call is None:
         now = state.now_ms()
         state.call = Call(number, "offhook", incoming=False, started_ms=now, answered_ms=now)
-    rec = _push(state, seed.DIALER, seed.IN_CALL, None)
+    rec = push_activity(state, seed.DIALER, seed.IN_CALL, None)
     rec.extra["number"] = number
 
 
 def ring(state: PhoneState, number: str) -> Call:
     state.call = Call(number, "ringing", incoming=True, started_ms=state.now_ms())
-    _push(state, seed.DIALER, seed.IN_CALL, None).extra["number"] = number
+    push_activity(state, seed.DIALER, seed.IN_CALL, None).extra["number"] = number
     return state.call
 
 

@@ -61,7 +61,7 @@ def window_dump(state: PhoneState) -> str:
         f"  mInputMethodWindow=Window{{{_hash('ime')} u0 InputMethod}}" if state.keyboard_shown else "",
         f"  mScreenOnFully={str(state.screen_on).lower()}",
     ]
-    return "\n".join(line for line in lines if line is not None) + "\n"
+    return "\n".join(line for line in lines if line) + "\n"
 
 
 def activities_dump(state: PhoneState) -> str:

@@ -34,6 +34,7 @@ CHARS.update({29 + i: chr(ord("a") + i) for i in range(26)})
 
 
 def tap(state: PhoneState, x: float, y: float, *, source: str, duration_ms: int = 0) -> None:
+    """A touch at (x, y): clicks what is under it, unless held long enough to be a long press."""
     target = hit(apps.windows(state), x, y) if state.screen_on else None
     name = (target.resource_id or target.a11y_text or target.content_desc) if target else ""
     state.log.taps.append(Tap(x, y, source, duration_ms, name))
@@ -74,7 +75,7 @@ def click(state: PhoneState, node: UiNode) -> None:
         apps.finish(state, rec)
         pkg, cls = component_parts(arg)
         it.resolved = short_component(pkg, cls)
-        apps._prepare(state, apps._push(state, pkg, cls, it), it)
+        apps.prepare(state, apps.push_activity(state, pkg, cls, it), it)
     elif node.action == "notif:clear":
         state.notifications.clear()
         state.shade_open = False
@@ -91,6 +92,7 @@ def click(state: PhoneState, node: UiNode) -> None:
 
 
 def swipe(state: PhoneState, x1: float, y1: float, x2: float, y2: float, ms: int, *, source: str) -> None:
+    """A swipe: down from the status bar opens the shade, up closes it or dismisses the keyguard."""
     state.log.swipes.append(Swipe(x1, y1, x2, y2, ms, source))
     if not state.screen_on:
         return
@@ -103,6 +105,7 @@ def swipe(state: PhoneState, x1: float, y1: float, x2: float, y2: float, ms: int
 
 
 def press_key(state: PhoneState, code: int, *, source: str, meta: int = 0, longpress: bool = False) -> None:
+    """A key event as PhoneWindowManager and the focused app would handle it."""
     state.log.keys.append(Key(code, source, meta, longpress))
     rec = state.foreground()
     if code in (26, 223, 224, 6) and not (code == 6 and state.call is not None):

@@ -507,7 +507,8 @@ async def test_sh_env_and_nohup(phone: FakePhone) -> None:
 async def test_a_detached_u2_server_outlives_its_adb_stream(phone: FakePhone) -> None:
     phone.fs.write("/data/local/tmp/u2.jar", b"jar")
     io_ = MemoryIO()
-    command = "CLASSPATH=/data/local/tmp/u2.jar nohup app_process / com.wetest.uia2.Main -p 9008 > /dev/null 2>&1 &"
+    command = "CLASSPATH=/data/local/tmp/u2.jar nohup app_process / com.wetest.uia2.Main -p 9008"
+    command += " >/dev/null 2>&1 &"
     assert await asyncio.wait_for(phone.run_shell(command, io_), 1) == 0
     for _ in range(10):
         await asyncio.sleep(0)

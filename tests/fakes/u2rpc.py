@@ -82,7 +82,9 @@ async def call(state: PhoneState, request: dict[str, Any]) -> dict[str, Any]:
     rid = request.get("id")
     method = request.get("method")
     params = request.get("params")
-    args = list(params) if isinstance(params, list) else ([] if params is None else [params])
+    # uiautomator2 sends `args or kwargs`: a call without arguments arrives as {} (no named
+    # parameters, which jsonrpc4j matches to the zero-argument overload).
+    args = list(params) if isinstance(params, list) else ([] if not params else [params])
     state.log.rpc.append(RpcCall(str(method), params))
     try:
         if not isinstance(method, str) or request.get("jsonrpc") != "2.0":

@@ -12,7 +12,7 @@ import hashlib
 import re
 import stat as st
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Protocol, cast
 
 from .fs import canonical
@@ -290,6 +290,3 @@ def load_all() -> dict[str, Handler]:
 
     del activity, dumpsys, system, toolbox, u2server
     return COMMANDS
-
-
-Runner = Callable[[Proc], Awaitable[int]]

@@ -309,7 +309,7 @@ class AdbDevice(Device):
         )
         if self.u2 is not None:
             self.u2.stop()  # its launch shell died with the connection
-        self.u2 = U2Server(dev)
+        self.u2 = U2Server(dev, v2=self._v2)
         self._ui = Ui(self.u2, self._sh)
         try:
             self.u2.ensure(budget)

@@ -43,8 +43,10 @@ log = logging.getLogger(__name__)
 PORT = uiautomator2.core.DEFAULT_SERVER_PORT  # 9008, where u2.jar's server listens on the phone
 JAR_REMOTE = "/data/local/tmp/u2.jar"
 # The server's readiness is polled at this interval after a launch, up to LAUNCH_S.
-READY_POLL_S = 0.2
+READY_POLL_S = 0.05
 LAUNCH_S = 30.0
+STOP_S = 5.0
+MAIN_CLASS = "com.wetest.uia2.Main"  # the server's class in u2.jar, as uiautomator2 launches it
 # uiautomator2's input method (from its app-uiautomator.apk; `python -m uiautomator2 init`).
 IME_ID = "com.github.uiautomator/.AdbKeyboard"
 # After switching to it, its broadcast receiver may take a moment to register: the broadcast is
@@ -152,8 +154,9 @@ class RpcStats:
 class U2Server:
     """uiautomator2's server on one phone: pushed, launched, pinged and restarted by us."""
 
-    def __init__(self, device: adbutils.AdbDevice) -> None:
+    def __init__(self, device: adbutils.AdbDevice, *, v2: bool = False) -> None:
         self.device = device
+        self.v2 = v2  # whether the phone speaks shell_v2
         self.process: Any = None  # uiautomator2.core.MockAdbProcess: the launch shell's stream
         self.stats = RpcStats({})
         self.restarts = 0
@@ -243,8 +246,18 @@ class U2Server:
         self._launch(budget)
 
     def restart(self, budget: Budget) -> None:
+        """Ends the server (our launch shell, and any other instance: `pkill -f` its main class),
+        waits until its port stops answering, and launches a new one."""
         self.restarts += 1
         self.stop()
+        self.device.shell2(command("pkill", "-f", MAIN_CLASS), timeout=budget.wait_s(), v2=self.v2)
+        give_up = min(budget.until, time.monotonic() + STOP_S)
+        while self.ping(Budget(min(give_up, time.monotonic() + 1.0))):
+            if time.monotonic() + READY_POLL_S >= give_up:
+                raise U2Unreachable(
+                    f"the old uiautomator2 server still answers {STOP_S:.0f} s after it was stopped"
+                )
+            time.sleep(READY_POLL_S)  # the stop's poll (see READY_POLL_S)
         self._launch(budget)
         log.warning("uiautomator2 server restarted")
 
@@ -259,7 +272,7 @@ class U2Server:
         with uiautomator2.utils.with_package_resource("assets/u2.jar") as jar:
             data = jar.read_bytes()
         digest = hashlib.md5(data, usedforsecurity=False).hexdigest()
-        listed = self.device.shell2(command("md5sum", JAR_REMOTE), timeout=budget.wait_s()).output
+        listed = self.device.shell2(command("md5sum", JAR_REMOTE), timeout=budget.wait_s(), v2=self.v2).output
         if digest in listed:
             return
         log.info("pushing uiautomator2's server (u2.jar, %d bytes) to %s", len(data), JAR_REMOTE)

@@ -4,7 +4,6 @@ fake adbd and fake phone behind the real adb server; each test asserts what the 
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 from datetime import datetime, timezone
 from typing import Any

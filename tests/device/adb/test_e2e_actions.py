@@ -235,3 +235,28 @@ def _token() -> str:
     from tests.conftest import TOKEN
 
     return TOKEN
+
+
+async def test_create_event_through_the_app_when_the_provider_refuses_adb(serve_adb: AdbServe) -> None:
+    s = await serve_adb()
+    s.state.faults.denied_providers.add("com.android.calendar")  # the shell may not; the app may
+    # The handler's read-back is refused too (that answer is the handler's; the backend's part is
+    # the intent, the Save tap and the stored event).
+    await s.client.execute(
+        "CREATE_EVENT", {"title": "Dentist: 3:00 'sharp'", "start": "2030-06-02T15:00:00Z"}, timeout_ms=20_000
+    )
+    insert = next(i for i in reversed(s.state.log.intents) if i.action == "android.intent.action.INSERT")
+    assert insert.extra_types["beginTime"] == "l" and insert.extra_types["endTime"] == "l"
+    assert insert.extras["title"] == "Dentist: 3:00 'sharp'"
+    assert s.state.log.taps[-1].target.endswith(":id/save")
+    assert any(e.title == "Dentist: 3:00 'sharp'" for e in s.state.events)
+
+
+async def test_contacts_query_filters_and_a_denied_provider(serve_adb: AdbServe) -> None:
+    s = await serve_adb()
+    s.state.add_contact("Ann Lee", phones=["+1 (555) 010-0001"])
+    s.state.add_contact("Bob Stone", phones=["+15550100002"], emails=["bob@x.org"])
+    found, total, _ = await s.client.query(pb.QueryType.CONTACTS, {"phone": "5550100002"})
+    assert total == 1 and found[0]["name"] == "Bob Stone" and found[0]["emails"] == ["bob@x.org"]
+    s.state.faults.denied_providers.add("com.android.contacts")
+    assert await s.client.fail("ADD_CONTACT", {"name": "X", "phone": "+1555"}) == "PERMISSION_DENIED"

@@ -129,3 +129,24 @@ async def test_serial_selection(
         assert (await chosen.describe()).serial == second.device.serial
     finally:
         await chosen.close()
+
+
+async def test_a_frozen_phone_times_out_at_the_deadline_and_recovers(serve_adb: AdbServe) -> None:
+    s = await serve_adb()
+    c = s.client
+    await asyncio.to_thread(s.device.adbd.hang)
+    started = time.monotonic()
+    assert await c.fail("DUMP_UI", timeout_ms=800) == "TIMEOUT"
+    assert time.monotonic() - started < 2.0
+    # The next call waits for the frozen one (bounded by its deadline), never runs beside it.
+    second = await c.execute("DUMP_UI", timeout_ms=800)
+    assert not second.success
+    await asyncio.to_thread(s.device.adbd.resume)  # adbd restarts: its connections are cut
+    give_up = time.monotonic() + 10
+    while True:
+        response = await c.execute("TAP", {"text": "Chrome"}, timeout_ms=5000)
+        if response.success or time.monotonic() > give_up:
+            break
+        await asyncio.sleep(0.2)
+    assert response.success, response.error
+    assert s.state.foreground().package == "com.android.chrome"

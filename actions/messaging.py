@@ -90,8 +90,10 @@ async def _send_sms(ctx: ActionContext, number: str, body: str) -> tuple[str | N
     via = await ctx.device.send_sms(number, body)
     if mark is None:
         return None, unreadable, via
-    # Only rows past the mark, to this number: each look reads what is new, not the whole store.
-    since = SmsFilter(above_id=mark, address=number)
+    # Only rows past the mark: each look reads what is new, not the whole store. The number is
+    # compared here, loosely: a phone stores the address its own way ("+14155550101" for
+    # "+1 415 555 0101"), and its provider compares them exactly. Every box, to see a failed send.
+    since = SmsFilter(above_id=mark)
 
     async def look() -> SmsMessage | None:
         rows = await ctx.device.sms_messages(since)

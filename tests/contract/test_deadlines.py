@@ -11,6 +11,8 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
+from phoneuse_runtime.device.base import Contact, ContactFilter, deadline, remaining_s
+from phoneuse_runtime.device.sim import SimDevice
 from phoneuse_runtime.params import Params
 from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
 
@@ -170,3 +172,47 @@ async def test_phone_actions_take_turns_in_order_and_looking_does_not_wait(front
     assert first.success and second.success
     order = [(await completed.next()).payload["request_id"] for _ in range(3)]
     assert order == ["look", "first", "second"]
+
+
+class DeadlineSpy(SimDevice):
+    """A phone whose clipboard and contacts primitives record the call's deadline as they see
+    it, on the event loop and in a worker thread they start (as a blocking library would run)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: dict[str, tuple[float | None, float]] = {}
+
+    def _record(self, where: str) -> None:
+        self.seen[where] = (deadline(), remaining_s(-1.0))
+
+    async def set_clipboard(self, text: str) -> str:
+        self._record("primitive")
+        await asyncio.to_thread(self._record, "thread")
+        return await super().set_clipboard(text)
+
+    async def contacts(self, where: ContactFilter = ContactFilter()) -> list[Contact]:
+        self._record("query")
+        await asyncio.to_thread(self._record, "query thread")
+        return await super().contacts(where)
+
+
+async def test_primitives_and_their_threads_see_the_calls_deadline(make_frontend: FrontEndFactory) -> None:
+    spy = DeadlineSpy()
+    frontend = await make_frontend(device=spy)
+    sent = time.monotonic()
+    await ok(frontend, "SET_CLIPBOARD", {"text": "when?"}, timeout_ms=4_000)
+    answered = time.monotonic()
+    for where in ("primitive", "thread"):
+        when, left = spy.seen[where]
+        assert when is not None
+        assert sent + 4.0 <= when <= answered + 4.0  # timeout_ms from when the call arrived
+        assert 0 < left <= 4.0
+    await frontend.query("CONTACTS", {"name": "alice"}, timeout_ms=3_000)
+    for where in ("query", "query thread"):
+        when, left = spy.seen[where]
+        assert when is not None and 0 < left <= 3.0
+    # Outside a call, there is no deadline, and nothing leaked into the caller's context.
+    assert (deadline(), remaining_s(-1.0)) == (None, -1.0)
+    spy.seen.clear()
+    await spy.set_clipboard("direct")
+    assert spy.seen["primitive"] == spy.seen["thread"] == (None, -1.0)

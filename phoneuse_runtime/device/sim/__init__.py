@@ -3,7 +3,7 @@
 It is a state model, not canned answers: apps have screens whose taps and typing change
 what the next dump shows, SMS typed into Messages land in the sent box, intents resolve
 like the package manager would, and failures read like a phone's. Data (contacts, SMS,
-events, alarms, notifications, WhatsApp chats, clipboard, Wi-Fi) persists to
+the call log, events, alarms, notifications, WhatsApp chats, clipboard, Wi-Fi) persists to
 `state_file` after every change; the UI (which app is open) starts at the home screen.
 
 The phone it starts as is documented in `seed.SEED`. Scenario methods, used by sim-only
@@ -12,7 +12,7 @@ actions and tests: `receive_sms`, `receive_chat_message`, `post_notification`,
 phone drop off its cable and come back (every primitive raises DeviceUnavailable meanwhile).
 
 Its stores are bounded like a phone's (`state.LIMITS`, also in the spec): the oldest SMS, chat
-messages and notifications go first; contacts, events and alarms past their limits are refused.
+messages, notifications and calls go first; contacts, events and alarms past their limits are refused.
 
 The state file is written behind the changes, by one task in a worker thread, so a large state
 never stalls the server: changes made during a write share the next one, the file only moves
@@ -90,8 +90,8 @@ def _everything(_event_type: str) -> bool:
 
 
 def _same_address(stored: str, wanted: str) -> bool:
-    """An SMS address as the phone compares it: the same number, or (a short code or a name
-    without digits) the same text."""
+    """An SMS address as the phone compares it: the same number, or, for a sender without digits
+    (an alphanumeric one, e.g. "Google"), the same text."""
     if digits(stored) and digits(wanted):
         return same_number(stored, wanted)
     return stored.strip().casefold() == wanted.strip().casefold()

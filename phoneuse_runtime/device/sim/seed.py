@@ -35,7 +35,8 @@ WhatsApp chats (jid: messages, oldest first)
   14155550102@s.whatsapp.net  Bob Smith:     in "Game tonight at 8?"
   442079460958@s.whatsapp.net David Lee:     out "Happy birthday David! 🎉", in "Thanks mate!"
 
-Clipboard empty, no notifications, Wi-Fi on, airplane mode off; the launcher is in front.
+Clipboard empty, no notifications, no calls in the call log, Wi-Fi on, airplane mode off; the
+launcher is in front.
 """
 
 from __future__ import annotations

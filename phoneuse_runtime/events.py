@@ -277,7 +277,8 @@ class EventBus:
                 sub.offer(event)
 
     def interested(self, event_type: str) -> bool:
-        return self._wants_all > 0 or self._wants[event_type] > 0
+        # get, not []: a Counter's missing key goes through a Python-level __missing__.
+        return self._wants_all > 0 or self._wants.get(event_type, 0) > 0
 
     def subscribe(self, subscriber_id: str, event_types: Iterable[str], *, scope: str = "") -> Subscription:
         """Registers a subscriber; a live one with the same id in the same scope is closed and replaced."""

@@ -16,11 +16,20 @@ import math
 import re
 import types
 import typing
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Annotated, Any, Union
 
 import annotated_types
-from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    PlainValidator,
+    ValidationError,
+    WrapValidator,
+)
 
 from .errors import InvalidParams
 from .limits import JSON_INT_MAX, JSON_INT_MIN, MAX_JSON_DEPTH, MAX_PARAM_CHARS, clip, too_long
@@ -157,10 +166,12 @@ def decode_json(key: str, raw: str) -> Any:
     return value
 
 
-def _decode_structured(model: type[BaseModel], data: dict[str, str], allowed: list[str]) -> dict[str, Any]:
+def _decode_structured(
+    structured: tuple[tuple[str, bool], ...], data: dict[str, str], allowed: list[str]
+) -> dict[str, Any]:
     """The wire's text for JSON fields (and comma-separated lists) decoded; other values as they are."""
     out: dict[str, Any] | None = None
-    for key, comma_list in _structured_fields(model):
+    for key, comma_list in structured:
         raw = data.get(key)
         if raw is None:
             continue
@@ -178,7 +189,6 @@ def _decode_structured(model: type[BaseModel], data: dict[str, str], allowed: li
     return data if out is None else out
 
 
-@functools.cache
 def _structured_fields(model: type[BaseModel]) -> tuple[tuple[str, bool], ...]:
     """(wire key, accepts comma-separated text) for each field that takes JSON."""
     found = []
@@ -191,13 +201,11 @@ def _structured_fields(model: type[BaseModel]) -> tuple[tuple[str, bool], ...]:
     return tuple(found)
 
 
-@functools.cache
 def _wire_keys(model: type[BaseModel]) -> frozenset[str]:
     """The wire names of a model's fields (aliases where a name is a Python keyword, like `from`)."""
     return frozenset(info.alias or name for name, info in model.model_fields.items())
 
 
-@functools.cache
 def _wire_limits(model: type[BaseModel]) -> dict[str, int]:
     """The longest value each wire key takes: its field's own `max_length` where a string field
     declares one, else MAX_PARAM_CHARS."""
@@ -210,6 +218,65 @@ def _wire_limits(model: type[BaseModel]) -> dict[str, int]:
                     limit = meta.max_length
         limits[info.alias or name] = limit
     return limits
+
+
+# Field types whose validated values are immutable and depend on the wire text alone.
+_PLAIN_TYPES = (str, int, float, bool)
+_VALIDATOR_TYPES = (BeforeValidator, AfterValidator, PlainValidator, WrapValidator)
+
+
+def _reusable(model: type[BaseModel]) -> bool:
+    """Whether one validated instance can serve every call with the same wire params: the model
+    validates nothing beyond its fields' types and constraints (a validator of its own might
+    look at more than the text, the time say), and every value it holds is immutable."""
+    decorators = model.__pydantic_decorators__
+    if (
+        decorators.validators
+        or decorators.field_validators
+        or decorators.root_validators
+        or decorators.model_validators
+        or model.model_post_init is not BaseModel.model_post_init
+    ):
+        return False
+    for info in model.model_fields.values():
+        annotation = _strip_optional(info.annotation)
+        if not (annotation in _PLAIN_TYPES or typing.get_origin(annotation) is typing.Literal):
+            return False
+        if any(isinstance(meta, _VALIDATOR_TYPES) for meta in info.metadata):
+            return False
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What parsing needs to know of a params model, worked out once per model."""
+
+    keys: frozenset[str]
+    limits: dict[str, int]
+    structured: tuple[tuple[str, bool], ...]
+    reusable: bool
+
+
+@functools.cache
+def _plan(model: type[BaseModel]) -> _Plan:
+    return _Plan(_wire_keys(model), _wire_limits(model), _structured_fields(model), _reusable(model))
+
+
+# Validated params of recent calls, by model and wire params, for the models `_reusable` allows:
+# an agent repeats small calls (the same key, the same text), and validating them again would
+# cost more than the rest of the runtime's bookkeeping for the call. Only short params are kept,
+# and only so many (the oldest go first): the cache holds at most ENTRIES x CHARS characters.
+RECENT_PARAMS_ENTRIES = 256
+RECENT_PARAMS_CHARS = 256
+_recent: dict[tuple[type[BaseModel], tuple[tuple[str, str], ...]], Params] = {}
+
+
+def _remember(key: tuple[type[BaseModel], tuple[tuple[str, str], ...]], params: Params) -> None:
+    if sum(len(value) for _, value in key[1]) > RECENT_PARAMS_CHARS:
+        return
+    if len(_recent) >= RECENT_PARAMS_ENTRIES:
+        del _recent[next(iter(_recent))]
+    _recent[key] = params
 
 
 def _shown_keys(keys: list[str], most: int = 8) -> str:
@@ -225,24 +292,34 @@ def parse_params(
 
     `also_allowed` names keys the caller consumed itself (e.g. a query's offset), so the
     error lists them among the allowed ones."""
-    keys = _wire_keys(model)
+    plan = _plan(model)
+    recent_key = None
+    if plan.reusable:
+        recent_key = (model, tuple(raw.items()))
+        known = _recent.get(recent_key)
+        if known is not None:
+            return known
+    keys = plan.keys
     if not keys.issuperset(raw):
         allowed = sorted({*keys, *also_allowed})
         unknown = sorted(set(raw) - set(allowed))
         raise InvalidParams(
             f"unknown param(s) {_shown_keys(unknown)}; allowed: {', '.join(allowed) or '(none)'}"
         )
-    limits = _wire_limits(model)
+    limits = plan.limits
     for key, value in raw.items():  # every key is known by now
         if len(value) > limits[key]:
             raise InvalidParams(too_long(key, len(value), limits[key]))
     data = raw if isinstance(raw, dict) else dict(raw)
     try:
-        if _structured_fields(model):
-            data = _decode_structured(model, data, sorted({*keys, *also_allowed}))
-        return model.model_validate(data)
+        if plan.structured:
+            data = _decode_structured(plan.structured, data, sorted({*keys, *also_allowed}))
+        params = model.model_validate(data)
     except ValidationError as exc:
         raise InvalidParams(describe_validation_error(exc, sorted({*keys, *also_allowed}))) from None
+    if recent_key is not None:
+        _remember(recent_key, params)
+    return params
 
 
 def describe_validation_error(exc: ValidationError, allowed: list[str]) -> str:

@@ -7,6 +7,7 @@ under the entry-point group `phoneuse_runtime.actions` (or `.queries`) exposes
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -81,7 +82,7 @@ class ActionSpec(Generic[P, R]):
     # tel:... places a call, as MAKE_CALL does): policies judge a call by all of them.
     effects: Callable[[P], frozenset[str]] | None = None
 
-    @property
+    @functools.cached_property  # asked on every call of the action
     def takes_turns(self) -> bool:
         return bool(self.requires) if self.exclusive is None else self.exclusive
 

@@ -264,9 +264,9 @@ class Runtime:
         key = (caller.principal, request.request_id)
         # Python's hash of the content: 64 bits, within one principal's one request_id.
         fingerprint = hash((request.action_type, request.app_target, tuple(sorted(request.params.items()))))
+        spec = self.registry.actions.get(request.action_type)  # None: UNKNOWN_ACTION, from _perform
         # The registry's own copy of a known name: 10,000 retained ids share one string each.
-        known = self.registry.actions.get(request.action_type)
-        label = known.action_type if known is not None else request.action_type
+        label = spec.action_type if spec is not None else request.action_type
         replay = self._replays.begin(key, fingerprint, label)
         if replay is not None:
             if replay.outcome is not None:
@@ -295,7 +295,7 @@ class Runtime:
         # passes does not cancel half an action; its retry gets the stored outcome. The caller
         # waits on a future of its own, which its cancellation may cancel without harm.
         try:
-            task = _start_task(loop, self._run(call, key, request.timeout_ms))
+            task = _start_task(loop, self._run(call, spec, key, request.timeout_ms))
         except asyncio.CancelledError:  # a handler that raised CancelledError itself, in its first step
             if call.outcome is None:
                 raise
@@ -312,6 +312,7 @@ class Runtime:
     async def _run(
         self,
         call: PolicyCall,
+        spec: AnyActionSpec | None,
         key: tuple[str, str],
         timeout_ms: int,
     ) -> None:
@@ -319,7 +320,7 @@ class Runtime:
         success, result_json = False, "{}"
         failure: RuntimeFailure | None = None
         try:
-            result_json = await self._perform(call)
+            result_json = await self._perform(call, spec)
             success = True
         except BaseException as exc:
             if call.expired:  # the deadline, however the handler let its cancellation out
@@ -386,10 +387,11 @@ class Runtime:
             )
         return Timeout(f"{call.name} did not finish within {timeout_ms} ms; its device work was cancelled")
 
-    async def _perform(self, call: PolicyCall) -> str:
+    async def _perform(self, call: PolicyCall, spec: AnyActionSpec | None) -> str:
         log.debug("action %s (request %s) started", call.name, call.request_id)
-        spec: AnyActionSpec = self.registry.action(call.name)
-        if spec.requires:
+        if spec is None:
+            spec = self.registry.action(call.name)  # UnknownAction, with the names it may have meant
+        if not spec.requires <= self.device.capabilities:
             self._supported(call.name, spec.requires)
         call.params = params = parse_params(spec.params, call.wire_params)
         if self.policies:
@@ -432,7 +434,7 @@ class Runtime:
         else:
             call.phase = "device"
             result = await spec.handler(ctx, params)
-        return fit_json(result.model_dump_json(by_alias=True))
+        return _result_json(result)
 
     # --- Query -------------------------------------------------------------
     async def query(self, caller: Caller, request: QueryCall) -> QueryPage:
@@ -544,6 +546,16 @@ def _page(matches: Sequence[BaseModel], offset: int, limit: int) -> QueryPage:
         budget -= size
         results.append(text)
     return QueryPage(results, total_count=len(matches), has_more=offset + len(results) < len(matches))
+
+
+def _result_json(result: BaseModel) -> str:
+    """`result.model_dump_json(by_alias=True)`, fitted (limits.fit_json). Through the model's
+    serializer itself where the model does not dump itself its own way: the method's wrapper
+    costs as much again as the serializing, and this runs on every Execute."""
+    model = type(result)
+    if model.model_dump_json is not BaseModel.model_dump_json:
+        return fit_json(result.model_dump_json(by_alias=True))
+    return fit_json(model.__pydantic_serializer__.to_json(result, by_alias=True).decode())
 
 
 def _json(details: dict[str, object]) -> str:

@@ -82,5 +82,6 @@ class DecodingRegistrar:
     def add_registered_method_handlers(
         self, service: str, method_handlers: Mapping[str, grpc.RpcMethodHandler]
     ) -> None:
-        handlers = {name: decoding(handler) for name, handler in method_handlers.items()}
-        self._server.add_registered_method_handlers(service, handlers)
+        """Registers nothing: the generated code registers each service's methods generically
+        too, which serves them alike. grpc.aio's server waits on one future per registered
+        method, and every call of any method (Execute's too) would pay for these."""

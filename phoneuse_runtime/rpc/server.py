@@ -25,6 +25,7 @@ from .servicer import AndroidRuntimeServicer
 log = logging.getLogger(__name__)
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["AndroidRuntime"].full_name
+REGISTERED = ("Execute",)
 # Open files the connection cap leaves to everything else (the data files, the listeners, grpc's own).
 RESERVED_FILES = 64
 
@@ -134,7 +135,10 @@ class GrpcServer:
         )
         handlers = AndroidRuntimeServicer(runtime, self.auth).method_handlers()
         server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))
-        server.add_registered_method_handlers(SERVICE_NAME, handlers)
+        # Only Execute, the method called most, is also registered with gRPC core (matched there
+        # by its path rather than looked up per call): grpc.aio's server waits on one future per
+        # registered method, and every call of any method pays for all of them.
+        server.add_registered_method_handlers(SERVICE_NAME, {name: handlers[name] for name in REGISTERED})
         health_servicer = health.aio.HealthServicer()
         open_to_all = DecodingRegistrar(server)  # no token needed: garbage must not cost a traceback
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, open_to_all)

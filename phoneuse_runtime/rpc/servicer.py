@@ -113,10 +113,17 @@ class AndroidRuntimeServicer:
         }
 
     async def Execute(self, _unread: Any, context: grpc.aio.ServicerContext) -> pb.ActionResponse:
-        caller, request = await self._admit(context, "Execute", pb.ActionRequest)
+        # `_admit`, inline: the method agents call most, and every step of it counts.
+        caller = self.auth.check(context.invocation_metadata())
+        if isinstance(caller, str):
+            await self.auth.refuse(context, "Execute", caller)
+        request = _decode(await context.read(), pb.ActionRequest)
+        if request is None:
+            await _unreadable(context, pb.ActionRequest)
+        params = request.params
         call = ActionCall(
             request.action_type,
-            dict(request.params),
+            {key: params[key] for key in params},  # half the cost of dict(params), a Python-level Mapping
             request.request_id,
             request.timeout_ms,
             request.app_target if request.HasField("app_target") else None,

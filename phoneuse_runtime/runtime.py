@@ -391,7 +391,7 @@ class Runtime:
         log.debug("action %s (request %s) started", call.name, call.request_id)
         if spec is None:
             spec = self.registry.action(call.name)  # UnknownAction, with the names it may have meant
-        if not spec.requires <= self.device.capabilities:
+        if spec.requires:
             self._supported(call.name, spec.requires)
         call.params = params = parse_params(spec.params, call.wire_params)
         if self.policies:

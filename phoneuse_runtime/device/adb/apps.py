@@ -161,19 +161,7 @@ def intent_args(intent: Intent, *, longs: frozenset[str] = frozenset()) -> list[
     bits, float --ef, list of str --esa); the ints named in `longs` are always --el, for
     receivers that read a long whatever its value (CalendarContract's beginTime)."""
     verb = {"activity": "start", "broadcast": "broadcast", "service": "startservice"}[intent.kind]
-    args = ["am", verb]
-    if intent.action:
-        args += ["-a", intent.action]
-    if intent.data:
-        args += ["-d", intent.data]
-    if intent.mime:
-        args += ["-t", intent.mime]
-    for category in intent.categories:
-        args += ["-c", category]
-    if intent.component:
-        args += ["-n", intent.component]
-    elif intent.package:
-        args += ["-p", intent.package]
+    args = ["am", verb, *_match_args(intent)]
     for key, value in intent.extras.items():
         if isinstance(value, bool):
             args += ["--ez", key, "true" if value else "false"]
@@ -192,7 +180,12 @@ def resolve_args(intent: Intent) -> list[str] | None:
     """`cmd package resolve-activity --brief` arguments that ask who takes an activity intent."""
     if intent.kind != "activity":
         return None
-    args = ["cmd", "package", "resolve-activity", "--brief"]
+    return ["cmd", "package", "resolve-activity", "--brief", *_match_args(intent)]
+
+
+def _match_args(intent: Intent) -> list[str]:
+    """The arguments that say which component takes `intent`: `am` and `cmd package` share them."""
+    args: list[str] = []
     if intent.action:
         args += ["-a", intent.action]
     if intent.data:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .config import DEFAULT_GRPC_LISTEN, ConfigError, default_data_dir, load_settings
+from .config import DEFAULT_GATEWAY_LISTEN, DEFAULT_GRPC_LISTEN, ConfigError, default_data_dir, load_settings
 from .endpoint import NoServer, find_server
 from .files import StateFileError
 from .tokens import read_token_file, token_path
@@ -70,6 +70,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="the adb server, HOST:PORT (default $ANDROID_ADB_SERVER_PORT, else 127.0.0.1:5037)",
     )
     serve.add_argument("--poll-ms", type=int, help="how often the phone is polled for events (default 1000)")
+    serve.add_argument(
+        "--gateway-listen",
+        help=f"HOST:PORT of the Iris gateway's WebSocket (default {DEFAULT_GATEWAY_LISTEN})",
+    )
+    serve.add_argument(
+        "--no-gateway",
+        dest="gateway",
+        action="store_const",
+        const=False,
+        help="do not serve the Iris gateway",
+    )
+    serve.add_argument("--ntfy-url", help="ntfy server for wake-ups of offline app devices (default: none)")
     serve.add_argument("--log-level", default="INFO")
 
     client = _client_parent()
@@ -123,6 +135,9 @@ def _serve(args: argparse.Namespace) -> int:
         "allow_shell": args.allow_shell,
         "adb_server": args.adb_server,
         "poll_ms": args.poll_ms,
+        "gateway_listen": args.gateway_listen,
+        "gateway": args.gateway,
+        "ntfy_url": args.ntfy_url,
     }
     try:
         settings = load_settings(flags, config_file=args.config)

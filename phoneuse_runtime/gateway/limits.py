@@ -1,0 +1,43 @@
+"""What one app connection may send, advertised to the app in `hello.ack`'s `server_caps`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..config import ConfigError, Settings
+
+# A frame up to this many times max_frame_bytes is refused with an error and the connection stays
+# open; past it the WebSocket layer closes the connection (1009) without reading it whole.
+OVERSIZE_TOLERANCE = 4
+
+
+@dataclass(frozen=True)
+class GatewayLimits:
+    max_frame_bytes: int
+    max_media_bytes: int
+    max_frames_per_second: int
+    hello_timeout_s: float = 10.0  # a connection that has not said hello by then is closed
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> GatewayLimits:
+        values = {
+            "gateway_max_frame_bytes": settings.gateway_max_frame_bytes,
+            "gateway_max_media_bytes": settings.gateway_max_media_bytes,
+            "gateway_max_frames_per_second": settings.gateway_max_frames_per_second,
+        }
+        bad = [name for name, value in values.items() if value <= 0]
+        if bad:
+            raise ConfigError(f"{', '.join(bad)} must be greater than 0")
+        return cls(
+            settings.gateway_max_frame_bytes,
+            settings.gateway_max_media_bytes,
+            settings.gateway_max_frames_per_second,
+        )
+
+    def caps(self) -> dict[str, int]:
+        """The extra `server_caps` fields."""
+        return {
+            "max_frame_bytes": self.max_frame_bytes,
+            "max_media_bytes": self.max_media_bytes,
+            "max_frames_per_second": self.max_frames_per_second,
+        }

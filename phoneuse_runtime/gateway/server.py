@@ -1,0 +1,292 @@
+"""The Iris gateway as a component: a websockets asyncio server at `/ws`, beside the gRPC server,
+over the same runtime. It authenticates each connection's `hello`, keeps one live session per
+paired device, and dispatches frames to the handlers of its core and of its parts."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Coroutine, Sequence
+from http import HTTPStatus
+from typing import Any
+
+from pydantic import ValidationError
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request as HttpRequest
+from websockets.http11 import Response as HttpResponse
+
+from ..components import Contribution
+from ..config import Settings
+from ..runtime import Runtime
+from . import core
+from .chat.channels import channel_list
+from .db import GatewayDb, db_path
+from .dispatch import Handlers, dispatch, dispatch_binary, payload_problem
+from .errors import GatewayError
+from .limits import OVERSIZE_TOLERANCE, GatewayLimits
+from .pairing import AuthRefused, Pairing, PairingStore
+from .parts import Part
+from .protocol import encode_frame, parse_request
+from .session import Session
+
+log = logging.getLogger(__name__)
+
+WS_PATH = "/ws"
+CLOSE_POLICY = 1008  # after an auth error
+CLOSE_REPLACED = 4000  # a newer connection of the same device took over
+
+
+def default_parts() -> list[Part]:
+    from .agent import AgentPart
+    from .chat import ChatPart
+
+    return [ChatPart(), AgentPart()]
+
+
+class _Bucket:
+    """Frames per second for one connection: a token bucket, so a burst of one second's worth
+    passes and a steady flood does not."""
+
+    def __init__(self, rate: int) -> None:
+        self.rate = float(rate)
+        self.tokens = float(rate)
+        self.at = time.monotonic()
+
+    def take(self) -> bool:
+        now = time.monotonic()
+        self.tokens = min(self.rate, self.tokens + (now - self.at) * self.rate)
+        self.at = now
+        if self.tokens < 1.0:
+            return False
+        self.tokens -= 1.0
+        return True
+
+
+class Gateway:
+    """Serves the Iris wire protocol on `address` ("HOST:PORT"; port 0 picks one, see `port`).
+
+    Handlers reach it as `session.gateway`, actions as `ctx.component(Gateway)`."""
+
+    name = "gateway"
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        address: str | None = None,
+        parts: Sequence[Part] | None = None,
+        name: str = "gateway",
+    ) -> None:
+        self.name = name
+        self.settings = settings
+        self.address = address or settings.gateway_listen
+        self.limits = GatewayLimits.from_settings(settings)
+        self.parts: list[Part] = list(default_parts() if parts is None else parts)
+        self.handlers = Handlers.merged([core.HANDLERS, *(p.handlers for p in self.parts)])
+        self.db = GatewayDb(db_path(settings.data_dir))
+        self.sessions: dict[str, Session] = {}  # pairing_id -> its one live session
+        self.port = 0
+        self._runtime: Runtime | None = None
+        self._server: Server | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    @property
+    def runtime(self) -> Runtime:
+        if self._runtime is None:
+            raise RuntimeError("the gateway has not started")
+        return self._runtime
+
+    def contribution(self) -> Contribution:
+        parts = [p.contribution() for p in self.parts]
+        return Contribution(
+            actions=[a for c in parts for a in c.actions],
+            queries=[q for c in parts for q in c.queries],
+            events=[e for c in parts for e in c.events],
+            policies=[p for c in parts for p in c.policies],
+        )
+
+    def pairing_store(self, conn: Any) -> PairingStore:
+        return PairingStore(conn, default_ttl_days=self.settings.pairing_ttl_days)
+
+    async def start(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+        await self.db.run(PairingStore.create_tables)
+        for part in self.parts:
+            await part.start(self)
+        host, _, port = self.address.rpartition(":")
+        try:
+            self._server = await serve(
+                self._connection,
+                host or "127.0.0.1",
+                int(port),
+                process_request=_only_ws_path,
+                max_size=self.limits.max_frame_bytes * OVERSIZE_TOLERANCE,
+                server_header=None,
+            )
+        except (OSError, ValueError) as exc:
+            raise OSError(f"cannot listen on {self.address}: {exc}") from exc
+        self.port = self._server.sockets[0].getsockname()[1] if self._server.sockets else 0
+
+    async def stop(self, *, grace_s: float) -> None:
+        if self._server is not None:
+            self._server.close(close_connections=True)
+            try:
+                await asyncio.wait_for(self._server.wait_closed(), timeout=max(grace_s, 0.1))
+            except TimeoutError:
+                log.warning("gateway connections did not close within %.1f s", grace_s)
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.wait(set(self._tasks))
+        for part in reversed(self.parts):
+            await part.stop()
+        await self.db.close()
+
+    def spawn(self, work: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        """Runs `work` beside the connection's frame loop (which handles one frame at a time),
+        e.g. a slash command that drives the phone; cancelled when the gateway stops."""
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._settle)
+        return task
+
+    def _settle(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("a gateway task failed", exc_info=task.exception())
+
+    async def broadcast(
+        self,
+        frame_type: str,
+        payload: dict[str, Any],
+        *,
+        chat_id: str | None = None,
+        thread_id: str | None = None,
+        exclude: Session | None = None,
+    ) -> None:
+        """Sends a frame to every one of the owner's connected devices but `exclude`."""
+        for session in list(self.sessions.values()):
+            if session is not exclude:
+                await session.send(frame_type, payload, chat_id=chat_id, thread_id=thread_id)
+
+    async def server_caps(self) -> dict[str, Any]:
+        return {
+            "streaming": True,
+            "reasoning": True,
+            "tools": True,
+            "media": True,
+            "search": True,
+            "pickers": True,
+            "push": "ntfy" if self.settings.ntfy_url else "none",
+            **self.limits.caps(),
+        }
+
+    # The connection's life: hello, then frames until it closes.
+
+    async def _connection(self, ws: ServerConnection) -> None:
+        session = await self._hello(ws)
+        if session is None:
+            return
+        try:
+            await self._frames(session)
+        finally:
+            session.closed = True
+            if self.sessions.get(session.pairing_id) is session:
+                del self.sessions[session.pairing_id]
+            for part in self.parts:
+                await part.session_closed(session)
+
+    async def _refuse(self, ws: ServerConnection, message: str, request_id: int | None) -> None:
+        frame = encode_frame("error", {"code": "auth", "message": message}, id=request_id)
+        try:
+            await ws.send(frame)
+            await ws.close(CLOSE_POLICY, "auth")
+        except ConnectionClosed:
+            pass
+
+    async def _hello(self, ws: ServerConnection) -> Session | None:
+        try:
+            first = await asyncio.wait_for(ws.recv(), timeout=self.limits.hello_timeout_s)
+        except TimeoutError:
+            await self._refuse(ws, "no hello in time", None)
+            return None
+        except ConnectionClosed:
+            return None
+        if isinstance(first, bytes):
+            await self._refuse(ws, "the first frame must be hello", None)
+            return None
+        try:
+            request = parse_request(first)
+        except GatewayError as exc:
+            await self._refuse(ws, f"the first frame must be hello ({exc.message})", exc.request_id)
+            return None
+        if request.type != "hello":
+            await self._refuse(ws, "the first frame must be hello", request.id)
+            return None
+        try:
+            hello = core.HelloPayload.model_validate(request.payload)
+        except ValidationError as exc:
+            await self._refuse(ws, f"bad hello payload: {payload_problem(exc)}", request.id)
+            return None
+        try:
+            pairing: Pairing = await self.db.run(
+                lambda c: self.pairing_store(c).authenticate(
+                    hello.token, device_id=hello.device_id, device_name=hello.device_name
+                )
+            )
+        except AuthRefused as exc:
+            await self._refuse(ws, str(exc), request.id)
+            return None
+        session = Session(self, ws, pairing, request.payload)
+        previous = self.sessions.get(pairing.id)
+        self.sessions[pairing.id] = session
+        if previous is not None:
+            log.info("device %s connected again; its previous connection is closed", pairing.id)
+            await previous.close(CLOSE_REPLACED, "replaced by a newer connection of this device")
+        ack = {
+            "server_caps": await self.server_caps(),
+            "sync_cursor": 0,
+            "channels": await channel_list(self),
+        }
+        await session.reply(request, "hello.ack", ack)
+        for part in self.parts:
+            await part.session_opened(session)
+        return session
+
+    async def _frames(self, session: Session) -> None:
+        bucket = _Bucket(self.limits.max_frames_per_second)
+        limit = self.limits.max_frame_bytes
+        try:
+            async for message in session.ws:
+                size = len(message) if isinstance(message, bytes) else len(message.encode())
+                if size > limit:
+                    problem = f"a frame of {size} bytes is over max_frame_bytes ({limit})"
+                    await session.error(GatewayError("unsupported", problem), None)
+                    continue
+                if isinstance(message, bytes):
+                    if bucket.take():
+                        await dispatch_binary(self.handlers, session, message)
+                    else:
+                        await session.error(GatewayError("rate_limited", "too many frames per second"), None)
+                    continue
+                try:
+                    request = parse_request(message)
+                except GatewayError as exc:
+                    await session.error(exc, exc.request_id)
+                    continue
+                if not bucket.take():
+                    await session.error(
+                        GatewayError("rate_limited", "too many frames per second"), request.id
+                    )
+                    continue
+                await dispatch(self.handlers, session, request)
+        except ConnectionClosed:
+            pass
+
+
+def _only_ws_path(connection: ServerConnection, request: HttpRequest) -> HttpResponse | None:
+    if request.path.split("?", 1)[0] != WS_PATH:
+        return connection.respond(HTTPStatus.NOT_FOUND, f"the Iris gateway serves {WS_PATH}\n")
+    return None

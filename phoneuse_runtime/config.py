@@ -82,6 +82,14 @@ class Settings:
     gateway_max_frame_bytes: int = 256 * 1024
     gateway_max_media_bytes: int = 32 * 1024 * 1024
     gateway_max_frames_per_second: int = 50
+    # A connection whose unwritten frames pass this is closed: the app cannot keep up, and syncs.
+    gateway_send_queue_bytes: int = 4 * 1024 * 1024
+    # Each device's outbox keeps never-dropped frames this long, and at most this many of them.
+    gateway_outbox_retention_s: float = 7 * 24 * 3600.0
+    gateway_outbox_max_frames: int = 10_000
+    # Failed hellos from one address, past this many within the window, are refused unread.
+    gateway_auth_failures: int = 10
+    gateway_auth_window_s: float = 60.0
     pairing_ttl_days: int = 30  # a pairing's lifetime unless made permanent
     ntfy_url: str = ""  # where wake-ups for offline app devices with an ntfy topic go; "" = none
     # Approvals by the paired app's owner (gateway/agent/): "always", "paired" (once any app

@@ -1,8 +1,9 @@
-"""What one app connection may send, advertised to the app in `hello.ack`'s `server_caps`."""
+"""What one app connection may send and hold, advertised (the first three) in `hello.ack`'s
+`server_caps`, and how long the outbox keeps frames."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from ..config import ConfigError, Settings
 
@@ -16,23 +17,22 @@ class GatewayLimits:
     max_frame_bytes: int
     max_media_bytes: int
     max_frames_per_second: int
+    send_queue_bytes: int
+    outbox_retention_s: float
+    outbox_max_frames: int
+    auth_failures: int
+    auth_window_s: float
     hello_timeout_s: float = 10.0  # a connection that has not said hello by then is closed
 
     @classmethod
     def from_settings(cls, settings: Settings) -> GatewayLimits:
         values = {
-            "gateway_max_frame_bytes": settings.gateway_max_frame_bytes,
-            "gateway_max_media_bytes": settings.gateway_max_media_bytes,
-            "gateway_max_frames_per_second": settings.gateway_max_frames_per_second,
+            f.name: getattr(settings, f"gateway_{f.name}") for f in fields(cls) if f.name != "hello_timeout_s"
         }
-        bad = [name for name, value in values.items() if value <= 0]
+        bad = [f"gateway_{name}" for name, value in values.items() if value <= 0]
         if bad:
             raise ConfigError(f"{', '.join(bad)} must be greater than 0")
-        return cls(
-            settings.gateway_max_frame_bytes,
-            settings.gateway_max_media_bytes,
-            settings.gateway_max_frames_per_second,
-        )
+        return cls(**values)
 
     def caps(self) -> dict[str, int]:
         """The extra `server_caps` fields."""

@@ -61,7 +61,12 @@ class PairingNotFound(Exception):
 
 
 class AuthRefused(Exception):
-    """A `hello` whose token opens nothing; the message is safe to show the app."""
+    """A `hello` whose token opens nothing; the message is safe to show the app. `counts` is
+    False for a token that waits for approval: an app may ask again and again meanwhile."""
+
+    def __init__(self, message: str, *, counts: bool = True) -> None:
+        super().__init__(message)
+        self.counts = counts
 
 
 def _hash(salt: bytes, token: str) -> bytes:
@@ -227,7 +232,8 @@ class PairingStore:
             conn.execute("DELETE FROM pairing_requests WHERE expires_ms <= ?", (now,))
             for row in conn.execute("SELECT * FROM pairing_requests"):
                 if _matches(row, token):
-                    raise AuthRefused(f"waiting for the owner's approval; pairing code: {row['code']}")
+                    code = row["code"]
+                    raise AuthRefused(f"waiting for the owner's approval; pairing code: {code}", counts=False)
             if not device_id:
                 raise AuthRefused("unknown token; to ask for pairing, say hello with a device_id")
             if len(token) < MIN_APP_TOKEN_CHARS:

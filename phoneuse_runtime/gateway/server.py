@@ -5,7 +5,9 @@ paired device, and dispatches frames to the handlers of its core and of its part
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
+import sqlite3
 import time
 from collections.abc import Coroutine, Sequence
 from http import HTTPStatus
@@ -18,9 +20,9 @@ from websockets.http11 import Request as HttpRequest
 from websockets.http11 import Response as HttpResponse
 
 from ..components import Contribution
-from ..config import Settings
+from ..config import ConfigError, Settings
 from ..runtime import Runtime
-from . import core
+from . import core, outbox, push
 from .chat.channels import channel_list
 from .db import GatewayDb, db_path
 from .dispatch import Handlers, dispatch, dispatch_binary, payload_problem
@@ -28,14 +30,17 @@ from .errors import GatewayError
 from .limits import OVERSIZE_TOLERANCE, GatewayLimits
 from .pairing import AuthRefused, Pairing, PairingStore
 from .parts import Part
-from .protocol import encode_frame, parse_request
-from .session import Session
+from .protocol import encode_frame, never_dropped, parse_request
+from .session import Session, coalescing_key
 
 log = logging.getLogger(__name__)
 
 WS_PATH = "/ws"
 CLOSE_POLICY = 1008  # after an auth error
 CLOSE_REPLACED = 4000  # a newer connection of the same device took over
+PAIRING_POLL_S = 0.25  # how soon a `pair revoke` in another process closes the device's connection
+EXPIRY_CHECK_S = 5.0  # how often live connections are checked against their pairing's expiry
+PRUNE_EVERY_S = 600.0
 
 
 def default_parts() -> list[Part]:
@@ -64,6 +69,32 @@ class _Bucket:
         return True
 
 
+class _AuthFailures:
+    """Failed hellos per remote address, in a sliding window: past the allowance, an address's
+    hellos are refused before their token is even looked at."""
+
+    def __init__(self, allowed: int, window_s: float) -> None:
+        self.allowed = allowed
+        self.window_s = window_s
+        self._times: dict[str, collections.deque[float]] = {}
+
+    def _recent(self, address: str) -> collections.deque[float]:
+        times = self._times.setdefault(address, collections.deque())
+        cutoff = time.monotonic() - self.window_s
+        while times and times[0] < cutoff:
+            times.popleft()
+        return times
+
+    def blocked(self, address: str) -> bool:
+        times = self._recent(address)
+        if not times:
+            self._times.pop(address, None)  # forget quiet addresses: the table stays small
+        return len(times) >= self.allowed
+
+    def failed(self, address: str) -> None:
+        self._recent(address).append(time.monotonic())
+
+
 class Gateway:
     """Serves the Iris wire protocol on `address` ("HOST:PORT"; port 0 picks one, see `port`).
 
@@ -83,6 +114,10 @@ class Gateway:
         self.settings = settings
         self.address = address or settings.gateway_listen
         self.limits = GatewayLimits.from_settings(settings)
+        if settings.ntfy_url and not settings.ntfy_url.startswith(("http://", "https://")):
+            raise ConfigError(f"ntfy_url must be an http:// or https:// URL, got {settings.ntfy_url!r}")
+        self.waker = push.Waker(settings.ntfy_url) if settings.ntfy_url else None
+        self._auth_failures = _AuthFailures(self.limits.auth_failures, self.limits.auth_window_s)
         self.parts: list[Part] = list(default_parts() if parts is None else parts)
         self.handlers = Handlers.merged([core.HANDLERS, *(p.handlers for p in self.parts)])
         self.db = GatewayDb(db_path(settings.data_dir))
@@ -112,7 +147,8 @@ class Gateway:
 
     async def start(self, runtime: Runtime) -> None:
         self._runtime = runtime
-        await self.db.run(PairingStore.create_tables)
+        await self.db.run(_create_tables)
+        await self.prune()
         for part in self.parts:
             await part.start(self)
         host, _, port = self.address.rpartition(":")
@@ -128,6 +164,8 @@ class Gateway:
         except (OSError, ValueError) as exc:
             raise OSError(f"cannot listen on {self.address}: {exc}") from exc
         self.port = self._server.sockets[0].getsockname()[1] if self._server.sockets else 0
+        self.spawn(self._watch_pairings())
+        self.spawn(self._prune_now_and_then())
 
     async def stop(self, *, grace_s: float) -> None:
         if self._server is not None:
@@ -166,10 +204,88 @@ class Gateway:
         thread_id: str | None = None,
         exclude: Session | None = None,
     ) -> None:
-        """Sends a frame to every one of the owner's connected devices but `exclude`."""
+        """Sends a frame to every one of the owner's paired devices but `exclude`'s.
+
+        A frame the schema never drops first goes into each device's outbox (a device that is
+        offline gets it on `sync`, and an ntfy wake-up if it has a topic); any other frame
+        reaches the devices that are connected, and no others."""
+        text = encode_frame(frame_type, payload, chat_id=chat_id, thread_id=thread_id)
+        skip = exclude.pairing_id if exclude is not None else None
+        if never_dropped(frame_type):
+            queued = await self.db.run(lambda c: self._outbox_append(c, text, skip))
+            offline = [p for p in queued if p not in self.sessions]
+            if offline and self.waker is not None:
+                await self._wake(offline)
+        key = coalescing_key(frame_type, payload, chat_id)
         for session in list(self.sessions.values()):
-            if session is not exclude:
-                await session.send(frame_type, payload, chat_id=chat_id, thread_id=thread_id)
+            if session is not exclude and session.pairing_id != skip:
+                session.enqueue(text, key)
+
+    def _outbox_append(self, conn: Any, text: str, skip: str | None) -> dict[str, int]:
+        live = self.pairing_store(conn).live_ids()
+        live.discard(skip or "")
+        return outbox.append(conn, text, sorted(live), max_frames=self.limits.outbox_max_frames)
+
+    async def _wake(self, offline: list[str]) -> None:
+        assert self.waker is not None
+        waker = self.waker
+        due = [p for p in offline if waker.due(p)]
+        if not due:
+            return
+        targets = await self.db.run(lambda c: push.topics(c, due))
+        for pairing_id, topic in targets.items():
+            self.spawn(waker.wake(pairing_id, topic))
+
+    async def cursor_of(self, pairing_id: str) -> int:
+        """The device's sync cursor: the newest frame in its outbox."""
+        return await self.db.run(lambda c: outbox.newest(c, pairing_id))
+
+    async def paired_devices(self) -> set[str]:
+        """The pairing ids whose tokens work now (connected or not)."""
+        return await self.db.run(lambda c: self.pairing_store(c).live_ids())
+
+    async def prune(self) -> int:
+        """Drops outbox frames past retention, and those of devices no longer paired."""
+        retention_ms = int(self.limits.outbox_retention_s * 1000)
+        return await self.db.run(
+            lambda c: outbox.prune(c, retention_ms=retention_ms, live=self.pairing_store(c).live_ids())
+        )
+
+    async def _prune_now_and_then(self) -> None:
+        while True:
+            await asyncio.sleep(PRUNE_EVERY_S)
+            try:
+                await self.prune()
+            except sqlite3.Error:
+                log.exception("pruning the outbox failed")
+
+    async def _watch_pairings(self) -> None:
+        """Closes the connections of devices whose pairing was revoked (by `pair revoke`, in
+        another process: SQLite's data_version tells) or has expired."""
+        seen = await self.db.run(_data_version)
+        checked = time.monotonic()
+        while True:
+            await asyncio.sleep(PAIRING_POLL_S)
+            if not self.sessions:
+                continue
+            try:
+                version = await self.db.run(_data_version)
+                if version == seen and time.monotonic() - checked < EXPIRY_CHECK_S:
+                    continue
+                seen, checked = version, time.monotonic()
+                live = await self.paired_devices()
+            except sqlite3.Error:
+                log.exception("checking the pairings failed")
+                continue
+            for pairing_id, session in list(self.sessions.items()):
+                if pairing_id not in live:
+                    log.info("device %s is no longer paired; its connection is closed", pairing_id)
+                    await session.error(
+                        GatewayError("auth", "this device's pairing was revoked or expired"), None
+                    )
+                    self.spawn(session.close(CLOSE_POLICY, "auth"))
+                    if self.sessions.get(pairing_id) is session:
+                        del self.sessions[pairing_id]
 
     async def server_caps(self) -> dict[str, Any]:
         return {
@@ -190,16 +306,20 @@ class Gateway:
         if session is None:
             return
         try:
+            for part in self.parts:
+                await part.session_opened(session)
             await self._frames(session)
         finally:
-            session.closed = True
+            await session.stop_writer()
             if self.sessions.get(session.pairing_id) is session:
                 del self.sessions[session.pairing_id]
             for part in self.parts:
                 await part.session_closed(session)
 
-    async def _refuse(self, ws: ServerConnection, message: str, request_id: int | None) -> None:
-        frame = encode_frame("error", {"code": "auth", "message": message}, id=request_id)
+    async def _refuse(
+        self, ws: ServerConnection, message: str, request_id: int | None, *, code: str = "auth"
+    ) -> None:
+        frame = encode_frame("error", {"code": code, "message": message}, id=request_id)
         try:
             await ws.send(frame)
             await ws.close(CLOSE_POLICY, "auth")
@@ -207,6 +327,25 @@ class Gateway:
             pass
 
     async def _hello(self, ws: ServerConnection) -> Session | None:
+        address = ws.remote_address[0] if ws.remote_address else ""
+        if self._auth_failures.blocked(address):
+            await self._refuse(
+                ws, "too many failed hellos from this address; try again later", None, code="rate_limited"
+            )
+            return None
+        session = await self._authenticate(ws, address)
+        if session is None:
+            return None
+        previous = self.sessions.get(session.pairing_id)
+        self.sessions[session.pairing_id] = session
+        session.start()
+        if previous is not None:
+            log.info("device %s connected again; its previous connection is closed", session.pairing_id)
+            self.spawn(previous.close(CLOSE_REPLACED, "replaced by a newer connection of this device"))
+        return session
+
+    async def _authenticate(self, ws: ServerConnection, address: str) -> Session | None:
+        """The session of a good hello, its hello.ack sent; None after refusing a bad one."""
         try:
             first = await asyncio.wait_for(ws.recv(), timeout=self.limits.hello_timeout_s)
         except TimeoutError:
@@ -230,6 +369,10 @@ class Gateway:
         except ValidationError as exc:
             await self._refuse(ws, f"bad hello payload: {payload_problem(exc)}", request.id)
             return None
+        problem = push.topic_problem(hello.ntfy_topic or "") or push.fcm_problem(hello.fcm_token or "")
+        if problem:
+            await self._refuse(ws, f"bad hello payload: {problem}", request.id)
+            return None
         try:
             pairing: Pairing = await self.db.run(
                 lambda c: self.pairing_store(c).authenticate(
@@ -237,22 +380,21 @@ class Gateway:
                 )
             )
         except AuthRefused as exc:
+            if exc.counts:
+                self._auth_failures.failed(address)
             await self._refuse(ws, str(exc), request.id)
             return None
-        session = Session(self, ws, pairing, request.payload)
-        previous = self.sessions.get(pairing.id)
-        self.sessions[pairing.id] = session
-        if previous is not None:
-            log.info("device %s connected again; its previous connection is closed", pairing.id)
-            await previous.close(CLOSE_REPLACED, "replaced by a newer connection of this device")
+        if hello.fcm_token is not None or hello.ntfy_topic is not None:
+            await self.db.run(
+                lambda c: push.register(c, pairing.id, fcm_token=hello.fcm_token, ntfy_topic=hello.ntfy_topic)
+            )
+        session = Session(self, ws, pairing, request.payload, send_queue_bytes=self.limits.send_queue_bytes)
         ack = {
             "server_caps": await self.server_caps(),
-            "sync_cursor": 0,
+            "sync_cursor": await self.cursor_of(pairing.id),
             "channels": await channel_list(self),
         }
         await session.reply(request, "hello.ack", ack)
-        for part in self.parts:
-            await part.session_opened(session)
         return session
 
     async def _frames(self, session: Session) -> None:
@@ -284,6 +426,16 @@ class Gateway:
                 await dispatch(self.handlers, session, request)
         except ConnectionClosed:
             pass
+
+
+def _create_tables(conn: sqlite3.Connection) -> None:
+    PairingStore.create_tables(conn)
+    outbox.create_tables(conn)
+    push.create_tables(conn)
+
+
+def _data_version(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("PRAGMA data_version").fetchone()[0])
 
 
 def _only_ws_path(connection: ServerConnection, request: HttpRequest) -> HttpResponse | None:

@@ -14,6 +14,7 @@ Fixtures: `gateway_server` (a running app; `.connect()` more clients, `.pair()` 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -168,6 +169,80 @@ class IrisClient:
         await self.ws.close()
 
 
+class SlowIrisClient:
+    """An app that reads only when told: websockets' own sans-I/O client protocol over a plain
+    TCP stream, so that while it reads nothing, nothing is read for it (the kernel's buffers,
+    and no more, fill up). Every frame it does read is validated too."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, url: str) -> None:
+        from websockets.client import ClientProtocol
+        from websockets.uri import parse_uri
+
+        self.reader, self.writer = reader, writer
+        self.protocol = ClientProtocol(parse_uri(url), max_size=None)
+        self.received: list[dict[str, Any]] = []
+        self.close_code: int | None = None
+
+    @classmethod
+    async def open(cls, url: str, port: int) -> SlowIrisClient:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        client = cls(reader, writer, url)
+        client.protocol.send_request(client.protocol.connect())
+        client._flush()
+        while client.protocol.state.name == "CONNECTING":
+            data = await asyncio.wait_for(reader.read(65536), WAIT_S)
+            assert data, "the server closed during the handshake"
+            client.protocol.receive_data(data)
+        assert client.protocol.handshake_exc is None, client.protocol.handshake_exc
+        client._take()
+        return client
+
+    def _flush(self) -> None:
+        for data in self.protocol.data_to_send():
+            if data:
+                self.writer.write(data)
+
+    def _take(self) -> None:
+        from websockets.frames import Close, Frame, Opcode
+
+        for event in self.protocol.events_received():
+            if isinstance(event, Frame) and event.opcode is Opcode.TEXT:
+                frame = json.loads(event.data)
+                validate_server_frame(frame)
+                self.received.append(frame)
+            elif isinstance(event, Frame) and event.opcode is Opcode.CLOSE:
+                self.close_code = Close.parse(event.data).code if event.data else 1005
+        self._flush()
+
+    async def send_frame(self, frame_type: str, payload: dict[str, Any], *, id: int | None = None) -> None:
+        frame: dict[str, Any] = {"v": 1, "type": frame_type, "payload": payload}
+        if id is not None:
+            frame["id"] = id
+        self.protocol.send_text(json.dumps(frame).encode())
+        self._flush()
+        await self.writer.drain()
+
+    async def read_until(self, match: Callable[[dict[str, Any]], bool], timeout: float = WAIT_S) -> None:
+        """Reads until a frame that `match`es has arrived, or the connection closed."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not any(match(f) for f in self.received) and self.close_code is None:
+            data = await asyncio.wait_for(self.reader.read(65536), max(0.0, deadline - loop.time()))
+            if not data:
+                self.protocol.receive_eof()
+                self._take()
+                if self.close_code is None:
+                    self.close_code = 1006
+                return
+            self.protocol.receive_data(data)
+            self._take()
+
+    async def close(self) -> None:
+        self.writer.close()
+        with contextlib.suppress(OSError):
+            await self.writer.wait_closed()
+
+
 @dataclass
 class GatewayServer:
     """A running app with the gateway, its data dir, and a gRPC client on the same app."""
@@ -175,7 +250,7 @@ class GatewayServer:
     app: App
     data_dir: Path
     grpc: Client
-    clients: list[IrisClient] = field(default_factory=list)
+    clients: list[IrisClient | SlowIrisClient] = field(default_factory=list)
     stopped: bool = False
 
     @property
@@ -199,9 +274,18 @@ class GatewayServer:
 
     async def open(self, path: str = "/ws") -> IrisClient:
         """A connection that has said nothing yet."""
-        ws = await connect(f"ws://127.0.0.1:{self.gateway.port}{path}", max_size=None)
+        ws = await connect(f"ws://127.0.0.1:{self.gateway.port}{path}", max_size=None, max_queue=None)
         client = IrisClient(ws)
         self.clients.append(client)
+        return client
+
+    async def slow(self, token: str) -> SlowIrisClient:
+        """An app that said hello and then reads only when told (see `SlowIrisClient`)."""
+        client = await SlowIrisClient.open(self.url, self.gateway.port)
+        self.clients.append(client)
+        await client.send_frame("hello", {"token": token, "device_id": "slow"}, id=1)
+        await client.read_until(lambda f: f.get("id") == 1)
+        assert client.received[-1]["type"] == "hello.ack", client.received
         return client
 
     async def connect(self, token: str | None = None, **hello: Any) -> IrisClient:

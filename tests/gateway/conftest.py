@@ -207,7 +207,7 @@ class SlowIrisClient:
 
         for event in self.protocol.events_received():
             if isinstance(event, Frame) and event.opcode is Opcode.TEXT:
-                frame = json.loads(event.data)
+                frame = json.loads(bytes(event.data))
                 validate_server_frame(frame)
                 self.received.append(frame)
             elif isinstance(event, Frame) and event.opcode is Opcode.CLOSE:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from phoneuse_runtime.gateway.session import CLOSE_TOO_SLOW
 
@@ -13,7 +14,7 @@ def note(i: int, body: str = "") -> dict[str, object]:
     return {"kind": "generic", "title": f"note {i}", "body": body, "ts": i}
 
 
-async def titles_after_sync(client: IrisClient, cursor: int) -> tuple[list[str], dict[str, object]]:
+async def titles_after_sync(client: IrisClient, cursor: int) -> tuple[list[str], dict[str, Any]]:
     """Syncs from `cursor`; the replayed notifications' titles, and the sync.done frame."""
     done = await client.request("sync", {"cursor": cursor})
     assert done["type"] == "sync.done", done

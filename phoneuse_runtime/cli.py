@@ -1,4 +1,4 @@
-"""`phoneuse-runtime serve | exec | query | subscribe | actions | spec`."""
+"""`phoneuse-runtime serve | exec | query | subscribe | pair | actions | doctor | spec`."""
 
 from __future__ import annotations
 
@@ -112,6 +112,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     doc.add_argument("--config", type=Path, help="TOML settings file (default DATA_DIR/config.toml)")
     doc.add_argument("--json", action="store_true", help="print the findings as one JSON object")
+
+    from .gateway import pair_cli
+
+    pair_cli.add_parser(sub)
 
     spec = sub.add_parser("spec", help="print docs/protocol_spec.md, generated from the handler models")
     spec.add_argument("--output", type=Path, help="write to this file instead of stdout")
@@ -306,6 +310,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _actions(args)
     if args.command == "doctor":
         return _doctor(args)
+    if args.command == "pair":
+        from .gateway import pair_cli
+
+        return pair_cli.main(args)
     return _spec(args)
 
 

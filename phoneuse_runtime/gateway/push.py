@@ -84,6 +84,7 @@ class Waker:
     def __init__(self, ntfy_url: str) -> None:
         self.base = ntfy_url.rstrip("/")
         self._last: dict[str, float] = {}
+        self.started = 0  # wake-ups begun (for the record: `sent` counts those that got through)
         self.sent = 0
 
     def due(self, pairing_id: str) -> bool:
@@ -95,6 +96,7 @@ class Waker:
         return True
 
     async def wake(self, pairing_id: str, topic: str) -> None:
+        self.started += 1
         try:
             await asyncio.to_thread(self._post, f"{self.base}/{topic}")
             self.sent += 1

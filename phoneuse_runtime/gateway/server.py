@@ -328,11 +328,6 @@ class Gateway:
 
     async def _hello(self, ws: ServerConnection) -> Session | None:
         address = ws.remote_address[0] if ws.remote_address else ""
-        if self._auth_failures.blocked(address):
-            await self._refuse(
-                ws, "too many failed hellos from this address; try again later", None, code="rate_limited"
-            )
-            return None
         session = await self._authenticate(ws, address)
         if session is None:
             return None
@@ -368,6 +363,10 @@ class Gateway:
             hello = core.HelloPayload.model_validate(request.payload)
         except ValidationError as exc:
             await self._refuse(ws, f"bad hello payload: {payload_problem(exc)}", request.id)
+            return None
+        if self._auth_failures.blocked(address):  # the token is not even looked at
+            message = "too many failed hellos from this address; try again later"
+            await self._refuse(ws, message, request.id, code="rate_limited")
             return None
         problem = push.topic_problem(hello.ntfy_topic or "") or push.fcm_problem(hello.fcm_token or "")
         if problem:

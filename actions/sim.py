@@ -106,6 +106,29 @@ async def disconnect(ctx: ActionContext, p: DisconnectParams) -> DisconnectResul
     return DisconnectResult(reason=p.reason, back_in_ms=p.ms, via="sim")
 
 
+class SetConnectedParams(Params):
+    connected: bool = Field(description="false: the phone drops off its cable until set true again")
+    reason: str = Field(
+        default="simulated disconnection",
+        min_length=1,
+        max_length=200,
+        description="what DEVICE_DISCONNECTED and the failed calls meanwhile say",
+    )
+
+
+class SetConnectedResult(ActionResult):
+    connected: bool = Field(description="whether the phone answers now")
+
+
+async def set_connected(ctx: ActionContext, p: SetConnectedParams) -> SetConnectedResult:
+    sim = _sim(ctx)
+    if p.connected:
+        sim.reconnect()
+    else:
+        sim.disconnect(p.reason)
+    return SetConnectedResult(connected=sim.link.up, via="sim")
+
+
 class SetScreenParams(Params):
     xml: str = Field(min_length=1, max_length=MAX_BULK_CHARS, description="a uiautomator hierarchy dump")
 
@@ -174,6 +197,19 @@ ACTIONS = (
         "included, fails at once with `DEVICE_UNAVAILABLE` naming the reason, gRPC health reports "
         "`AndroidRuntime` NOT_SERVING (the server itself stays SERVING), and `MEMORY` works as ever. "
         "Nothing on the phone changes meanwhile.",
+    ),
+    ActionSpec(
+        "SIM_SET_CONNECTED",
+        SetConnectedParams,
+        set_connected,
+        SetConnectedResult,
+        "The phone drops off its cable, or comes back",
+        exclusive=False,  # the outside world, not the agent's finger
+        # No `requires`: a phone that is away must still be told to come back.
+        notes="`connected=false` is `SIM_DISCONNECT` with no end: `DEVICE_DISCONNECTED` at once, and "
+        "every call that needs the phone fails with `DEVICE_UNAVAILABLE` until `connected=true` "
+        "(`DEVICE_CONNECTED`). Setting the state it is already in changes nothing and publishes "
+        "nothing. Only on the simulated phone (`UNSUPPORTED` elsewhere).",
     ),
     ActionSpec(
         "SIM_SET_SCREEN",

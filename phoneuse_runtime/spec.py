@@ -38,7 +38,7 @@ from .registry import AnyActionSpec, AnyQuerySpec, Registry, build_registry
 from .rpc.auth import REFUSAL_LOG_INTERVAL_S
 from .runtime import DEFAULT_QUERY_LIMIT
 
-BUILTIN_MODULES = ("actions.", "queries.")
+BUILTIN_MODULES = ("actions.", "queries.", "phoneuse_runtime.gateway.")
 _DEFAULTS = Settings()  # the documented figures are the defaults; config may change them
 
 
@@ -357,8 +357,18 @@ of open files.
 """
 
 
+def served_registry() -> Registry:
+    """What `serve` serves: the built-ins and the Iris gateway's actions and events."""
+    from .gateway.server import default_parts
+
+    registry = build_registry()
+    for part in default_parts():
+        registry.add(part.contribution(), f"component gateway ({part.name})")
+    return registry
+
+
 def render_spec(registry: Registry | None = None) -> str:
-    registry = registry or build_registry()
+    registry = registry or served_registry()
     actions = [s for s in registry.actions.values() if _builtin(s)]
     queries = [s for s in registry.queries.values() if _builtin(s)]
     out = [PREAMBLE, CONNECTION_LIMITS, LIMITS, "## Error codes", "", "| code | meaning |", "|---|---|"]

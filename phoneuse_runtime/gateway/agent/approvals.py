@@ -1,0 +1,48 @@
+"""The owner's approval: actions on the approval list wait for a paired app's answer.
+
+The policy holds a call through the runtime's approvals (`call.ask`): the hold is announced as
+`APPROVAL_REQUESTED`, which the part shows on every device as `picker.approval` (`mirror.py`),
+and the first `picker.select` answers it (`pickers.py`), bound to the digest of the exact call
+shown. An answer of "deny" is `DENIED`; no answer by the call's deadline is `TIMEOUT`.
+
+It runs after the configuration's deny and allow lists (they come first in the chain), so a
+denied action is never offered. A call the owner makes from the app (a slash command) is the
+owner's own decision and is not held.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...policies import PolicyCall
+
+if TYPE_CHECKING:
+    from .part import AgentPart
+
+# "always": hold listed actions even with no app paired (they time out unanswered); "paired":
+# once any app device is paired (a runtime nobody paired behaves as before); "off": never.
+APPROVAL_MODES = ("always", "paired", "off")
+OWNER_FRONTEND = "gateway"  # calls made from the app itself
+
+
+class OwnerApproval:
+    """Holds the actions of `settings.approval_actions` for the owner's answer in the app."""
+
+    name = "owner-approval"
+
+    def __init__(self, part: AgentPart) -> None:
+        self.part = part
+
+    async def check(self, call: PolicyCall) -> None:
+        gateway = self.part.gateway
+        settings = gateway.settings
+        if settings.approvals == "off" or call.caller.frontend == OWNER_FRONTEND:
+            return
+        held = (call.effects or frozenset({call.name})) & settings.approval_actions
+        if not held:
+            return
+        if settings.approvals == "paired" and not await gateway.paired_devices():
+            return
+        self.part.listen()  # the hold must reach the devices as a picker
+        what = ", ".join(sorted(held))
+        await call.ask(f"{what} needs the owner's approval in the Iris app")

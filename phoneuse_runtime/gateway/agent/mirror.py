@@ -126,14 +126,16 @@ async def device_connected(part: AgentPart, payload: dict[str, Any]) -> None:
 
 async def approval_requested(part: AgentPart, payload: dict[str, Any]) -> None:
     picker_id = payload["approval_id"]
+    name = payload["name"]
     seconds = max(0, (payload["deadline_ms"] - now_ms()) // 1000)
+    spec = part.gateway.runtime.registry.actions.get(name)
+    what = f"{spec.summary[:1].lower()}{spec.summary[1:]} ({name})" if spec is not None else name
     target = f" in {payload['app_target']}" if payload["app_target"] else ""
     frame = {
         "picker_id": picker_id,
-        "command": call_preview(payload["name"], payload["params"]),
+        "command": call_preview(name, payload["params"]),
         "description": clip(
-            f"{payload['caller']['principal']} wants to run {payload['name']}{target}: {payload['reason']}. "
-            f"Approve or deny within {seconds} s.",
+            f"{payload['caller']['principal']} asks to {what}{target}. Approve or deny within {seconds} s.",
             500,
         ),
     }

@@ -6,8 +6,9 @@ the committed file differs from what this produces.
 
 from __future__ import annotations
 
+import inspect
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -37,6 +38,9 @@ from .limits import (
 from .registry import AnyActionSpec, AnyQuerySpec, Registry, build_registry
 from .rpc.auth import REFUSAL_LOG_INTERVAL_S
 from .runtime import DEFAULT_QUERY_LIMIT
+
+if TYPE_CHECKING:
+    from .components import Contribution
 
 BUILTIN_MODULES = ("actions.", "queries.", "phoneuse_runtime.gateway.")
 _DEFAULTS = Settings()  # the documented figures are the defaults; config may change them
@@ -357,14 +361,27 @@ of open files.
 """
 
 
-def served_registry() -> Registry:
-    """What `serve` serves: the built-ins and the Iris gateway's actions and events."""
+def _served_contributions() -> list[Contribution]:
     from .gateway.server import default_parts
 
+    return [part.contribution() for part in default_parts()]
+
+
+def served_registry() -> Registry:
+    """What `serve` serves: the built-ins and the Iris gateway's actions and events."""
     registry = build_registry()
-    for part in default_parts():
-        registry.add(part.contribution(), f"component gateway ({part.name})")
+    for contribution in _served_contributions():
+        registry.add(contribution, "component gateway")
     return registry
+
+
+def _policy_section() -> list[str]:
+    """The policies `serve`'s components add to the chain, each with its documentation."""
+    out = ["## Policies of the components", ""]
+    for contribution in _served_contributions():
+        for policy in contribution.policies:
+            out += [f"### {policy.name}", "", inspect.cleandoc(type(policy).__doc__ or ""), ""]
+    return out
 
 
 def render_spec(registry: Registry | None = None) -> str:
@@ -399,6 +416,7 @@ def render_spec(registry: Registry | None = None) -> str:
     out += ["## Events", "", "Every event has `timestamp` (epoch ms) and `source` set.", ""]
     for name, payload in registry.events.items():
         out += [f"### {name}", "", (payload.__doc__ or "").strip(), "", *model_table(payload, inputs=False)]
+    out += _policy_section()
     out += ["## Capabilities", "", "| capability | what it is | how a device gets it |", "|---|---|---|"]
     out += [f"| `{name}` | {what} | {how} |" for name, (what, how) in CAPABILITIES.items()]
     out += ["", "## The simulated phone", "", SIM_LIMITS_INTRO, "", "| store | at most |", "|---|---|"]

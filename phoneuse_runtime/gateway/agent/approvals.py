@@ -26,7 +26,16 @@ OWNER_FRONTEND = "gateway"  # calls made from the app itself
 
 
 class OwnerApproval:
-    """Holds the actions of `settings.approval_actions` for the owner's answer in the app."""
+    """The phone's owner approves the risky actions in the Iris app.
+
+    A call whose effects include an action on the `approval_actions` setting (default
+    `SEND_MESSAGE`, `MAKE_CALL`, `SHELL`, `START_INTENT`) is held (`APPROVAL_REQUESTED`), and every
+    paired app device is asked with a `picker.approval`, again when it reconnects. The first
+    answer wins: `approve` runs the call, `deny` makes it `DENIED`; no answer by the call's
+    deadline makes it `TIMEOUT`. The answer is bound to the digest of the exact call shown.
+    The `approvals` setting (`PHONEUSE_APPROVALS`) says when: `paired` (the default: once any app
+    device is paired), `always`, or `off`. The deny and allow lists run first, so a denied
+    action is never offered; calls the owner makes from the app (slash commands) are not held."""
 
     name = "owner-approval"
 

@@ -52,8 +52,10 @@ async def _broadcast(part: AgentPart, scope: Scope, frame_type: str, payload: di
     await part.gateway.broadcast(frame_type, payload, chat_id=scope.chat_id, thread_id=scope.thread_id)
 
 
-def _stored(exc: GatewayError) -> InvalidParams:
-    return InvalidParams(f"the chat refused the message: {exc.message}")
+def _stored(exc: GatewayError | ValueError) -> InvalidParams:
+    return InvalidParams(
+        f"the chat refused the message: {exc.message if isinstance(exc, GatewayError) else exc}"
+    )
 
 
 class ReplyParams(ChatParams):
@@ -82,7 +84,7 @@ async def chat_reply(ctx: ActionContext, p: ReplyParams) -> ReplyResult:
             model=p.model or None,
             tokens=p.tokens,
         )
-    except GatewayError as exc:
+    except (GatewayError, ValueError) as exc:
         raise _stored(exc) from None
     return ReplyResult(chat_id=scope.chat_id, message_id=posted.message_id, ts=posted.ts, via=VIA)
 
@@ -136,7 +138,7 @@ async def chat_stream(ctx: ActionContext, p: StreamParams) -> StreamResult:
             message_id=message_id,
             announce=False,  # message.stop is the announcement
         )
-    except GatewayError as exc:
+    except (GatewayError, ValueError) as exc:
         raise _stored(exc) from None
     del part.streams[message_id]
     stop: dict[str, object] = {"message_id": message_id, "final_text": final}

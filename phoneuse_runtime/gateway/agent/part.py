@@ -223,7 +223,7 @@ class AgentPart:
                 message_id=message.message_id,
                 text=message.text,
                 media=[MediaRef.model_validate(m) for m in message.media],
-                device_id=message.device_id,
+                device_id=message.device_id or "",
             ).to_event(SOURCE)
         )
 

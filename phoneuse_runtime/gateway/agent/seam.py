@@ -34,17 +34,36 @@ if TYPE_CHECKING:
     from ..session import Session
 
 
-@dataclass(frozen=True)
-class UserMessage:
+class UserMessage(Protocol):
     """A message the owner sent (`message.send`), as stored: `chat_id` is never empty (the
     default channel when the request named none); `media` holds the schema's `media_ref`s."""
+
+    @property
+    def chat_id(self) -> str: ...
+    @property
+    def thread_id(self) -> str | None: ...
+    @property
+    def message_id(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def ts(self) -> int: ...
+    @property
+    def device_id(self) -> str | None: ...
+    @property
+    def media(self) -> Sequence[dict[str, Any]]: ...
+
+
+@dataclass(frozen=True)
+class PlainUserMessage:
+    """`MinimalChat`'s user message."""
 
     chat_id: str
     thread_id: str | None
     message_id: str
     text: str
     ts: int
-    device_id: str
+    device_id: str | None
     reply_to: str | None = None
     media: Sequence[dict[str, Any]] = ()
 
@@ -176,7 +195,7 @@ class MinimalChat:
             raise GatewayError("not_found", f"no chat {chat_id!r}")
         if payload.media_refs:
             raise GatewayError("not_found", f"no completed upload {payload.media_refs[0]!r}")
-        message = UserMessage(
+        message = PlainUserMessage(
             chat_id=chat_id,
             thread_id=request.thread_id,
             message_id=f"m-{uuid.uuid4().hex}",

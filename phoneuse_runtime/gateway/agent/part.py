@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import collections
 import logging
+import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ...components import Contribution
 from ...config import ConfigError
 from ...errors import InvalidParams
-from ...events import Event, Subscription
+from ...events import Event, Subscription, now_ms
 from ..errors import GatewayError
 from .approvals import APPROVAL_MODES, OwnerApproval
 from .base import HANDLERS
@@ -49,6 +50,9 @@ LISTENED = (
 )
 BUS_SCOPE = "gateway"  # the bus's subscriber ids are scoped; principals never name this one
 MAX_TRACKED = 1024  # tools and streams in flight kept; past it the oldest are forgotten
+NO_AGENT = (
+    "No agent is connected, so nobody reads this. Slash commands drive the phone directly: /help lists them."
+)
 
 
 @dataclass(frozen=True)
@@ -210,11 +214,14 @@ class AgentPart:
             return
         self.agent_scope = scope
         if not self.agent_connected():
-            await self.say(
-                scope,
-                "No agent is connected, so nobody reads this. Slash commands drive the phone "
-                "directly: /help lists them.",
-            )
+            # A notice to the sender alone, not stored: the history keeps the conversation.
+            notice = {
+                "message_id": f"notice-{uuid.uuid4().hex}",
+                "role": "system",
+                "text": NO_AGENT,
+                "ts": now_ms(),
+            }
+            await session.send("message", notice, chat_id=scope.chat_id, thread_id=scope.thread_id)
             return
         self.publish(
             ChatMessage(

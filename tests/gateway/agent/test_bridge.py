@@ -66,9 +66,11 @@ async def test_chat_reply_is_an_assistant_message_on_every_device(
     server: GatewayServer, app: IrisClient, agent: Agent
 ) -> None:
     other = await server.connect()
+    asked = (await send_text(app, "hi"))["payload"]["message_id"]
+    await other.next("message")  # the owner's own message, on their other device
     result = await server.grpc.ok(
         "CHAT_REPLY",
-        {"text": "Hello!", "reply_to": "m-1", "reasoning": "greet", "model": "m", "tokens": "12"},
+        {"text": "Hello!", "reply_to": asked, "reasoning": "greet", "model": "m", "tokens": "12"},
     )
     assert result["chat_id"] == DEFAULT_CHAT_ID
     for device in (app, other):
@@ -77,7 +79,7 @@ async def test_chat_reply_is_an_assistant_message_on_every_device(
         payload = frame["payload"]
         assert payload["role"] == "assistant"
         assert payload["message_id"] == result["message_id"]
-        assert (payload["text"], payload["reply_to"], payload["reasoning"]) == ("Hello!", "m-1", "greet")
+        assert (payload["text"], payload["reply_to"], payload["reasoning"]) == ("Hello!", asked, "greet")
         assert (payload["model"], payload["tokens"]) == ("m", 12)
 
 

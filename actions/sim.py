@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field
 
@@ -86,14 +86,20 @@ async def remote_hang_up(ctx: ActionContext, p: RemoteHangUpParams) -> RemoteHan
     return RemoteHangUpResult(ended=await _sim(ctx).remote_hang_up(), via="sim")
 
 
-class DisconnectParams(Params):
-    ms: int = Field(gt=0, le=MAX_DISCONNECT_MS, description="how long the phone stays unreachable")
-    reason: str = Field(
-        default="simulated disconnection",
+# Why the phone is away: what DEVICE_DISCONNECTED and the failed calls meanwhile say.
+LostReason = Annotated[
+    str,
+    Field(
         min_length=1,
         max_length=200,
         description="what DEVICE_DISCONNECTED and the failed calls meanwhile say",
-    )
+    ),
+]
+
+
+class DisconnectParams(Params):
+    ms: int = Field(gt=0, le=MAX_DISCONNECT_MS, description="how long the phone stays unreachable")
+    reason: LostReason = "simulated disconnection"
 
 
 class DisconnectResult(ActionResult):
@@ -108,12 +114,7 @@ async def disconnect(ctx: ActionContext, p: DisconnectParams) -> DisconnectResul
 
 class SetConnectedParams(Params):
     connected: bool = Field(description="false: the phone drops off its cable until set true again")
-    reason: str = Field(
-        default="simulated disconnection",
-        min_length=1,
-        max_length=200,
-        description="what DEVICE_DISCONNECTED and the failed calls meanwhile say",
-    )
+    reason: LostReason = "simulated disconnection"
 
 
 class SetConnectedResult(ActionResult):

@@ -17,18 +17,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import signal
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import grpc
+from _servers import SERVICE, _wait_for_signal
 from websockets.asyncio.server import ServerConnection, broadcast, serve
 
 from phoneuse_runtime.rpc import protocol_pb2 as pb
-
-SERVICE = "ai.lemon.phoneuse.mcpserver.protocol.AndroidRuntime"
 
 
 def _frame(frame_type: str, payload: dict[str, Any]) -> str:
@@ -92,14 +90,6 @@ class Bare:
 def _announce(grpc_port: int, ws_port: int) -> None:
     sys.stdout.write(f"PORTS {grpc_port} {ws_port}\n")
     sys.stdout.flush()
-
-
-async def _wait_for_signal() -> None:
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
 
 
 async def run_bare() -> None:

@@ -105,10 +105,9 @@ class StreamResult(ChatResult):
 
 
 async def chat_stream(ctx: ActionContext, p: StreamParams) -> StreamResult:
-    part, scope = await _scope(ctx, p)
-    message_id = p.message_id
     if p.op == "start":
-        message_id = message_id or f"m-{uuid.uuid4().hex}"
+        part, scope = await _scope(ctx, p)
+        message_id = p.message_id or f"m-{uuid.uuid4().hex}"
         if message_id in part.streams:
             raise InvalidParams(f"stream {message_id!r} is already open; update or stop it")
         bounded_put(part.streams, message_id, Stream(scope, p.text))
@@ -116,11 +115,15 @@ async def chat_stream(ctx: ActionContext, p: StreamParams) -> StreamResult:
         if p.text:
             await _broadcast(part, scope, "message.update", {"message_id": message_id, "text": p.text})
         return StreamResult(chat_id=scope.chat_id, message_id=message_id, via=VIA)
+    # An open stream knows its chat: updates, the hot path, ask the chat part nothing.
+    part = _part(ctx)
+    message_id = p.message_id
     stream = part.streams.get(message_id)
     if stream is None:
         raise InvalidParams(f"no open stream {message_id!r}: start one with op=start")
-    if stream.scope != scope:
-        raise InvalidParams(f"stream {message_id!r} belongs to chat {stream.scope.chat_id!r}")
+    scope = stream.scope
+    if (p.chat_id and p.chat_id != scope.chat_id) or (p.thread_id and p.thread_id != (scope.thread_id or "")):
+        raise InvalidParams(f"stream {message_id!r} belongs to chat {scope.chat_id!r}")
     if p.op == "update":
         stream.text = p.text
         await _broadcast(part, scope, "message.update", {"message_id": message_id, "text": p.text})

@@ -48,10 +48,28 @@ async def pump(part: AgentPart, sub: Subscription) -> None:
             log.exception("the gateway could not show a %s event", event.event_type)
 
 
+ACTION_KEY = '"action_type": "'
+
+
+def action_of(payload_json: str) -> str | None:
+    """A task event's action_type, read without parsing the event (whose params may be a long
+    streamed text): the first `"action_type": "` is the top-level one, since it comes before
+    the params, and a JSON string cannot hold an unescaped quote. None when the text is not
+    laid out so; the event is then parsed."""
+    at = payload_json.find(ACTION_KEY)
+    if at < 0:
+        return None
+    start = at + len(ACTION_KEY)
+    return payload_json[start : payload_json.find('"', start)]
+
+
 async def on_event(part: AgentPart, event: Event) -> None:
     handler = HANDLED.get(event.event_type)
-    if handler is not None:
-        await handler(part, json.loads(event.payload_json))
+    if handler is None:
+        return
+    if handler in (task_started, task_completed) and action_of(event.payload_json) in CHAT_ACTIONS:
+        return  # the agent's voice, not its work: never a tool
+    await handler(part, json.loads(event.payload_json))
 
 
 def _key(payload: dict[str, Any]) -> tuple[str, str]:

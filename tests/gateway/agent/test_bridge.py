@@ -256,3 +256,22 @@ async def test_agent_steer_needs_an_agent_and_text(app: IrisClient) -> None:
 async def test_agent_frames_for_an_unknown_chat_are_not_found(app: IrisClient, agent: Agent) -> None:
     stop = await app.request("agent.stop", chat_id="android:nope")
     assert stop["type"] == "error" and stop["payload"]["code"] == "not_found"
+
+
+async def test_a_stream_stays_in_its_chat(server: GatewayServer) -> None:
+    started = await server.grpc.ok("CHAT_STREAM", {"op": "start", "thread_id": "t1"})
+    elsewhere = {"op": "update", "message_id": started["message_id"], "text": "a", "chat_id": "android:other"}
+    assert await server.grpc.fail("CHAT_STREAM", elsewhere) == "INVALID_PARAMS"
+    other_thread = {"op": "update", "message_id": started["message_id"], "text": "a", "thread_id": "t2"}
+    assert await server.grpc.fail("CHAT_STREAM", other_thread) == "INVALID_PARAMS"
+    same = {"op": "update", "message_id": started["message_id"], "text": "a", "thread_id": "t1"}
+    assert (await server.grpc.ok("CHAT_STREAM", same))["chat_id"] == DEFAULT_CHAT_ID
+
+
+async def test_a_call_that_only_mentions_a_chat_action_is_still_a_tool(
+    server: GatewayServer, app: IrisClient
+) -> None:
+    await server.grpc.ok("SET_CLIPBOARD", {"text": '"action_type": "CHAT_REPLY"'})
+    start = await app.next("tool.start")
+    assert start["payload"]["name"] == "SET_CLIPBOARD"
+    assert start["payload"]["args"] == {"text": '"action_type": "CHAT_REPLY"'}

@@ -22,13 +22,11 @@ class GatewayLimits:
     outbox_max_frames: int
     auth_failures: int
     auth_window_s: float
-    hello_timeout_s: float = 10.0  # a connection that has not said hello by then is closed
+    hello_timeout_s: float
 
     @classmethod
     def from_settings(cls, settings: Settings) -> GatewayLimits:
-        values = {
-            f.name: getattr(settings, f"gateway_{f.name}") for f in fields(cls) if f.name != "hello_timeout_s"
-        }
+        values = {f.name: getattr(settings, f"gateway_{f.name}") for f in fields(cls)}
         bad = [f"gateway_{name}" for name, value in values.items() if value <= 0]
         if bad:
             raise ConfigError(f"{', '.join(bad)} must be greater than 0")

@@ -280,3 +280,14 @@ async def test_an_app_waiting_for_approval_may_ask_again_and_again(make_gateway:
     assert len(codes) == 1
     client: IrisClient = await server.connect()  # the address is not blocked
     assert (await client.request("ping"))["type"] == "pong"
+
+
+async def test_a_pairing_that_expires_while_connected_is_closed(gateway_server: GatewayServer) -> None:
+    issued = gateway_server.pair()
+    client = await gateway_server.connect(issued.token)
+    conn = sqlite3.connect(db_path(gateway_server.data_dir))
+    with conn:
+        conn.execute("UPDATE pairings SET expires_ms = 1 WHERE id = ?", (issued.pairing_id,))
+    conn.close()
+    assert (await client.next("error"))["payload"]["code"] == "auth"
+    assert await client.closed() == CLOSE_POLICY

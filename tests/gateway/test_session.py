@@ -208,3 +208,11 @@ async def test_no_gateway_serves_grpc_alone(make_gateway: GatewayFactory) -> Non
     server = await make_gateway(gateway=False)
     assert "gateway" not in server.app.components
     assert await server.grpc.ok("REMEMBER", {"name": "gateway", "text": "off"})
+
+
+async def test_a_connection_that_says_nothing_is_closed(make_gateway: GatewayFactory) -> None:
+    server = await make_gateway(gateway_hello_timeout_s=0.2)
+    client = await server.open()
+    error = await client.next("error")
+    assert error["payload"]["code"] == "auth"
+    assert await client.closed() == CLOSE_POLICY

@@ -95,6 +95,26 @@ class _AuthFailures:
         self._recent(address).append(time.monotonic())
 
 
+class _LivePairings:
+    """The pairings whose tokens work, used on the database thread only. Looked up again when
+    another process changed the database (SQLite's data_version: `pair` in a shell) or every
+    EXPIRY_CHECK_S (expiries), else taken from memory: a broadcast does not scan the pairings."""
+
+    def __init__(self, gateway: Gateway) -> None:
+        self.gateway = gateway
+        self.version = -1
+        self.checked = 0.0
+        self.ids: frozenset[str] = frozenset()
+
+    def get(self, conn: sqlite3.Connection) -> frozenset[str]:
+        version = _data_version(conn)
+        now = time.monotonic()
+        if version != self.version or now - self.checked >= EXPIRY_CHECK_S:
+            self.ids = frozenset(self.gateway.pairing_store(conn).live_ids())
+            self.version, self.checked = version, now
+        return self.ids
+
+
 class Gateway:
     """Serves the Iris wire protocol on `address` ("HOST:PORT"; port 0 picks one, see `port`).
 
@@ -122,6 +142,8 @@ class Gateway:
         self.handlers = Handlers.merged([core.HANDLERS, *(p.handlers for p in self.parts)])
         self.db = GatewayDb(db_path(settings.data_dir))
         self.sessions: dict[str, Session] = {}  # pairing_id -> its one live session
+        self._live = _LivePairings(self)  # who a broadcast's outbox frames are for
+        self._appends = 0  # outbox appends, on the database thread: trims every so many
         self.port = 0
         self._runtime: Runtime | None = None
         self._server: Server | None = None
@@ -221,10 +243,16 @@ class Gateway:
             if session is not exclude and session.pairing_id != skip:
                 session.enqueue(text, key)
 
-    def _outbox_append(self, conn: Any, text: str, skip: str | None) -> dict[str, int]:
-        live = self.pairing_store(conn).live_ids()
-        live.discard(skip or "")
-        return outbox.append(conn, text, sorted(live), max_frames=self.limits.outbox_max_frames)
+    def _outbox_append(self, conn: sqlite3.Connection, text: str, skip: str | None) -> list[str]:
+        pairing_ids = sorted(self._live.get(conn) - {skip})
+        if not pairing_ids:
+            return []
+        outbox.append(conn, text, pairing_ids)
+        self._appends += 1
+        max_frames = self.limits.outbox_max_frames
+        if self._appends % min(max_frames, outbox.TRIM_EVERY) == 0:
+            outbox.trim(conn, max_frames=max_frames)
+        return pairing_ids
 
     async def _wake(self, offline: list[str]) -> None:
         assert self.waker is not None
@@ -247,9 +275,15 @@ class Gateway:
     async def prune(self) -> int:
         """Drops outbox frames past retention, and those of devices no longer paired."""
         retention_ms = int(self.limits.outbox_retention_s * 1000)
-        return await self.db.run(
-            lambda c: outbox.prune(c, retention_ms=retention_ms, live=self.pairing_store(c).live_ids())
-        )
+        max_frames = self.limits.outbox_max_frames
+
+        def prune(conn: sqlite3.Connection) -> int:
+            live = self.pairing_store(conn).live_ids()
+            return outbox.prune(conn, retention_ms=retention_ms, live=live) + outbox.trim(
+                conn, max_frames=max_frames
+            )
+
+        return await self.db.run(prune)
 
     async def _prune_now_and_then(self) -> None:
         while True:
@@ -261,28 +295,21 @@ class Gateway:
 
     async def _watch_pairings(self) -> None:
         """Closes the connections of devices whose pairing was revoked (by `pair revoke`, in
-        another process: SQLite's data_version tells) or has expired."""
-        seen = await self.db.run(_data_version)
-        checked = time.monotonic()
+        another process) or has expired."""
         while True:
             await asyncio.sleep(PAIRING_POLL_S)
             if not self.sessions:
                 continue
             try:
-                version = await self.db.run(_data_version)
-                if version == seen and time.monotonic() - checked < EXPIRY_CHECK_S:
-                    continue
-                seen, checked = version, time.monotonic()
-                live = await self.paired_devices()
+                live = await self.db.run(self._live.get)
             except sqlite3.Error:
                 log.exception("checking the pairings failed")
                 continue
             for pairing_id, session in list(self.sessions.items()):
                 if pairing_id not in live:
                     log.info("device %s is no longer paired; its connection is closed", pairing_id)
-                    await session.error(
-                        GatewayError("auth", "this device's pairing was revoked or expired"), None
-                    )
+                    message = "this device's pairing was revoked or expired"
+                    await session.error(GatewayError("auth", message), None)
                     self.spawn(session.close(CLOSE_POLICY, "auth"))
                     if self.sessions.get(pairing_id) is session:
                         del self.sessions[pairing_id]

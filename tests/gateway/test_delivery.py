@@ -96,7 +96,7 @@ async def test_the_outbox_survives_a_restart(make_gateway: GatewayFactory) -> No
 async def test_a_cursor_older_than_retention_is_answered_with_a_reset(make_gateway: GatewayFactory) -> None:
     server = await make_gateway(gateway_outbox_max_frames=3)
     token = server.pair().token
-    for i in range(5):
+    for i in range(6):  # trimmed to the newest 3 every 3 appends
         await server.gateway.broadcast("notification", note(i))
     client = await server.connect(token)
     titles, done = await titles_after_sync(client, 0)
@@ -106,7 +106,7 @@ async def test_a_cursor_older_than_retention_is_answered_with_a_reset(make_gatew
     assert client.received[0]["payload"]["sync_cursor"] == newest
     # From the oldest cursor still answerable, the replay has no holes.
     titles, done = await titles_after_sync(client, newest - 3)
-    assert titles == ["note 2", "note 3", "note 4"]
+    assert titles == ["note 3", "note 4", "note 5"]
 
 
 async def test_frames_older_than_the_retention_time_are_pruned_at_start(make_gateway: GatewayFactory) -> None:

@@ -30,7 +30,7 @@ from .errors import GatewayError
 from .limits import OVERSIZE_TOLERANCE, GatewayLimits
 from .pairing import AuthRefused, Pairing, PairingStore
 from .parts import Part
-from .protocol import encode_frame, never_dropped, parse_request
+from .protocol import PROTOCOL_VERSION, encode_frame, never_dropped, parse_request
 from .session import Session, coalescing_key
 
 log = logging.getLogger(__name__)
@@ -398,6 +398,11 @@ class Gateway:
         problem = push.topic_problem(hello.ntfy_topic or "") or push.fcm_problem(hello.fcm_token or "")
         if problem:
             await self._refuse(ws, f"bad hello payload: {problem}", request.id)
+            return None
+        wanted = (hello.caps or {}).get("min_protocol", PROTOCOL_VERSION)
+        if not isinstance(wanted, int) or isinstance(wanted, bool) or wanted > PROTOCOL_VERSION:
+            message = f"this server speaks protocol version {PROTOCOL_VERSION}; the app asks for {wanted!r}"
+            await self._refuse(ws, message, request.id, code="unsupported")
             return None
         try:
             pairing: Pairing = await self.db.run(

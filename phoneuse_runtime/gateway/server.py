@@ -26,7 +26,7 @@ from . import core, outbox, push
 from .chat.channels import channel_list
 from .db import GatewayDb, db_path
 from .dispatch import Handlers, dispatch, dispatch_binary, payload_problem
-from .errors import GatewayError
+from .errors import ErrorCode, GatewayError
 from .limits import OVERSIZE_TOLERANCE, GatewayLimits
 from .pairing import AuthRefused, Pairing, PairingStore
 from .parts import Part
@@ -41,6 +41,7 @@ CLOSE_REPLACED = 4000  # a newer connection of the same device took over
 PAIRING_POLL_S = 0.25  # how soon a `pair revoke` in another process closes the device's connection
 EXPIRY_CHECK_S = 5.0  # how often live connections are checked against their pairing's expiry
 PRUNE_EVERY_S = 600.0
+TOO_FAST = GatewayError("rate_limited", "too many frames per second")
 
 
 def default_parts() -> list[Part]:
@@ -169,22 +170,30 @@ class Gateway:
 
     async def start(self, runtime: Runtime) -> None:
         self._runtime = runtime
-        await self.db.run(_create_tables)
-        await self.prune()
-        for part in self.parts:
-            await part.start(self)
-        host, _, port = self.address.rpartition(":")
+        started: list[Part] = []
         try:
-            self._server = await serve(
-                self._connection,
-                host or "127.0.0.1",
-                int(port),
-                process_request=_only_ws_path,
-                max_size=self.limits.max_frame_bytes * OVERSIZE_TOLERANCE,
-                server_header=None,
-            )
-        except (OSError, ValueError) as exc:
-            raise OSError(f"cannot listen on {self.address}: {exc}") from exc
+            await self.db.run(_create_tables)
+            await self.prune()
+            for part in self.parts:
+                await part.start(self)
+                started.append(part)
+            host, _, port = self.address.rpartition(":")
+            try:
+                self._server = await serve(
+                    self._connection,
+                    host or "127.0.0.1",
+                    int(port),
+                    process_request=_only_ws_path,
+                    max_size=self.limits.max_frame_bytes * OVERSIZE_TOLERANCE,
+                    server_header=None,
+                )
+            except (OSError, ValueError) as exc:
+                raise OSError(f"cannot listen on {self.address}: {exc}") from exc
+        except BaseException:
+            for part in reversed(started):  # the app stops only the components that started
+                await part.stop()
+            await self.db.close()
+            raise
         self.port = self._server.sockets[0].getsockname()[1] if self._server.sockets else 0
         self.spawn(self._watch_pairings())
         self.spawn(self._prune_now_and_then())
@@ -344,7 +353,7 @@ class Gateway:
                 await part.session_closed(session)
 
     async def _refuse(
-        self, ws: ServerConnection, message: str, request_id: int | None, *, code: str = "auth"
+        self, ws: ServerConnection, message: str, request_id: int | None, *, code: ErrorCode = "auth"
     ) -> None:
         frame = encode_frame("error", {"code": code, "message": message}, id=request_id)
         try:
@@ -438,21 +447,20 @@ class Gateway:
                     problem = f"a frame of {size} bytes is over max_frame_bytes ({limit})"
                     await session.error(GatewayError("unsupported", problem), None)
                     continue
+                allowed = bucket.take()  # every frame counts, malformed ones too
                 if isinstance(message, bytes):
-                    if bucket.take():
+                    if allowed:
                         await dispatch_binary(self.handlers, session, message)
                     else:
-                        await session.error(GatewayError("rate_limited", "too many frames per second"), None)
+                        await session.error(TOO_FAST, None)
                     continue
                 try:
                     request = parse_request(message)
                 except GatewayError as exc:
-                    await session.error(exc, exc.request_id)
+                    await session.error(exc if allowed else TOO_FAST, exc.request_id)
                     continue
-                if not bucket.take():
-                    await session.error(
-                        GatewayError("rate_limited", "too many frames per second"), request.id
-                    )
+                if not allowed:
+                    await session.error(TOO_FAST, request.id)
                     continue
                 await dispatch(self.handlers, session, request)
         except ConnectionClosed:

@@ -107,6 +107,16 @@ class ConfigError(Exception):
     """A setting has a value the server cannot use."""
 
 
+def positive_group(settings: Settings, prefix: str, names: list[str]) -> dict[str, Any]:
+    """The settings `prefix + name` by name, for a component's limits; ConfigError naming every
+    one that is not greater than 0."""
+    values = {name: getattr(settings, prefix + name) for name in names}
+    bad = [prefix + name for name, value in values.items() if value <= 0]
+    if bad:
+        raise ConfigError(f"{', '.join(bad)} must be greater than 0")
+    return values
+
+
 def _coerce(name: str, value: Any, current: Any) -> Any:
     if isinstance(current, bool):
         if isinstance(value, bool):

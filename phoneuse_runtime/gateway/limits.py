@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from ..config import ConfigError, Settings
+from ..config import Settings, positive_group
 
 # A frame up to this many times max_frame_bytes is refused with an error and the connection stays
 # open; past it the WebSocket layer closes the connection (1009) without reading it whole.
@@ -26,11 +26,7 @@ class GatewayLimits:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> GatewayLimits:
-        values = {f.name: getattr(settings, f"gateway_{f.name}") for f in fields(cls)}
-        bad = [f"gateway_{name}" for name, value in values.items() if value <= 0]
-        if bad:
-            raise ConfigError(f"{', '.join(bad)} must be greater than 0")
-        return cls(**values)
+        return cls(**positive_group(settings, "gateway_", [f.name for f in fields(cls)]))
 
     def caps(self) -> dict[str, int]:
         """The extra `server_caps` fields."""

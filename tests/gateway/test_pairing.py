@@ -67,7 +67,10 @@ async def test_pair_new_json_prints_one_object_and_the_qr_on_stderr(
     assert before + 30 * DAY_MS <= issued["expires_at"] <= now_ms() + 30 * DAY_MS
     assert "█" in err or "▀" in err
     client = await gateway_server.open()
-    assert (await client.hello(issued["token"]))["type"] == "hello.ack"
+    assert (await client.hello(issued["token"], device_id="tablet-1"))["type"] == "hello.ack"
+    row = listed(capsys, gateway_server.data_dir)[issued["pairing_id"]]
+    assert (row["device_id"], row["state"]) == ("tablet-1", "paired")
+    assert row["last_seen"] >= before
 
 
 @pytest.mark.parametrize(("flags", "days"), [(["--permanent"], None), (["--ttl-days", "2"], 2)])

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from websockets.asyncio.client import connect
 
-from .conftest import validate_server_frame
+from .conftest import GatewayFactory, validate_server_frame
 
 EXE = [sys.executable, "-m", "phoneuse_runtime.cli"]
 
@@ -119,3 +119,12 @@ async def test_a_zero_limit_is_a_config_error(tmp_path: Path) -> None:
 
     with pytest.raises(ConfigError, match="gateway_max_frame_bytes"):
         Gateway(Settings(data_dir=tmp_path, gateway_max_frame_bytes=0))
+
+
+async def test_a_gateway_port_in_use_stops_the_start_with_a_clear_error(
+    make_gateway: GatewayFactory, tmp_path: Path
+) -> None:
+    first = await make_gateway()
+    with pytest.raises(OSError, match=f"cannot listen on 127.0.0.1:{first.gateway.port}"):
+        await make_gateway(gateway_listen=f"127.0.0.1:{first.gateway.port}")
+    assert (await (await first.connect()).request("ping"))["type"] == "pong"

@@ -3,7 +3,10 @@ sees the agent's work. Ours (`build_app` with gRPC and the gateway, sim phone) a
 grpc.aio Execute handler that hands each frame to `websockets.broadcast` (`_gateway_servers.py`).
 
 Each server runs in its own process; the agent (a grpc.aio client) and the app devices
-(websockets clients, which parse every frame) run here.
+(websockets clients) run here.
+
+The apps do not parse what they receive (a substring finds the frames waited for) and, unless
+`--deflate`, do not negotiate compression: the servers' work is what is measured.
 
 - stream: `--devices` (1 and 100) apps are connected (ours: each with its own paired token).
   The agent sends CHAT_STREAM op=start, then `--updates` op=update calls one after another (a
@@ -14,7 +17,7 @@ Each server runs in its own process; the agent (a grpc.aio client) and the app d
 - latency: one app; `--calls` Execute calls of SET_CLIPBOARD (bare: any action) one at a time,
   from sending the call to the app receiving its `tool.start`.
 
-    python bench/bench_gateway.py [--devices 1 100] [--updates 500] [--calls 300] [--rounds 3]
+    python bench/bench_gateway.py [--devices 1 100] [--updates 500] [--calls 300] [--rounds 3] [--deflate]
 
 Target: ours >= 0.7x bare throughput at each device count.
 """
@@ -115,21 +118,27 @@ class App:
     tool_starts: asyncio.Queue[float] = field(default_factory=asyncio.Queue)
 
     async def read(self) -> None:
+        # A substring, not a parse: the apps here must cost little, so that the servers'
+        # work is what is measured (both encode frames compactly: `"type":"..."`).
         async for message in self.ws:
-            frame = json.loads(message)
-            kind = frame["type"]
-            if kind == "message.update":
+            if isinstance(message, bytes):
+                continue
+            if '"type":"message.update"' in message:
                 self.updates += 1
-            elif kind == "message.stop":
+            elif '"type":"message.stop"' in message:
                 self.stopped.set()
-            elif kind == "tool.start":
+            elif '"type":"tool.start"' in message:
                 self.tool_starts.put_nowait(time.perf_counter())
 
 
-async def _open_apps(server: Server, count: int) -> tuple[list[App], list[asyncio.Task[None]]]:
+async def _open_apps(
+    server: Server, count: int, *, deflate: bool
+) -> tuple[list[App], list[asyncio.Task[None]]]:
     apps: list[App] = []
+    compression = "deflate" if deflate else None
     for i, token in enumerate(server.tokens[:count]):
-        ws = await connect(f"ws://127.0.0.1:{server.ws_port}/ws", max_size=None, max_queue=None)
+        url = f"ws://127.0.0.1:{server.ws_port}/ws"
+        ws = await connect(url, max_size=None, max_queue=None, compression=compression)
         hello = {"token": token, "device_id": f"bench-{i}", "device_name": f"bench {i}"}
         await ws.send(json.dumps({"v": 1, "id": 1, "type": "hello", "payload": hello}))
         ack = json.loads(await asyncio.wait_for(ws.recv(), WAIT_S))
@@ -169,9 +178,9 @@ class StreamRun:
         return self.updates / self.seconds
 
 
-async def stream(kind: str, devices: int, updates: int) -> StreamRun:
+async def stream(kind: str, devices: int, updates: int, *, deflate: bool) -> StreamRun:
     with Server(kind, devices) as server:
-        apps, readers = await _open_apps(server, devices)
+        apps, readers = await _open_apps(server, devices, deflate=deflate)
         async with grpc.aio.insecure_channel(f"127.0.0.1:{server.grpc_port}") as channel:
             execute = channel.unary_unary(
                 EXECUTE,
@@ -197,9 +206,9 @@ async def stream(kind: str, devices: int, updates: int) -> StreamRun:
     return StreamRun(kind, devices, updates, seconds, delivered)
 
 
-async def latency(kind: str, calls: int) -> list[float]:
+async def latency(kind: str, calls: int, *, deflate: bool) -> list[float]:
     with Server(kind, 1) as server:
-        apps, readers = await _open_apps(server, 1)
+        apps, readers = await _open_apps(server, 1, deflate=deflate)
         app = apps[0]
         async with grpc.aio.insecure_channel(f"127.0.0.1:{server.grpc_port}") as channel:
             execute = channel.unary_unary(
@@ -219,13 +228,17 @@ async def latency(kind: str, calls: int) -> list[float]:
 
 
 async def main_async(args: argparse.Namespace) -> None:
-    print(f"bench_gateway: {machine()}; {args.updates} updates, {args.calls} calls, {args.rounds} rounds")
+    compression = "permessage-deflate" if args.deflate else "no compression"
+    print(
+        f"bench_gateway: {machine()}; {args.updates} updates, {args.calls} calls, "
+        f"{args.rounds} rounds, {compression}"
+    )
     rows: list[list[str]] = []
     for devices in args.devices:
         runs: dict[str, list[StreamRun]] = {"bare": [], "ours": []}
         for _ in range(args.rounds):
             for kind in ("bare", "ours"):
-                runs[kind].append(await stream(kind, devices, args.updates))
+                runs[kind].append(await stream(kind, devices, args.updates, deflate=args.deflate))
         median = {k: sorted(v, key=lambda r: r.per_second)[len(v) // 2] for k, v in runs.items()}
         for kind in ("bare", "ours"):
             run = median[kind]
@@ -245,7 +258,7 @@ async def main_async(args: argparse.Namespace) -> None:
         )
     print("\nmessage.update streaming from gRPC CHAT_STREAM (sequential calls), median round")
     print(table(["server", "devices", "updates/s", "seconds", "delivered"], rows, left=2))
-    lat = {kind: await latency(kind, args.calls) for kind in ("bare", "ours")}
+    lat = {kind: await latency(kind, args.calls, deflate=args.deflate) for kind in ("bare", "ours")}
     lat_rows = [
         [kind, f"{percentile(v, 50):.2f}", f"{percentile(v, 90):.2f}", f"{percentile(v, 99):.2f}"]
         for kind, v in lat.items()
@@ -270,6 +283,11 @@ def main() -> int:
     parser.add_argument("--updates", type=int, default=500)
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--deflate",
+        action="store_true",
+        help="apps negotiate permessage-deflate (both servers then compress)",
+    )
     asyncio.run(main_async(parser.parse_args()))
     return 0
 

@@ -217,3 +217,20 @@ async def test_an_answer_applies_to_the_exact_call_it_showed(server: GatewayServ
     assert (await first).error.startswith("DENIED")
     holds = server.app.runtime.approvals.pending()
     assert holds == []
+
+
+async def test_an_offline_device_finds_the_approval_in_its_outbox(
+    server: GatewayServer, app: IrisClient
+) -> None:
+    token = server.pair().token
+    away = await server.connect(token)
+    cursor = (await away.request("sync", {"cursor": 0}))["payload"]["cursor"]
+    await away.close()
+    call = _held(server)
+    picker = await app.next("picker.approval")
+    back = await server.connect(token)
+    await back.request("sync", {"cursor": cursor})
+    synced = [f for f in back.received if f["type"] == "picker.approval"]
+    assert synced and synced[0]["payload"] == picker["payload"]
+    await back.send_frame("picker.select", {"picker_id": picker["payload"]["picker_id"], "value": "approve"})
+    assert (await call).success

@@ -275,3 +275,16 @@ async def test_a_call_that_only_mentions_a_chat_action_is_still_a_tool(
     start = await app.next("tool.start")
     assert start["payload"]["name"] == "SET_CLIPBOARD"
     assert start["payload"]["args"] == {"text": '"action_type": "CHAT_REPLY"'}
+
+
+async def test_an_open_question_is_asked_again_of_a_device_that_reconnects(server: GatewayServer) -> None:
+    token = server.pair().token
+    first = await server.connect(token)
+    asking = asyncio.ensure_future(server.grpc.ok("CHAT_ASK", {"kind": "clarify", "question": "Where to?"}))
+    shown = await first.next("picker.clarify")
+    await first.close()
+    again = await server.connect(token)
+    replayed = await again.next("picker.clarify")
+    assert replayed["payload"] == shown["payload"]
+    await again.send_frame("picker.select", {"picker_id": replayed["payload"]["picker_id"], "value": "home"})
+    assert (await asking)["value"] == "home"

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...components import Contribution
 from ...config import ConfigError
-from ...errors import InvalidParams
+from ...errors import DeviceUnavailable, InvalidParams
 from ...events import Event, Subscription, now_ms
 from ..errors import GatewayError
 from .approvals import APPROVAL_MODES, OwnerApproval
@@ -141,7 +141,10 @@ class AgentPart:
     async def stop(self) -> None:
         for picker in self.pickers.values():
             if picker.answer is not None and not picker.answer.done():
-                picker.answer.cancel()
+                # The waiting CHAT_ASK fails with a reason, not as a cancellation of its own.
+                picker.answer.set_exception(
+                    DeviceUnavailable("the Iris gateway stopped before the owner answered")
+                )
         if self._sub is not None:
             self.gateway.runtime.bus.unsubscribe(self._sub)
 

@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from phoneuse_runtime.gateway.agent.base import agent_of
 from phoneuse_runtime.gateway.chat.channels import DEFAULT_CHAT_ID
 
 from ..conftest import GatewayServer, IrisClient
@@ -288,3 +289,16 @@ async def test_an_open_question_is_asked_again_of_a_device_that_reconnects(serve
     assert replayed["payload"] == shown["payload"]
     await again.send_frame("picker.select", {"picker_id": replayed["payload"]["picker_id"], "value": "home"})
     assert (await asking)["value"] == "home"
+
+
+async def test_an_open_question_fails_plainly_when_the_gateway_stops(
+    server: GatewayServer, app: IrisClient
+) -> None:
+    asking = asyncio.ensure_future(server.grpc.execute("CHAT_ASK", {"kind": "confirm", "question": "Sure?"}))
+    await app.next("picker.confirm")
+    await agent_of(server.gateway).stop()  # what the gateway's stop does to its parts
+    response = await asking
+    assert (
+        response.error.startswith("DEVICE_UNAVAILABLE")
+        and "stopped before the owner answered" in response.error
+    )

@@ -71,9 +71,11 @@ class SendMessageResult(ActionResult):
     verify_error: str | None = None
 
 
-def _verify_window(ctx: ActionContext) -> int:
+def _verify_window(ctx: ActionContext, *, look_ms: float = 0.0) -> int:
+    """How long to keep looking: the last look must end before the deadline, and a look takes
+    as long as reading the mark did (a subprocess on Termux: a few hundred ms), twice for safety."""
     remaining = int((ctx.deadline - asyncio.get_running_loop().time()) * 1000)
-    return max(0, min(VERIFY_MS, remaining - 100))
+    return max(0, min(VERIFY_MS, remaining - 100 - int(2 * look_ms)))
 
 
 async def _sent_mark(ctx: ActionContext) -> tuple[int | None, str | None]:
@@ -86,7 +88,9 @@ async def _sent_mark(ctx: ActionContext) -> tuple[int | None, str | None]:
 
 
 async def _send_sms(ctx: ActionContext, number: str, body: str) -> tuple[str | None, str | None, str]:
+    started = asyncio.get_running_loop().time()
     mark, unreadable = await _sent_mark(ctx)
+    look_ms = (asyncio.get_running_loop().time() - started) * 1000
     via = await ctx.device.send_sms(number, body)
     if mark is None:
         return None, unreadable, via
@@ -107,7 +111,8 @@ async def _send_sms(ctx: ActionContext, number: str, body: str) -> tuple[str | N
         )
 
     try:
-        found = await poll(look, interval_ms=ctx.settings.wait_poll_ms, within_ms=_verify_window(ctx))
+        within_ms = _verify_window(ctx, look_ms=look_ms)
+        found = await poll(look, interval_ms=ctx.settings.wait_poll_ms, within_ms=within_ms)
     except (Unsupported, PermissionDenied) as exc:
         return None, f"the sent box cannot be read to verify the send: {exc.message}", via
     if found is None:

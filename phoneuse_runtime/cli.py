@@ -70,6 +70,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="the adb server, HOST:PORT (default $ANDROID_ADB_SERVER_PORT, else 127.0.0.1:5037)",
     )
     serve.add_argument("--poll-ms", type=int, help="how often the phone is polled for events (default 1000)")
+    serve.add_argument(
+        "--self-adb",
+        help="termux: the phone's own adb (wireless debugging): auto (default), off, PORT or HOST:PORT",
+    )
     serve.add_argument("--log-level", default="INFO")
 
     client = _client_parent()
@@ -123,6 +127,7 @@ def _serve(args: argparse.Namespace) -> int:
         "allow_shell": args.allow_shell,
         "adb_server": args.adb_server,
         "poll_ms": args.poll_ms,
+        "self_adb": args.self_adb,
     }
     try:
         settings = load_settings(flags, config_file=args.config)

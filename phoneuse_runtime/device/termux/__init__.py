@@ -274,7 +274,7 @@ class TermuxDevice(Device):
                 "without the phone's own adb, only a URL can be opened (termux-open-url); "
                 f"this intent needs adb: {ENABLE_SELF_ADB}"
             )
-        await commands.run("termux-open-url", intent.data)
+        await commands.run_quiet("termux-open-url", intent.data)
         return IntentResult(handled_by="the phone's default handler", via="termux-open-url")
 
     # --- contacts --------------------------------------------------------------------------------
@@ -299,7 +299,7 @@ class TermuxDevice(Device):
     async def send_sms(self, number: str, body: str) -> str:
         # termux-sms-send exits 0 and prints nothing whether or not the phone sent it: SEND_MESSAGE
         # verifies against the sent box (sms_messages), as with every backend.
-        await commands.run("termux-sms-send", "-n", _number_arg(number), stdin=body)
+        await commands.run_quiet("termux-sms-send", "-n", _number_arg(number), stdin=body)
         return "termux-sms-send"
 
     async def sms_messages(self, where: SmsFilter = ANY_SMS) -> list[SmsMessage]:
@@ -345,7 +345,7 @@ class TermuxDevice(Device):
         return await self.call_log()
 
     async def place_call(self, number: str) -> str:
-        await commands.run("termux-telephony-call", number.strip())
+        await commands.run_quiet("termux-telephony-call", number.strip())
         self._placed = (time.time(), number)
         return "termux-telephony-call"
 
@@ -384,7 +384,7 @@ class TermuxDevice(Device):
 
     # --- clipboard, notifications --------------------------------------------------------------
     async def set_clipboard(self, text: str) -> str:
-        await commands.run("termux-clipboard-set", stdin=text)
+        await commands.run_quiet("termux-clipboard-set", stdin=text)
         return "termux-clipboard-set"
 
     async def get_clipboard(self) -> str:

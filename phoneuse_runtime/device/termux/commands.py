@@ -162,6 +162,14 @@ async def run(command: str, *args: str, stdin: str | None = None, cap_s: float =
     return out
 
 
+async def run_quiet(command: str, *args: str, stdin: str | None = None) -> None:
+    """A command that prints nothing when it works; what it does print is Termux:API's error
+    object (a permission not granted), raised as the failure it is."""
+    out = await run(command, *args, stdin=stdin)
+    if out.stdout.strip().startswith("{"):
+        parse_json(out)
+
+
 async def run_json(command: str, *args: str, cap_s: float = COMMAND_TIMEOUT_S) -> object:
     return parse_json(await run(command, *args, cap_s=cap_s))
 

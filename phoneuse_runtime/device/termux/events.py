@@ -61,6 +61,7 @@ class TermuxPollers:
         self.state_check_s = state_check_s
         self.factor = 1.0  # the current backoff
         self.why = "screen on or unknown, charging"
+        self.ticks = 0  # wake-ups of the loop, wanted or not
         self.polls = 0  # ticks that ran a command, for tests and figures
         self._checked_at: float | None = None
         self._sms_mark: int | None = None
@@ -80,6 +81,7 @@ class TermuxPollers:
 
     async def tick(self) -> None:
         """One poll of every wanted source; forgets those nobody wants any more."""
+        self.ticks += 1
         wanted = {t for t in POLLED if self.wanted(t)}
         if MESSAGES not in wanted:
             self._sms_mark = None

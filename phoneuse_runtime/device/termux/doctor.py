@@ -44,8 +44,12 @@ async def checks(settings: Settings) -> list[Check]:
     found = [await _api_check()]
     if found[0].status == "fail":
         return [*found, await _service_check(), *await _self_adb_checks(settings)]
+    listed: object = None
     for name, argv, needs in PERMISSION_PROBES:
-        found.append(await _probe(name, argv, needs))
+        check, answer = await _probe(name, argv, needs)
+        found.append(check)
+        if argv[0] == "termux-notification-list":
+            listed = answer
     found.append(
         Check(
             "send SMS and call permissions",
@@ -53,7 +57,7 @@ async def checks(settings: Settings) -> list[Check]:
             "SEND_SMS and CALL_PHONE are not checked (that would send or dial); Android asks on first use",
         )
     )
-    found.append(await _wake_lock_check())
+    found.append(_wake_lock_check(listed))
     found.append(await _service_check())
     found += await _self_adb_checks(settings)
     return found
@@ -78,30 +82,29 @@ async def _api_check() -> Check:
     return Check("Termux:API", "ok", f"the app answers (termux-battery-status in {took:.0f} ms)")
 
 
-async def _probe(name: str, argv: tuple[str, ...], needs: str) -> Check:
+async def _probe(name: str, argv: tuple[str, ...], needs: str) -> tuple[Check, object]:
+    """The check, and what the command printed (None when it failed)."""
     try:
-        await commands.run_json(argv[0], *argv[1:], cap_s=TIMEOUT_S)
+        answer = await commands.run_json(argv[0], *argv[1:], cap_s=TIMEOUT_S)
     except PermissionDenied as exc:
         fix = exc.message.split("grant it: ", 1)[-1]
-        return Check(name, "fail", exc.message.split("; grant it", 1)[0], fix)
+        return Check(name, "fail", exc.message.split("; grant it", 1)[0], fix), None
     except (Timeout, RuntimeFailure) as exc:
         fix = (
             "Settings > Notifications > Device & app notifications (notification access) > Termux:API"
             if argv[0] == "termux-notification-list"
             else f"run {argv[0]} in Termux and accept what Android asks"
         )
-        return Check(name, "fail", f"{argv[0]}: {exc.message}", fix)
-    return Check(name, "ok", f"{argv[0]} answers ({needs} granted)")
+        return Check(name, "fail", exc.message, fix), None
+    return Check(name, "ok", f"{argv[0]} answers ({needs} granted)"), answer
 
 
-async def _wake_lock_check() -> Check:
+def _wake_lock_check(listed: object) -> Check:
     """Termux's own notification says "wake lock held" while it holds one."""
     fix = "termux-wake-lock (the Termux:Boot script in termux/boot/ takes it at every boot)"
-    try:
-        listed = await commands.run_json("termux-notification-list", cap_s=TIMEOUT_S)
-    except RuntimeFailure as exc:
-        return Check("wake lock", "warn", f"cannot tell without notification access ({exc.message})", fix)
-    rows = listed if isinstance(listed, list) else []
+    if not isinstance(listed, list):
+        return Check("wake lock", "warn", "cannot tell without notification access", fix)
+    rows = listed
     for row in rows:
         termux = isinstance(row, dict) and row.get("packageName") == "com.termux"
         if termux and "wake lock held" in str(row.get("content", "")).lower():
@@ -155,14 +158,14 @@ async def _self_adb_checks(settings: Settings) -> list[Check]:
     except ConfigError as exc:
         return [Check("self-adb", "fail", str(exc), "self_adb = auto, off, PORT or HOST:PORT")]
     if finder.mode == "off":
-        return [
-            Check(
-                "self-adb", "ok", "self_adb is off: no UI actions (ui, screenshot, calendar, alarms, shell)"
-            )
-        ]
+        off = "self_adb is off: no UI actions (ui, screenshot, calendar, alarms, shell)"
+        return [Check("self-adb", "ok", off), await _phantom_unknown()]
     target = await finder.find()
     if target is None:
-        return [Check("self-adb", "warn", f"UI actions are unavailable: {finder.problem}", enable)]
+        return [
+            Check("self-adb", "warn", f"UI actions are unavailable: {finder.problem}", enable),
+            await _phantom_unknown(),
+        ]
     from ..adb.connection import Client, server_address
 
     host, port = server_address(settings.adb_server)
@@ -177,12 +180,32 @@ async def _self_adb_checks(settings: Settings) -> list[Check]:
     try:
         state = await asyncio.to_thread(reach)
     except Exception as exc:
-        return [Check("self-adb", "warn", f"{target}: {exc}", enable)]
+        return [Check("self-adb", "warn", f"{target}: {exc}", enable), await _phantom_unknown()]
     if state != "device":
-        return [Check("self-adb", "warn", f"{target}: {state}", enable)]
+        return [Check("self-adb", "warn", f"{target}: {state}", enable), await _phantom_unknown()]
     found = [Check("self-adb", "ok", f"the phone's own adb answers at {target}")]
     found.append(await asyncio.to_thread(_phantom_check, client, target))
     return found
+
+
+async def _phantom_unknown() -> Check:
+    """Without the phone's own adb the killer's setting cannot be read (device_config needs the
+    shell user); the Android version says whether there is one."""
+    try:
+        sdk_text = (await commands.run("getprop", "ro.build.version.sdk", cap_s=TIMEOUT_S)).stdout.strip()
+    except RuntimeFailure:
+        sdk_text = ""
+    if sdk_text.isdigit() and int(sdk_text) < 31:
+        return Check(
+            "phantom-process killer", "ok", f"Android SDK {sdk_text} has none (it came with Android 12)"
+        )
+    return Check(
+        "phantom-process killer",
+        "warn",
+        "cannot read it without the phone's own adb; unless you turned it off, Android 12+ kills "
+        "Termux's child processes past 32",
+        PHANTOM_FIX,
+    )
 
 
 def _phantom_check(client: object, serial: str) -> Check:
@@ -203,7 +226,8 @@ def _phantom_check(client: object, serial: str) -> Check:
         monitor = dev.shell("settings get global settings_enable_monitor_phantom_procs", timeout=TIMEOUT_S)
     except Exception as exc:
         return Check("phantom-process killer", "warn", f"cannot read it: {exc}", PHANTOM_FIX)
-    limit, monitor = limit.strip(), monitor.strip()
+    limit = limit.strip() if limit.strip().isdigit() else ""  # no device_config: Android 9 and older
+    monitor = monitor.strip()
     if limit == str(PHANTOM_OFF) or monitor == "false":
         return Check("phantom-process killer", "ok", "off (max_phantom_processes or the developer option)")
     return Check(

@@ -73,9 +73,10 @@ class SendMessageResult(ActionResult):
 
 def _verify_window(ctx: ActionContext, *, look_ms: float = 0.0) -> int:
     """How long to keep looking: the last look must end before the deadline, and a look takes
-    as long as reading the mark did (a subprocess on Termux: a few hundred ms), twice for safety."""
+    about as long as reading the mark did (a subprocess on Termux: a few hundred ms on a phone);
+    three times that leaves room for a slower one."""
     remaining = int((ctx.deadline - asyncio.get_running_loop().time()) * 1000)
-    return max(0, min(VERIFY_MS, remaining - 100 - int(2 * look_ms)))
+    return max(0, min(VERIFY_MS, remaining - 100 - int(3 * look_ms)))
 
 
 async def _sent_mark(ctx: ActionContext) -> tuple[int | None, str | None]:

@@ -28,7 +28,7 @@ async def test_a_silent_send_failure_answers_unverified(
 ) -> None:
     termux.update(lambda s: s.update(sms_send="silent"))
     client = await serve_termux()
-    result = await client.ok("SEND_MESSAGE", {"to": "+14155550102", "body": "hello"}, timeout_ms=2000)
+    result = await client.ok("SEND_MESSAGE", {"to": "+14155550102", "body": "hello"}, timeout_ms=3000)
     assert result["verified"] is False and result["message_id"] is None
     assert "no matching message reached the sent store" in result["verify_error"]
     assert termux.state()["sent_log"][0]["numbers"] == ["+14155550102"]

@@ -61,7 +61,8 @@ def main() -> None:
     path = Path(os.environ[ENV])
     with locked(path) as state:
         state["runs"].append([name, *sys.argv[1:]])
-        hang = "*" in state["hang"] or name in state["hang"]
+        # "*": the Termux:API app is missing, so every termux-* command waits (getprop does not).
+        hang = name in state["hang"] or ("*" in state["hang"] and name.startswith("termux-"))
         denied = [p for p in PERMISSIONS.get(name, []) if p in state["denied"]]
         no_access = name == "termux-notification-list" and not state["notification_access"]
     if hang or no_access:

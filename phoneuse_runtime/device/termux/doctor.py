@@ -160,7 +160,7 @@ async def _self_adb_checks(settings: Settings) -> list[Check]:
     if finder.mode == "off":
         off = "self_adb is off: no UI actions (ui, screenshot, calendar, alarms, shell)"
         return [Check("self-adb", "ok", off), await _phantom_unknown()]
-    target = await finder.find()
+    target = await finder.find(may_start=False)  # doctor only looks
     if target is None:
         return [
             Check("self-adb", "warn", f"UI actions are unavailable: {finder.problem}", enable),

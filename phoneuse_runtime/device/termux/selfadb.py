@@ -136,28 +136,42 @@ class SelfAdb:
             if not self.up:
                 try:
                     target = await self.find()
-                except Exception as exc:
+                except Exception as exc:  # discovery is best effort; `problem` keeps why for hints
                     target = None
                     self.problem = f"looking for the phone's own adb failed: {exc}"
                 if target is not None and (self.device is None or self.device.serial != target):
                     await self._use(target)
+                elif target is None and self.mode == "auto" and self.device is not None:
+                    # Gone, and announced nowhere: wireless debugging is off, and will come back
+                    # on another port. Stop redialling the old one; discovery finds the new one.
+                    await self._drop()
             await asyncio.sleep(self.retry_s)  # how often a missing self-adb is looked for again
 
-    async def find(self) -> str | None:
-        """The address of the phone's own adb (configured or discovered), or None with `problem` set."""
+    async def find(self, *, may_start: bool = True) -> str | None:
+        """The address of the phone's own adb (configured or discovered), or None with `problem` set.
+        With `may_start`, a local adb server that is not running is started (after a reboot none
+        is, and the pairing keys in ~/.android are all it needs)."""
         if self.mode not in ("auto", "off"):
             return self.mode
-        from ..adb.connection import Client, server_address
+        from ..adb.connection import Client, is_local, server_address, start_server
 
         host, port = server_address(self.adb_server)
         client = Client(host, port)
         try:
             attached = await asyncio.to_thread(client.attached)
-        except Exception as exc:
-            self.problem = (
+        except Exception as exc:  # adbutils raises several kinds; each means no server answers
+            problem = (
                 f"no adb server on {host}:{port} ({exc}); pkg install android-tools, then adb start-server"
             )
-            return None
+            if not (may_start and is_local(host)):
+                self.problem = problem
+                return None
+            try:
+                await asyncio.to_thread(start_server, host, port, timeout_s=MDNS_TIMEOUT_S)
+                attached = await asyncio.to_thread(client.attached)
+            except Exception:  # no adb binary, or it would not start
+                self.problem = problem
+                return None
         listed = local_serials([a.serial for a in attached if a.state == "device"])
         if listed:
             return listed[0]

@@ -106,3 +106,26 @@ def test_the_self_adb_setting() -> None:
             assert "self_adb must be auto, off, PORT or HOST:PORT" in str(exc)
         else:
             raise AssertionError(f"{bad!r} was accepted")
+
+
+async def test_auto_follows_wireless_debugging_to_its_new_port(
+    make_client: ServerFactory, fake_device_factory: FakeDeviceFactory, termux: FakeTermux
+) -> None:
+    first = fake_device_factory(FakePhone())
+    device = _termux_device(first, self_adb="auto")
+    client = await make_client(device=device, poll_ms=100)
+    await wait_until(lambda: UI in device.capabilities, within_s=30)
+    events = Events(client, ["DEVICE_CONNECTED", "DEVICE_DISCONNECTED"])
+    try:
+        since = time.monotonic()
+        first.adbd.drop()  # wireless debugging off (a Wi-Fi change)
+        _, lost = await events.next("DEVICE_DISCONNECTED", after=since, within_s=30)
+        await wait_until(lambda: device.self_adb.device is None, within_s=30)  # no redialling
+        response = await client.execute("DUMP_UI")
+        assert response.error.startswith("UNSUPPORTED: DUMP_UI: this device (termux) lacks the 'ui'")
+        second = fake_device_factory(FakePhone())  # on again, on another port
+        _, found = await events.next("DEVICE_CONNECTED", after=since, within_s=30)
+    finally:
+        events.close()
+    assert lost["serial"] == first.serial and found["serial"] == second.serial
+    assert (await client.ok("DUMP_UI"))["package"] == seed.LAUNCHER

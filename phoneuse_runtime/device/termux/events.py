@@ -23,7 +23,8 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from ...errors import RuntimeFailure
-from ...events import CallStateChanged, EventSink, MessageReceived, NotificationPosted
+from ...events import CallStateChanged, EventSink
+from ..adb.events import report_messages, report_notifications
 from ..base import SYSTEM_SOURCE, CallRecord, CallState
 
 if TYPE_CHECKING:
@@ -127,32 +128,11 @@ class TermuxPollers:
             self._sms_mark = await self.phone.highest_sms_id(box="inbox")
             return
         arrived = await self.phone.new_inbox(self._sms_mark)
-        for message in sorted(arrived, key=lambda m: int(m.id)):
-            self._sms_mark = max(self._sms_mark, int(message.id))
-            payload = MessageReceived.model_validate(
-                {
-                    "from": message.address,
-                    "body": message.body,
-                    "app": "sms",
-                    "thread_id": message.thread_id,
-                    "message_id": message.id,
-                }
-            )
-            self.emit(payload.to_event(SYSTEM_SOURCE))
+        self._sms_mark = report_messages(self.emit, arrived, self._sms_mark)
 
     async def _notifications(self) -> None:
         listed = await self.phone.notifications()
-        keys = {n.key for n in listed}
-        seen, self._notification_keys = self._notification_keys, keys
-        if seen is None:
-            return
-        for n in listed:
-            if n.key not in seen:
-                self.emit(
-                    NotificationPosted(package=n.package, title=n.title, text=n.text, key=n.key).to_event(
-                        SYSTEM_SOURCE
-                    )
-                )
+        self._notification_keys = report_notifications(self.emit, listed, self._notification_keys)
 
     async def _calls(self) -> None:
         if self.phone.self_adb.up:

@@ -129,3 +129,31 @@ async def test_auto_follows_wireless_debugging_to_its_new_port(
         events.close()
     assert lost["serial"] == first.serial and found["serial"] == second.serial
     assert (await client.ok("DUMP_UI"))["package"] == seed.LAUNCHER
+
+
+async def test_polling_backs_off_while_the_screen_is_off(
+    make_client: ServerFactory, fake_device_factory: FakeDeviceFactory, termux: FakeTermux
+) -> None:
+    phone = FakePhone()
+    phone.state.screen_on = False
+    fake = fake_device_factory(phone)
+    device = TermuxDevice(
+        self_adb=fake.serial,
+        adb_server=f"127.0.0.1:{fake.adb_port}",
+        poll_ms=100,
+        self_adb_retry_s=0.2,
+        state_check_s=0.2,
+    )
+    client = await make_client(device=device, poll_ms=100)
+    await wait_until(lambda: UI in device.capabilities, within_s=30)
+    pollers = device.pollers
+    assert pollers is not None
+    events = Events(client, ["NOTIFICATION_POSTED"])
+    try:
+        await wait_until(lambda: pollers.factor == 5.0)  # dumpsys power: mWakefulness=Asleep
+        assert pollers.why == "screen off" and abs(pollers.interval_s - 0.5) < 1e-9
+        phone.state.screen_on = True
+        await wait_until(lambda: pollers.factor == 1.0)
+        assert pollers.why == "screen on"
+    finally:
+        events.close()

@@ -107,7 +107,7 @@ def main() -> None:
             p.name,
             f"{p.seconds:.0f}",
             f"{p.cpu_s:.2f} ({p.cpu_s / p.seconds * 100:.2f} %)",
-            f"{p.children_cpu_s:.2f}",
+            f"{max(p.children_cpu_s, 0.0):.2f}",
             f"{p.rss / MIB:.1f}",
             str(p.runs),
         ]

@@ -3,6 +3,7 @@ fake `termux-*` commands (no self-adb: self_adb is off)."""
 
 from __future__ import annotations
 
+import grpc
 import pytest
 
 from phoneuse_runtime.rpc import protocol_pb2 as pb
@@ -119,3 +120,16 @@ async def test_open_app_needs_self_adb(serve_termux: TermuxServe) -> None:
     client = await serve_termux()
     response = await client.execute("OPEN_APP", {"name": "Chrome"})
     assert response.error.startswith("UNSUPPORTED: listing apps needs the phone's own adb")
+
+
+async def test_add_contact_and_app_state_need_self_adb(serve_termux: TermuxServe, termux: FakeTermux) -> None:
+    client = await serve_termux()
+    response = await client.execute("ADD_CONTACT", {"name": "Carol", "phone": "+15550100"})
+    assert response.error.startswith(
+        "UNSUPPORTED: adding a contact (Termux:API cannot) needs the phone's own adb"
+    )
+    with pytest.raises(grpc.aio.AioRpcError) as raised:
+        await client.query(pb.APP_STATE)
+    assert raised.value.code() == grpc.StatusCode.UNIMPLEMENTED
+    assert "listing apps needs the phone's own adb" in (raised.value.details() or "")
+    assert {"Carol"} - {c["name"] for c in termux.state()["contacts"]} == {"Carol"}

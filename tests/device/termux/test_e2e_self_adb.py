@@ -8,6 +8,7 @@ import time
 from phoneuse_runtime.capabilities import UI
 from phoneuse_runtime.device.termux import TermuxDevice
 from phoneuse_runtime.device.termux.selfadb import local_serials, parse_mdns, parse_self_adb
+from phoneuse_runtime.rpc import protocol_pb2 as pb
 from tests.conftest import ServerFactory
 from tests.device.adb.test_e2e_faults import Events
 from tests.device.termux.test_e2e_events import wait_until
@@ -36,7 +37,7 @@ async def test_ui_goes_through_the_phones_own_adb_and_sms_through_termux(
     phone = FakePhone()
     fake = fake_device_factory(phone)
     device = _termux_device(fake, self_adb=fake.serial)
-    client = await make_client(device=device, poll_ms=100)
+    client = await make_client(device=device, poll_ms=100, allow_shell=True)
     await wait_until(lambda: UI in device.capabilities, within_s=30)
     dump = await client.ok("DUMP_UI")
     assert dump["package"] == seed.LAUNCHER
@@ -51,6 +52,15 @@ async def test_ui_goes_through_the_phones_own_adb_and_sms_through_termux(
     assert sent["via"] == "termux-sms-send" and sent["verified"] is True
     assert termux.state()["sent_log"][0]["body"] == "via termux"
     assert (await client.ok("END_CALL"))["ended"] is False  # dumpsys telephony.registry: idle
+    # Contacts come from the provider through adb then: ADD_CONTACT reads back what it stored.
+    added = await client.ok("ADD_CONTACT", {"name": "Carol Danvers", "phone": "+15550100077"})
+    assert added["verified"] is True and added["via"] == "content insert"
+    rows, total, _ = await client.query(pb.CONTACTS, {"name": "Carol"})
+    assert total == 1 and rows[0]["id"] == added["contact_id"]
+    apps, _, _ = await client.query(pb.APP_STATE)
+    assert apps[0]["package"] == seed.SETTINGS and apps[0]["foreground"] is True
+    shell = await client.ok("SHELL", {"command": "echo from-the-phone"})
+    assert shell["stdout"].strip() == "from-the-phone"
 
 
 async def test_self_adb_that_comes_up_later_gains_ui_with_device_connected(

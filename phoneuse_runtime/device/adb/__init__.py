@@ -105,6 +105,7 @@ CONNECT_S = 45.0  # for setting up a phone that answers (props, the uiautomator2
 DEFAULT_CALL_S = 10.0  # a call's budget outside any action (pollers, start-up reads)
 SEND_BUTTON_S = 8.0  # how long SEND_MESSAGE looks for the messaging app's send button
 SCREENSHOT_REMOTE = "/data/local/tmp/phoneuse-screen.png"
+RUNNING_MARK = "--phoneuse-ps--"  # between the two outputs of running_apps' one shell command
 
 # The send button of the SMS apps the runtime knows, most specific first; then any element
 # whose description starts with "Send" (what accessibility requires of an icon button).
@@ -496,8 +497,11 @@ class AdbDevice(Device):
     async def foreground(self) -> Foreground:
         return await self._call("reading the foreground app", self._foreground)
 
-    def _foreground(self, budget: Budget) -> Foreground:
-        found = dumpsys.parse_window_focus(self._sh(budget, command("dumpsys", "window", "windows")).stdout)
+    def _foreground(self, budget: Budget, windows: str | None = None) -> Foreground:
+        """From `dumpsys window windows` (read here unless given), else the resumed activity."""
+        if windows is None:
+            windows = self._sh(budget, command("dumpsys", "window", "windows")).stdout
+        found = dumpsys.parse_window_focus(windows)
         if found is None:
             found = dumpsys.parse_resumed_activity(
                 self._sh(budget, command("dumpsys", "activity", "activities")).stdout
@@ -509,11 +513,22 @@ class AdbDevice(Device):
     async def running_packages(self) -> list[str]:
         return await self._call("listing running apps", self._running)
 
-    def _running(self, budget: Budget) -> list[str]:
-        output = self._sh(budget, command("ps", "-A")).stdout
-        if len(output.strip().splitlines()) <= 1:  # before Android 8, ps lists all without -A
+    def _running(self, budget: Budget, output: str | None = None) -> list[str]:
+        """From `ps -A` (read here unless given); before Android 8, ps lists all without -A."""
+        if output is None:
+            output = self._sh(budget, command("ps", "-A")).stdout
+        if len(output.strip().splitlines()) <= 1:
             output = self._sh(budget, "ps").stdout
         return dumpsys.parse_ps_packages(output)
+
+    async def running_apps(self) -> tuple[Foreground, list[str]]:
+        def read(budget: Budget) -> tuple[Foreground, list[str]]:
+            # One shell stream for both; the marker cannot occur in either output.
+            both = self._sh(budget, f"dumpsys window windows; echo {RUNNING_MARK}; ps -A").stdout
+            windows, _, processes = both.partition(RUNNING_MARK)
+            return self._foreground(budget, windows), self._running(budget, processes)
+
+        return await self._call("reading the running apps", read)
 
     async def launch_app(self, package: str) -> Foreground:
         apps.check_package(package)

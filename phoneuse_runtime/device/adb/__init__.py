@@ -76,6 +76,7 @@ from . import apps, dumpsys, providers
 from .connection import (
     STATE_ADVICE,
     Client,
+    Tracker,
     choose_serial,
     device_serial,
     is_local,
@@ -179,7 +180,8 @@ class AdbDevice(Device):
         self._limits = providers.SortLimits()
         self._pollers: Pollers | None = None
         self._tasks: list[asyncio.Task[None]] = []
-        self._check_now = asyncio.Event()
+        self._check_now = asyncio.Event()  # check the link (or retry connecting) now
+        self._tracker: Tracker | None = None
         self._closing = False
 
     # --- lifecycle -------------------------------------------------------------
@@ -188,6 +190,14 @@ class AdbDevice(Device):
         await self._ensure_server()
         self.serial = await self._choose_serial()
         self.worker.start()
+        loop = asyncio.get_running_loop()
+
+        def tracked(state: str) -> None:  # on the tracker's thread
+            with contextlib.suppress(RuntimeError):  # the loop is closing
+                loop.call_soon_threadsafe(self._tracked, state)
+
+        self._tracker = Tracker(self.client, self.serial, tracked)
+        self._tracker.start()
         self._pollers = Pollers(self, emit, wanted, poll_ms=self.poll_ms, on_failure=self._failed)
         try:
             await self._connect()
@@ -208,6 +218,8 @@ class AdbDevice(Device):
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._tasks = []
+        if self._tracker is not None:
+            await asyncio.to_thread(self._tracker.stop)
         if self.u2 is not None:
             self.u2.stop()
         self.worker.stop()
@@ -347,8 +359,18 @@ class AdbDevice(Device):
                 reason = exc.message if isinstance(exc, RuntimeFailure) else str(exc)
                 log.debug("reconnecting to %s failed (%s); next try in %.2f s", self.serial, reason, backoff)
                 self.link.lost(reason=reason)
-                await asyncio.sleep(backoff)  # the reconnect backoff (RECONNECT_FIRST_S..RECONNECT_MAX_S)
+                # The reconnect backoff (RECONNECT_FIRST_S..RECONNECT_MAX_S), cut short when adb
+                # reports the phone back.
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self._check_now.wait(), timeout=backoff)
+                self._check_now.clear()
                 backoff = min(backoff * 2, RECONNECT_MAX_S)
+
+    def _tracked(self, state: str) -> None:
+        """adb's track-devices changed the phone's state: look now rather than at the next poll."""
+        if (state != "device") == self.link.up:
+            log.debug("adb reports %s as %s", self.serial, state)
+            self._check_now.set()
 
     async def _state_problem(self) -> str | None:
         """Why the phone is not usable now, or None while adb says it is a ready device."""

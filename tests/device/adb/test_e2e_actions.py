@@ -4,6 +4,7 @@ fake adbd and fake phone behind the real adb server; each test asserts what the 
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 from datetime import datetime, timezone
 from typing import Any
@@ -260,6 +261,18 @@ async def test_create_event_through_the_app_when_the_provider_refuses_adb(serve_
     assert insert.extras["title"] == "Dentist: 3:00 'sharp'"
     assert s.state.log.taps[-1].target.endswith(":id/save")
     assert any(e.title == "Dentist: 3:00 'sharp'" for e in s.state.events)
+
+
+async def test_screenshot_falls_back_to_screencap_through_sync(serve_adb: AdbServe) -> None:
+    s = await serve_adb()
+    s.state.faults.u2_screenshot_null = True
+    streams = len(s.opened())
+    shot = await s.client.ok("SCREENSHOT")
+    assert shot["via"] == "screencap" and shot["format"] == "png"
+    assert (shot["width"], shot["height"]) == s.state.screen_size
+    assert base64.b64decode(shot["image_base64"]).startswith(b"\x89PNG")
+    opened = s.opened()[streams:]
+    assert any("screencap -p" in o for o in opened) and any(o.startswith("sync") for o in opened)
 
 
 async def test_create_event_in_a_named_time_zone(serve_adb: AdbServe) -> None:

@@ -11,8 +11,9 @@ How it is put together:
 - ui.py speaks to the uiautomator2 server; events.py polls for events.
 
 The link: `start` connects once (for a `host:port` serial, `adb connect` first), then a monitor
-checks `get-state` every `LINK_CHECK_S` (and at once after a call failed like a lost phone):
-adb 29 does not report a dropped network device on track-devices. While the phone is lost,
+checks `get-state` every `LINK_CHECK_S`, and at once after a call failed like a lost phone or
+when adb's track-devices reports the phone gone or back (a USB phone unplugged is seen at once;
+adb 29 does not report a dropped network device there, hence the rest). While the phone is lost,
 the monitor reconnects with a backoff capped at `RECONNECT_MAX_S`, and reports each change on
 `self.link` (DEVICE_DISCONNECTED / DEVICE_CONNECTED, health, fast failures).
 """

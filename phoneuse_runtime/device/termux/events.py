@@ -8,6 +8,9 @@ subscribes to them (nothing is run while nobody listens):
   prints the call state), so each new row of `termux-call-log` is reported as the call with
   that number going back to `idle`.
 
+A source whose command does not answer within its budget, or lacks its permission, rests for
+`REST_S` (a permission granted meanwhile is picked up then); the others go on.
+
 Backing off: every `STATE_CHECK_S` while it polls, the loop looks at the screen (`dumpsys power`
 through the phone's own adb) and the battery (`termux-battery-status`): with the screen off it
 polls `SCREEN_OFF_FACTOR` times less often, and with the screen's state unknown (no self-adb)
@@ -22,10 +25,10 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from ...errors import RuntimeFailure
+from ...errors import DeviceUnavailable, PermissionDenied, RuntimeFailure, Timeout
 from ...events import CallStateChanged, EventSink
 from ..adb.events import report_messages, report_notifications
-from ..base import SYSTEM_SOURCE, CallRecord, CallState
+from ..base import SYSTEM_SOURCE, CallRecord, CallState, reset_deadline, set_deadline
 
 if TYPE_CHECKING:
     from . import TermuxDevice
@@ -38,6 +41,11 @@ CALLS = "CALL_STATE_CHANGED"
 POLLED = (MESSAGES, NOTIFICATIONS, CALLS)
 
 STATE_CHECK_S = 30.0
+# A poll of one source gets this long (20 polls' worth, 2 to 10 s), and a source whose command
+# did not answer (notification access not granted: termux-notification-list never returns) is
+# left alone for REST_S, so that it does not hold up the others on every tick.
+POLL_BUDGET_MIN_S, POLL_BUDGET_MAX_S = 2.0, 10.0
+REST_S = 60.0
 SCREEN_OFF_FACTOR = 5.0
 ON_BATTERY_FACTOR = 2.0
 MAX_INTERVAL_S = 30.0
@@ -70,6 +78,8 @@ class TermuxPollers:
         self._call_state: CallState | None = None
         self._call_mark: tuple[int, set[str]] | None = None
         self._logged: set[str] = set()
+        self.budget_s = min(POLL_BUDGET_MAX_S, max(POLL_BUDGET_MIN_S, 20 * self.poll_s))
+        self.resting: dict[str, float] = {}  # source -> time.monotonic() it may be polled again
 
     @property
     def interval_s(self) -> float:
@@ -105,6 +115,10 @@ class TermuxPollers:
         self.polls += 1
 
     async def _guard(self, what: str, poll: Callable[[], Awaitable[None]]) -> None:
+        if self.resting.get(what, 0.0) > time.monotonic():
+            return
+        # The poll runs under a deadline of its own, which every command it runs honours.
+        token = set_deadline(time.monotonic() + self.budget_s)
         try:
             await poll()
         except RuntimeFailure as failure:
@@ -112,6 +126,10 @@ class TermuxPollers:
             if key not in self._logged:  # once per kind, not once a second
                 self._logged.add(key)
                 log.warning("polling %s failed: %s", what, failure.message)
+            if isinstance(failure, (Timeout, DeviceUnavailable, PermissionDenied)):
+                self.resting[what] = time.monotonic() + REST_S
+        finally:
+            reset_deadline(token)
 
     async def _back_off(self) -> None:
         screen_on = await self.phone.screen_on()

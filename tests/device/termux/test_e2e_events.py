@@ -97,3 +97,25 @@ async def test_polling_backs_off_on_battery_when_the_screen_cannot_be_seen(
         assert "on battery" in pollers.why
     finally:
         events.close()
+
+
+async def test_a_source_that_never_answers_rests_and_the_others_go_on(
+    serve_termux: TermuxServe, termux: FakeTermux
+) -> None:
+    termux.update(lambda s: s.update(notification_access=False))  # notification-list never returns
+    client = await serve_termux(poll_ms=100)
+    pollers = _device(client).pollers
+    assert pollers is not None and pollers.budget_s == 2.0
+    events = Events(client, ["MESSAGE_RECEIVED", "NOTIFICATION_POSTED"])
+    try:
+        await wait_until(lambda: "notifications" in pollers.resting)
+        polls = pollers.polls
+        await wait_until(lambda: pollers.polls >= polls + 2)  # the SMS source took stock meanwhile
+        since = time.monotonic()
+        termux.receive_sms("+14155550199", "still here")
+        _, message = await events.next("MESSAGE_RECEIVED", after=since, within_s=10)
+    finally:
+        events.close()
+    assert message["body"] == "still here"
+    listed = [run for run in termux.state()["runs"] if run[0] == "termux-notification-list"]
+    assert len(listed) == 1  # tried once, then left alone

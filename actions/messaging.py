@@ -97,7 +97,8 @@ async def _send_sms(ctx: ActionContext, number: str, body: str) -> tuple[str | N
         return None, unreadable, via
     # Only rows past the mark: each look reads what is new, not the whole store. The number is
     # compared here, loosely: a phone stores the address its own way ("+14155550101" for
-    # "+1 415 555 0101"), and its provider compares them exactly. Every box, to see a failed send.
+    # "+1 415 555 0101"), and its provider compares them exactly. The body too, less the
+    # whitespace around it, which Termux:API trims before sending. Every box, to see a failed send.
     since = SmsFilter(above_id=mark)
 
     async def look() -> SmsMessage | None:
@@ -106,7 +107,9 @@ async def _send_sms(ctx: ActionContext, number: str, body: str) -> tuple[str | N
             (
                 m
                 for m in reversed(rows)  # the oldest new row first: the one this send made
-                if m.box in ("sent", "failed") and m.body == body and same_number(m.address, number)
+                if m.box in ("sent", "failed")
+                and m.body.strip() == body.strip()
+                and same_number(m.address, number)
             ),
             None,
         )

@@ -24,6 +24,16 @@ async def test_send_message_is_sent_and_verified_in_the_sent_box(
     assert result["via"] == "termux-sms-send"
 
 
+async def test_a_body_termux_api_trims_is_still_verified(
+    serve_termux: TermuxServe, termux: FakeTermux
+) -> None:
+    client = await serve_termux()
+    result = await client.ok("SEND_MESSAGE", {"to": "+14155550102", "body": "  padded\n"})
+    assert result["verified"] is True
+    stored = next(m for m in termux.state()["sms"] if str(m["_id"]) == result["message_id"])
+    assert stored["body"] == "padded"  # WithStringInput.trimInput(): the app sends it trimmed
+
+
 async def test_a_silent_send_failure_answers_unverified(
     serve_termux: TermuxServe, termux: FakeTermux
 ) -> None:

@@ -153,19 +153,24 @@ class TermuxDevice(Device):
 
     def capability_hint(self, capability: str) -> str:
         if capability in ADB_CAPABILITIES:
-            problem = self.self_adb.problem
-            return f"it needs the phone's own adb, which is not connected ({problem}): {ENABLE_SELF_ADB}"
+            return f"it needs {self._missing_adb()}"
         return super().capability_hint(capability)
 
     def _adb(self, what: str) -> AdbDevice:
         """The phone's own adb for `what`, or Unsupported with how to turn it on."""
         device = self.self_adb.device
         if device is None or not device.link.up:
-            raise Unsupported(
-                f"{what} needs the phone's own adb, which is not connected ({self.self_adb.problem}): "
-                f"{ENABLE_SELF_ADB}"
-            )
+            raise Unsupported(f"{what} needs {self._missing_adb()}")
         return device
+
+    def _missing_adb(self) -> str:
+        """What is missing and how to get it, for UNSUPPORTED answers."""
+        if self.self_adb.mode == "off":
+            return (
+                "the phone's own adb, which self_adb = off turns off: set it to auto (--self-adb auto), "
+                + (ENABLE_SELF_ADB.split(", and the runtime", 1)[0])
+            )
+        return f"the phone's own adb, which is not connected ({self.self_adb.problem}): {ENABLE_SELF_ADB}"
 
     def _adb_if_up(self) -> AdbDevice | None:
         device = self.self_adb.device
@@ -272,7 +277,7 @@ class TermuxDevice(Device):
         if not plain_view:
             raise Unsupported(
                 "without the phone's own adb, only a URL can be opened (termux-open-url); "
-                f"this intent needs adb: {ENABLE_SELF_ADB}"
+                f"this intent needs {self._missing_adb()}"
             )
         await commands.run_quiet("termux-open-url", intent.data)
         return IntentResult(handled_by="the phone's default handler", via="termux-open-url")

@@ -123,6 +123,7 @@ async def test_ui_and_adb_actions_are_unsupported_with_a_hint_without_self_adb(
     response = await client.execute(action, params)
     assert not response.success and response.error.startswith("UNSUPPORTED: ")
     assert "the phone's own adb" in response.error and "Wireless debugging" in response.error
+    assert "self_adb = off turns off: set it to auto (--self-adb auto)" in response.error
     assert len(termux.state()["runs"]) == runs_before  # refused before any handler ran a command
 
 

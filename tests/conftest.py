@@ -99,7 +99,12 @@ async def make_client(tmp_path: Path) -> AsyncIterator[ServerFactory]:
         **overrides: Any,
     ) -> Client:
         settings = replace(
-            Settings(data_dir=tmp_path / f"data{len(started)}", grpc_listen="127.0.0.1:0"), **overrides
+            Settings(
+                data_dir=tmp_path / f"data{len(started)}",
+                grpc_listen="127.0.0.1:0",
+                gateway=False,  # tests/gateway/ starts it; the runtime's own tests see no gateway
+            ),
+            **overrides,
         )
         parts = [*default_components(settings, token=TOKEN), *components]
         app = await build_app(settings, token=TOKEN, device=device, policies=policies, components=parts)

@@ -33,7 +33,7 @@ CHAT_TYPES = [
 ]
 MAX_MEDIA = 1000
 
-ids = st.integers(0, 2**31)
+ids = st.integers(2**20, 2**31)  # above the ids the test client numbers its own requests with
 unknown = st.text(max_size=12).filter(lambda s: s not in KNOWN).map(lambda s: f"x:{s}")
 junk = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=10),
@@ -93,34 +93,25 @@ refused_requests = st.one_of(
     request("media.upload.end", st.fixed_dictionaries({"media_ref": st.text(), "sha256": st.text()})),
     request("media.pull", st.fixed_dictionaries({"media_id": unknown})),
 )
-# Payloads of the wrong shape for every chat frame type.
-wrong_shapes = st.builds(
-    lambda t, p, i: frame(t, p, id=i),
-    st.sampled_from(CHAT_TYPES),
-    st.dictionaries(
-        st.sampled_from(
-            [
-                "text",
-                "media_refs",
-                "reply_to",
-                "limit",
-                "before_message_id",
-                "query",
-                "scope",
-                "message_id",
-                "name",
-                "kind",
-                "parent_chat_id",
-                "media_ref",
-                "size",
-                "sha256",
-                "media_id",
-            ]
-        ),
-        st.lists(st.integers(), min_size=1) | st.just({"x": 1}) | st.booleans().map(lambda b: [b]),
-        min_size=1,
-    ),
-    ids,
+# Payloads with a field of the wrong type, for every chat frame type that has fields.
+FIELDS = {
+    "message.send": ["text", "media_refs", "reply_to"],
+    "history": ["limit", "before_message_id"],
+    "search": ["query", "scope"],
+    "read.receipt": ["message_id", "chat_id"],
+    "channel.create": ["name", "kind", "parent_chat_id"],
+    "channel.rename": ["name"],
+    "media.upload.start": ["media_ref", "size", "kind"],
+    "media.upload.end": ["media_ref", "sha256"],
+    "media.pull": ["media_id"],
+}
+wrong_values = st.lists(st.integers(), min_size=1) | st.just({"x": 1}) | st.booleans().map(lambda b: [b])
+wrong_shapes = st.sampled_from(sorted(FIELDS)).flatmap(
+    lambda t: st.builds(
+        lambda payload, i: frame(t, payload, id=i),
+        st.dictionaries(st.sampled_from(FIELDS[t]), wrong_values, min_size=1),
+        ids,
+    )
 )
 broken_envelopes = st.one_of(
     st.builds(

@@ -16,7 +16,7 @@ import hmac
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal, get_args
 
 from pydantic import Field
 
@@ -191,10 +191,13 @@ async def pull(session: Session, request: Request, payload: PullPayload) -> None
 
 
 async def store_media(
-    gateway: Gateway, data: bytes, *, kind: MediaKind, mime: str, filename: str | None = None
+    gateway: Gateway, data: bytes, *, kind: str, mime: str, filename: str | None = None
 ) -> dict[str, Any]:
     """Keeps media the server produced (a screenshot, ...); its `media_ref` (schema), for a
-    `media.offer` (`offer_media`) or a message's `media`."""
+    `media.offer` (`offer_media`) or a message's `media`. ValueError for a kind the schema
+    does not name."""
+    if kind not in get_args(MediaKind):
+        raise ValueError(f"kind must be one of {', '.join(get_args(MediaKind))}, got {kind!r}")
     media_id = media_store.new_media_id()
     path = _file(gateway, media_id)
 

@@ -1,13 +1,13 @@
 """Messages: `message.send` (stored, answered, broadcast, then handed to the listeners),
-`history`, `search` and `read.receipt`; and `store_message` / `post_message`, with which the
-other parts put the assistant's and the system's messages in the chat."""
+`history`, `search` and `read.receipt`; and `store_message`, behind `ChatPart.post_message`,
+with which the other parts put the assistant's and the system's messages in the chat."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import sqlite3
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from pydantic import Field
 
@@ -88,6 +88,7 @@ def _store_send(
             reply_to=payload.reply_to,
             media=media,
             pairing_id=session.pairing_id,
+            device_id=session.device_id,
         )
         if request.id is not None:
             store.record_send(conn, session.pairing_id, request.id, digest, message.message_id)
@@ -177,7 +178,7 @@ async def read_receipt(session: Session, request: Request, payload: ReadReceiptP
 async def store_message(
     gateway: Gateway,
     *,
-    role: ServerRole,
+    role: str,
     text: str,
     chat_id: str | None = None,
     thread_id: str | None = None,
@@ -192,7 +193,10 @@ async def store_message(
     stream) in the chat named (the default channel when None), without sending it anywhere.
 
     Raises GatewayError("not_found") for an unknown chat, thread or `reply_to`, and ValueError
-    for a `message_id` already taken (one id never names two contents)."""
+    for a role that is not the server's or a `message_id` already taken (one id never names two
+    contents)."""
+    if role not in get_args(ServerRole):
+        raise ValueError(f"role must be one of {', '.join(get_args(ServerRole))}, got {role!r}")
 
     def insert(conn: sqlite3.Connection) -> StoredMessage:
         scope = store.resolve(conn, chat_id, thread_id)
@@ -212,38 +216,3 @@ async def store_message(
             )
 
     return await gateway.db.run(insert)
-
-
-async def post_message(
-    gateway: Gateway,
-    *,
-    role: ServerRole,
-    text: str,
-    chat_id: str | None = None,
-    thread_id: str | None = None,
-    message_id: str | None = None,
-    reasoning: str | None = None,
-    model: str | None = None,
-    tokens: int | None = None,
-    reply_to: str | None = None,
-    media: list[dict[str, Any]] | None = None,
-) -> StoredMessage:
-    """`store_message`, then its `message` frame to every one of the owner's devices (through
-    their outboxes: a `message` is never dropped)."""
-    message = await store_message(
-        gateway,
-        role=role,
-        text=text,
-        chat_id=chat_id,
-        thread_id=thread_id,
-        message_id=message_id,
-        reasoning=reasoning,
-        model=model,
-        tokens=tokens,
-        reply_to=reply_to,
-        media=media,
-    )
-    await gateway.broadcast(
-        "message", message.payload(), chat_id=message.chat_id, thread_id=message.thread_id
-    )
-    return message

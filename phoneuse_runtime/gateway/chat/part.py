@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...components import Contribution
 from .handlers import HANDLERS
-from .store import StoredMessage, create_tables
+from .store import StoredMessage, create_tables, default_chat_id, get_channel
 
 if TYPE_CHECKING:
     from ..server import Gateway
@@ -53,6 +53,74 @@ class ChatPart:
         sender's frame loop: one that has slow work to do hands it to `gateway.spawn`."""
         self.listeners.append(listener)
         return listener
+
+    async def post_message(
+        self,
+        *,
+        chat_id: str | None,
+        thread_id: str | None,
+        role: str,
+        text: str,
+        reasoning: str | None = None,
+        reply_to: str | None = None,
+        model: str | None = None,
+        tokens: int | None = None,
+        media: Sequence[dict[str, Any]] = (),
+        message_id: str | None = None,
+        announce: bool = True,
+    ) -> StoredMessage:
+        """Stores a message of the server's side (role assistant, system or cron) in the chat
+        named (the default channel when None or empty), under `message_id` when given (the id a
+        stream used); with `announce`, broadcasts its `message` frame to every device of the
+        owner (outboxed). GatewayError("not_found") for an unknown chat, thread or reply_to;
+        ValueError for a role that is not the server's, or a message_id already taken."""
+        from .messages import store_message
+
+        message = await store_message(
+            self.gateway,
+            role=role,
+            text=text,
+            chat_id=chat_id or None,
+            thread_id=thread_id or None,
+            message_id=message_id,
+            reasoning=reasoning,
+            model=model,
+            tokens=tokens,
+            reply_to=reply_to,
+            media=list(media),
+        )
+        if announce:
+            await self.gateway.broadcast(
+                "message", message.payload(), chat_id=message.chat_id, thread_id=message.thread_id
+            )
+        return message
+
+    async def store_media(
+        self, data: bytes, *, kind: str, mime: str, filename: str | None = None
+    ) -> dict[str, Any]:
+        """Keeps media the server produced (a screenshot): its `media_ref` (schema), which
+        `media.pull` serves, for a `media.offer` (`offer_media`) or a message's `media`.
+        ValueError for a kind the schema does not name."""
+        from .media import store_media
+
+        return await store_media(self.gateway, data, kind=kind, mime=mime, filename=filename)
+
+    async def offer_media(
+        self, media: dict[str, Any], *, chat_id: str | None = None, thread_id: str | None = None
+    ) -> None:
+        """Announces stored media (`media.offer`) to every connected device, in the chat named
+        (the default channel when None); the app pulls the bytes with `media.pull`."""
+        from .media import offer_media
+
+        await offer_media(self.gateway, media, chat_id=chat_id or None, thread_id=thread_id or None)
+
+    async def chat_exists(self, chat_id: str) -> bool:
+        """Whether `chat_id` names a channel or a thread."""
+        return await self.gateway.db.run(lambda c: get_channel(c, chat_id) is not None)
+
+    async def default_chat_id(self) -> str:
+        """The channel that is the default now (a request without a chat_id means it)."""
+        return await self.gateway.db.run(default_chat_id)
 
     async def notify(self, session: Session, message: StoredMessage) -> None:
         for listener in list(self.listeners):

@@ -52,6 +52,7 @@ CREATE TABLE IF NOT EXISTS chat_messages (
     reply_to TEXT,
     media TEXT NOT NULL DEFAULT '[]',
     pairing_id TEXT,
+    device_id TEXT,
     ts INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS chat_messages_scope ON chat_messages (chat_id, thread_id, seq);
@@ -257,7 +258,8 @@ class StoredMessage:
     tokens: int | None = None
     reply_to: str | None = None
     media: list[dict[str, Any]] = field(default_factory=list)
-    pairing_id: str | None = None  # the device that sent it, for a user message
+    pairing_id: str | None = None  # the device that sent it (a user message): its pairing,
+    device_id: str | None = None  # and what the app calls itself
 
     @property
     def scope(self) -> Scope:
@@ -290,6 +292,7 @@ class StoredMessage:
             reply_to=row["reply_to"],
             media=json.loads(row["media"]),
             pairing_id=row["pairing_id"],
+            device_id=row["device_id"],
         )
 
 
@@ -310,6 +313,7 @@ def insert_message(
     reply_to: str | None = None,
     media: list[dict[str, Any]] | None = None,
     pairing_id: str | None = None,
+    device_id: str | None = None,
 ) -> StoredMessage:
     """Stores one message (in the caller's transaction, if any). A `message_id` already taken is
     a ValueError: a message id never names two contents."""
@@ -317,7 +321,8 @@ def insert_message(
     try:
         cursor = conn.execute(
             "INSERT INTO chat_messages (message_id, chat_id, thread_id, role, text, reasoning, model, "
-            "tokens, reply_to, media, pairing_id, ts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "tokens, reply_to, media, pairing_id, device_id, ts) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 message_id,
                 scope.chat_id,
@@ -330,6 +335,7 @@ def insert_message(
                 reply_to,
                 json.dumps(media or [], separators=(",", ":")),
                 pairing_id,
+                device_id,
                 now_ms(),
             ),
         )

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import hashlib
 
-from phoneuse_runtime.gateway.chat import offer_media, store_media
+import pytest
+
+from phoneuse_runtime.gateway.chat import chat_part
 from phoneuse_runtime.gateway.chat.part import MEDIA_DIR
 
 from ..conftest import GatewayFactory, GatewayServer, IrisClient
@@ -165,10 +167,12 @@ async def test_a_connection_closed_mid_upload_leaves_nothing(gateway_server: Gat
 
 
 async def test_server_media_is_offered_to_every_device_and_pulled(owner: Owner) -> None:
-    gateway = owner.server.gateway
-    media = await store_media(gateway, PICTURE, kind="image", mime="image/png", filename="screen.png")
+    chat = chat_part(owner.server.gateway)
+    media = await chat.store_media(PICTURE, kind="image", mime="image/png", filename="screen.png")
     assert media["size"] == len(PICTURE) and media["filename"] == "screen.png"
-    await offer_media(gateway, media)
+    with pytest.raises(ValueError, match="kind"):
+        await chat.store_media(PICTURE, kind="hologram", mime="x/y")
+    await chat.offer_media(media)
     for client in (owner.phone, owner.tablet):
         offer = await client.next("media.offer")
         assert offer["payload"] == media and offer["chat_id"] == "android:default"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from phoneuse_runtime.gateway.chat import StoredMessage, chat_part, post_message, store_message
+from phoneuse_runtime.gateway.chat import StoredMessage, chat_part
 from phoneuse_runtime.gateway.errors import GatewayError
 from phoneuse_runtime.gateway.session import Session
 
@@ -136,7 +136,7 @@ async def test_listeners_get_each_new_user_message_after_it_is_answered(owner: O
     assert (await owner.phone.request("ping"))["type"] == "pong"  # the frames before it are done
     assert len(heard) == 1
     device, pairing_id, message = heard[0]
-    assert device == "phone" and message.pairing_id == pairing_id
+    assert device == "phone" == message.device_id and message.pairing_id == pairing_id
     assert message.message_id == reply["payload"]["message_id"]
     assert (message.chat_id, message.thread_id, message.text) == ("android:default", None, "for the agent")
     assert message.payload() == reply["payload"]
@@ -145,8 +145,9 @@ async def test_listeners_get_each_new_user_message_after_it_is_answered(owner: O
 async def test_post_message_stores_and_reaches_every_device(owner: Owner) -> None:
     question = await say(owner.phone, "what's up")
     await owner.tablet.next("message")
-    posted = await post_message(
-        owner.server.gateway,
+    posted = await chat_part(owner.server.gateway).post_message(
+        chat_id=None,
+        thread_id=None,
         role="assistant",
         text="all good",
         reasoning="checked",
@@ -165,18 +166,41 @@ async def test_post_message_stores_and_reaches_every_device(owner: Owner) -> Non
     assert page[1] == posted.payload()
 
 
-async def test_store_message_refuses_unknown_chats_and_taken_ids(gateway_server: GatewayServer) -> None:
-    gateway = gateway_server.gateway
+async def test_post_message_refuses_unknown_chats_other_roles_and_taken_ids(
+    gateway_server: GatewayServer,
+) -> None:
+    chat = chat_part(gateway_server.gateway)
+    client = await gateway_server.connect()
     with pytest.raises(GatewayError) as unknown:
-        await store_message(gateway, role="system", text="x", chat_id="android:chan_nope")
+        await chat.post_message(chat_id="android:chan_nope", thread_id=None, role="system", text="x")
     assert unknown.value.code == "not_found"
     with pytest.raises(GatewayError):
-        await store_message(gateway, role="system", text="x", reply_to="msg_nope")
-    kept = await store_message(gateway, role="assistant", text="streamed", message_id="stream-1")
+        await chat.post_message(chat_id=None, thread_id=None, role="system", text="x", reply_to="msg_nope")
+    with pytest.raises(ValueError, match="role"):
+        await chat.post_message(chat_id=None, thread_id=None, role="user", text="x")
+    # Not announced: stored only (a stream's final text, after its message.stop).
+    kept = await chat.post_message(
+        chat_id="", thread_id="", role="assistant", text="streamed", message_id="stream-1", announce=False
+    )
     with pytest.raises(ValueError, match="taken"):
-        await store_message(gateway, role="assistant", text="other", message_id="stream-1")
-    client = await gateway_server.connect()
+        await chat.post_message(
+            chat_id=None, thread_id=None, role="assistant", text="other", message_id="stream-1"
+        )
     assert (await history(client))["payload"]["messages"] == [kept.payload()]
+    assert (await client.request("ping"))["type"] == "pong"
+    assert not [f for f in client.frames if f["type"] == "message"]
+
+
+async def test_chat_exists_and_default_chat_id(owner: Owner) -> None:
+    chat = chat_part(owner.server.gateway)
+    assert await chat.default_chat_id() == "android:default"
+    chan = (await owner.phone.request("channel.create", {"name": "B"}))["payload"]["chat_id"]
+    thread = (await owner.phone.request("channel.create", {"name": "t", "parent_chat_id": chan}))["payload"]
+    assert await chat.chat_exists(chan) and await chat.chat_exists(thread["chat_id"])
+    assert not await chat.chat_exists("android:chan_nope")
+    await owner.phone.send_frame("channel.set_default", chat_id=chan)
+    await owner.phone.next("channel.list")
+    assert await chat.default_chat_id() == chan
 
 
 async def test_history_pages_from_oldest_to_newest(iris: IrisClient) -> None:

@@ -214,6 +214,13 @@ async def serve(settings: Settings) -> int:
         len(app.runtime.registry.actions),
         (time.monotonic() - started) * 1000,
     )
+    gateway = app.components.get("gateway")
+    if gateway is not None:
+        from .gateway.server import WS_PATH, Gateway
+
+        assert isinstance(gateway, Gateway)
+        gateway_host = gateway.address.rsplit(":", 1)[0]
+        log.info("serving the Iris gateway on ws://%s:%d%s", gateway_host, gateway.port, WS_PATH)
     await stop.wait()
     log.info("shutting down (grace %.1f s)", settings.shutdown_grace_s)
     await app.stop(grace_s=settings.shutdown_grace_s)

@@ -90,6 +90,7 @@ class Settings:
     # Failed hellos from one address, past this many within the window, are refused unread.
     gateway_auth_failures: int = 10
     gateway_auth_window_s: float = 60.0
+    gateway_hello_timeout_s: float = 10.0  # a connection that has not said hello by then is closed
     pairing_ttl_days: int = 30  # a pairing's lifetime unless made permanent
     ntfy_url: str = ""  # where wake-ups for offline app devices with an ntfy topic go; "" = none
     # Approvals by the paired app's owner (gateway/agent/): "always", "paired" (once any app
@@ -104,6 +105,16 @@ class Settings:
 
 class ConfigError(Exception):
     """A setting has a value the server cannot use."""
+
+
+def positive_group(settings: Settings, prefix: str, names: list[str]) -> dict[str, Any]:
+    """The settings `prefix + name` by name, for a component's limits; ConfigError naming every
+    one that is not greater than 0."""
+    values = {name: getattr(settings, prefix + name) for name in names}
+    bad = [prefix + name for name, value in values.items() if value <= 0]
+    if bad:
+        raise ConfigError(f"{', '.join(bad)} must be greater than 0")
+    return values
 
 
 def _coerce(name: str, value: Any, current: Any) -> Any:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from ..config import ConfigError, Settings
+from ..config import Settings, positive_group
 
 # A frame up to this many times max_frame_bytes is refused with an error and the connection stays
 # open; past it the WebSocket layer closes the connection (1009) without reading it whole.
@@ -22,17 +22,11 @@ class GatewayLimits:
     outbox_max_frames: int
     auth_failures: int
     auth_window_s: float
-    hello_timeout_s: float = 10.0  # a connection that has not said hello by then is closed
+    hello_timeout_s: float
 
     @classmethod
     def from_settings(cls, settings: Settings) -> GatewayLimits:
-        values = {
-            f.name: getattr(settings, f"gateway_{f.name}") for f in fields(cls) if f.name != "hello_timeout_s"
-        }
-        bad = [f"gateway_{name}" for name, value in values.items() if value <= 0]
-        if bad:
-            raise ConfigError(f"{', '.join(bad)} must be greater than 0")
-        return cls(**values)
+        return cls(**positive_group(settings, "gateway_", [f.name for f in fields(cls)]))
 
     def caps(self) -> dict[str, int]:
         """The extra `server_caps` fields."""

@@ -5,9 +5,11 @@ never reused (even after pruning), and survives a restart. A device's cursor is 
 the newest frame queued for it; `sync {cursor}` replays every frame after it, in order.
 
 Retention: frames older than `retention_s`, and all but the newest `max_frames` of a device, are
-pruned. Pruning raises the device's floor (the newest sequence pruned for it). A `sync` from a
-cursor below the floor, or beyond the newest frame (a cursor of another database), cannot be
-answered without holes, so it is answered with a reset instead (see `core.sync`).
+pruned (the count is trimmed every `min(max_frames, TRIM_EVERY)` appends, so a device holds at
+most that many more for a moment). Pruning raises the device's floor (the newest sequence
+pruned for it). A `sync` from a cursor below the floor, or beyond the newest frame (a cursor of
+another database), cannot be answered without holes, so it is answered with a reset instead
+(see `core.sync`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from dataclasses import dataclass
 
 from ..events import now_ms
 from .db import transaction
+
+TRIM_EVERY = 64
 
 DDL = """
 CREATE TABLE IF NOT EXISTS outbox (
@@ -57,35 +61,35 @@ def _raise_floor(conn: sqlite3.Connection, pairing_id: str, seq: int) -> None:
 
 
 def append(
-    conn: sqlite3.Connection,
-    frame: str,
-    pairing_ids: Iterable[str],
-    *,
-    max_frames: int,
-    now: int | None = None,
-) -> dict[str, int]:
-    """Queues `frame` for each device; returns each device's new cursor. A device past
-    `max_frames` loses its oldest frames (and its floor rises)."""
+    conn: sqlite3.Connection, frame: str, pairing_ids: Iterable[str], *, now: int | None = None
+) -> None:
+    """Queues `frame` for each device, in one transaction."""
     now = now_ms() if now is None else now
-    cursors: dict[str, int] = {}
     with transaction(conn):
-        for pairing_id in pairing_ids:
-            cur = conn.execute(
-                "INSERT INTO outbox (pairing_id, frame, created_ms) VALUES (?, ?, ?)",
-                (pairing_id, frame, now),
-            )
-            assert cur.lastrowid is not None
-            cursors[pairing_id] = cur.lastrowid
+        conn.executemany(
+            "INSERT INTO outbox (pairing_id, frame, created_ms) VALUES (?, ?, ?)",
+            [(pairing_id, frame, now) for pairing_id in pairing_ids],
+        )
+
+
+def trim(conn: sqlite3.Connection, *, max_frames: int) -> int:
+    """Keeps each device's newest `max_frames` frames (raising the floors); returns how many went."""
+    dropped = 0
+    with transaction(conn):
+        over = conn.execute(
+            "SELECT pairing_id FROM outbox GROUP BY pairing_id HAVING COUNT(*) > ?", (max_frames,)
+        ).fetchall()
+        for row in over:
+            pairing_id = row["pairing_id"]
             cutoff = conn.execute(
                 "SELECT seq FROM outbox WHERE pairing_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?",
                 (pairing_id, max_frames),
             ).fetchone()
-            if cutoff is not None:
-                _raise_floor(conn, pairing_id, cutoff["seq"])
-                conn.execute(
-                    "DELETE FROM outbox WHERE pairing_id = ? AND seq <= ?", (pairing_id, cutoff["seq"])
-                )
-    return cursors
+            _raise_floor(conn, pairing_id, cutoff["seq"])
+            dropped += conn.execute(
+                "DELETE FROM outbox WHERE pairing_id = ? AND seq <= ?", (pairing_id, cutoff["seq"])
+            ).rowcount
+    return dropped
 
 
 def newest(conn: sqlite3.Connection, pairing_id: str) -> int:

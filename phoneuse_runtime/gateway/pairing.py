@@ -227,7 +227,12 @@ class PairingStore:
                     state = pairing.state(now)
                     if state != "paired":
                         raise AuthRefused(f"this token's pairing is {state}; pair the app again")
-                    conn.execute("UPDATE pairings SET last_seen_ms = ? WHERE id = ?", (now, pairing.id))
+                    # A host-issued token learns which app holds it from its first hello.
+                    conn.execute(
+                        "UPDATE pairings SET last_seen_ms = ?, "
+                        "device_id = CASE WHEN device_id = '' THEN ? ELSE device_id END WHERE id = ?",
+                        (now, device_id, pairing.id),
+                    )
                     return pairing
             conn.execute("DELETE FROM pairing_requests WHERE expires_ms <= ?", (now,))
             for row in conn.execute("SELECT * FROM pairing_requests"):

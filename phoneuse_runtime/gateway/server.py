@@ -26,11 +26,11 @@ from . import core, outbox, push
 from .chat.channels import channel_list
 from .db import GatewayDb, db_path
 from .dispatch import Handlers, dispatch, dispatch_binary, payload_problem
-from .errors import GatewayError
+from .errors import ErrorCode, GatewayError
 from .limits import OVERSIZE_TOLERANCE, GatewayLimits
 from .pairing import AuthRefused, Pairing, PairingStore
 from .parts import Part
-from .protocol import encode_frame, never_dropped, parse_request
+from .protocol import PROTOCOL_VERSION, encode_frame, never_dropped, parse_request
 from .session import Session, coalescing_key
 
 log = logging.getLogger(__name__)
@@ -41,6 +41,7 @@ CLOSE_REPLACED = 4000  # a newer connection of the same device took over
 PAIRING_POLL_S = 0.25  # how soon a `pair revoke` in another process closes the device's connection
 EXPIRY_CHECK_S = 5.0  # how often live connections are checked against their pairing's expiry
 PRUNE_EVERY_S = 600.0
+TOO_FAST = GatewayError("rate_limited", "too many frames per second")
 
 
 def default_parts() -> list[Part]:
@@ -95,6 +96,26 @@ class _AuthFailures:
         self._recent(address).append(time.monotonic())
 
 
+class _LivePairings:
+    """The pairings whose tokens work, used on the database thread only. Looked up again when
+    another process changed the database (SQLite's data_version: `pair` in a shell) or every
+    EXPIRY_CHECK_S (expiries), else taken from memory: a broadcast does not scan the pairings."""
+
+    def __init__(self, gateway: Gateway) -> None:
+        self.gateway = gateway
+        self.version = -1
+        self.checked = 0.0
+        self.ids: frozenset[str] = frozenset()
+
+    def get(self, conn: sqlite3.Connection) -> frozenset[str]:
+        version = _data_version(conn)
+        now = time.monotonic()
+        if version != self.version or now - self.checked >= EXPIRY_CHECK_S:
+            self.ids = frozenset(self.gateway.pairing_store(conn).live_ids())
+            self.version, self.checked = version, now
+        return self.ids
+
+
 class Gateway:
     """Serves the Iris wire protocol on `address` ("HOST:PORT"; port 0 picks one, see `port`).
 
@@ -122,6 +143,8 @@ class Gateway:
         self.handlers = Handlers.merged([core.HANDLERS, *(p.handlers for p in self.parts)])
         self.db = GatewayDb(db_path(settings.data_dir))
         self.sessions: dict[str, Session] = {}  # pairing_id -> its one live session
+        self._live = _LivePairings(self)  # who a broadcast's outbox frames are for
+        self._appends = 0  # outbox appends, on the database thread: trims every so many
         self.port = 0
         self._runtime: Runtime | None = None
         self._server: Server | None = None
@@ -147,22 +170,30 @@ class Gateway:
 
     async def start(self, runtime: Runtime) -> None:
         self._runtime = runtime
-        await self.db.run(_create_tables)
-        await self.prune()
-        for part in self.parts:
-            await part.start(self)
-        host, _, port = self.address.rpartition(":")
+        started: list[Part] = []
         try:
-            self._server = await serve(
-                self._connection,
-                host or "127.0.0.1",
-                int(port),
-                process_request=_only_ws_path,
-                max_size=self.limits.max_frame_bytes * OVERSIZE_TOLERANCE,
-                server_header=None,
-            )
-        except (OSError, ValueError) as exc:
-            raise OSError(f"cannot listen on {self.address}: {exc}") from exc
+            await self.db.run(_create_tables)
+            await self.prune()
+            for part in self.parts:
+                await part.start(self)
+                started.append(part)
+            host, _, port = self.address.rpartition(":")
+            try:
+                self._server = await serve(
+                    self._connection,
+                    host or "127.0.0.1",
+                    int(port),
+                    process_request=_only_ws_path,
+                    max_size=self.limits.max_frame_bytes * OVERSIZE_TOLERANCE,
+                    server_header=None,
+                )
+            except (OSError, ValueError) as exc:
+                raise OSError(f"cannot listen on {self.address}: {exc}") from exc
+        except BaseException:
+            for part in reversed(started):  # the app stops only the components that started
+                await part.stop()
+            await self.db.close()
+            raise
         self.port = self._server.sockets[0].getsockname()[1] if self._server.sockets else 0
         self.spawn(self._watch_pairings())
         self.spawn(self._prune_now_and_then())
@@ -221,10 +252,16 @@ class Gateway:
             if session is not exclude and session.pairing_id != skip:
                 session.enqueue(text, key)
 
-    def _outbox_append(self, conn: Any, text: str, skip: str | None) -> dict[str, int]:
-        live = self.pairing_store(conn).live_ids()
-        live.discard(skip or "")
-        return outbox.append(conn, text, sorted(live), max_frames=self.limits.outbox_max_frames)
+    def _outbox_append(self, conn: sqlite3.Connection, text: str, skip: str | None) -> list[str]:
+        pairing_ids = sorted(self._live.get(conn) - {skip})
+        if not pairing_ids:
+            return []
+        outbox.append(conn, text, pairing_ids)
+        self._appends += 1
+        max_frames = self.limits.outbox_max_frames
+        if self._appends % min(max_frames, outbox.TRIM_EVERY) == 0:
+            outbox.trim(conn, max_frames=max_frames)
+        return pairing_ids
 
     async def _wake(self, offline: list[str]) -> None:
         assert self.waker is not None
@@ -247,9 +284,15 @@ class Gateway:
     async def prune(self) -> int:
         """Drops outbox frames past retention, and those of devices no longer paired."""
         retention_ms = int(self.limits.outbox_retention_s * 1000)
-        return await self.db.run(
-            lambda c: outbox.prune(c, retention_ms=retention_ms, live=self.pairing_store(c).live_ids())
-        )
+        max_frames = self.limits.outbox_max_frames
+
+        def prune(conn: sqlite3.Connection) -> int:
+            live = self.pairing_store(conn).live_ids()
+            return outbox.prune(conn, retention_ms=retention_ms, live=live) + outbox.trim(
+                conn, max_frames=max_frames
+            )
+
+        return await self.db.run(prune)
 
     async def _prune_now_and_then(self) -> None:
         while True:
@@ -261,28 +304,21 @@ class Gateway:
 
     async def _watch_pairings(self) -> None:
         """Closes the connections of devices whose pairing was revoked (by `pair revoke`, in
-        another process: SQLite's data_version tells) or has expired."""
-        seen = await self.db.run(_data_version)
-        checked = time.monotonic()
+        another process) or has expired."""
         while True:
             await asyncio.sleep(PAIRING_POLL_S)
             if not self.sessions:
                 continue
             try:
-                version = await self.db.run(_data_version)
-                if version == seen and time.monotonic() - checked < EXPIRY_CHECK_S:
-                    continue
-                seen, checked = version, time.monotonic()
-                live = await self.paired_devices()
+                live = await self.db.run(self._live.get)
             except sqlite3.Error:
                 log.exception("checking the pairings failed")
                 continue
             for pairing_id, session in list(self.sessions.items()):
                 if pairing_id not in live:
                     log.info("device %s is no longer paired; its connection is closed", pairing_id)
-                    await session.error(
-                        GatewayError("auth", "this device's pairing was revoked or expired"), None
-                    )
+                    message = "this device's pairing was revoked or expired"
+                    await session.error(GatewayError("auth", message), None)
                     self.spawn(session.close(CLOSE_POLICY, "auth"))
                     if self.sessions.get(pairing_id) is session:
                         del self.sessions[pairing_id]
@@ -317,7 +353,7 @@ class Gateway:
                 await part.session_closed(session)
 
     async def _refuse(
-        self, ws: ServerConnection, message: str, request_id: int | None, *, code: str = "auth"
+        self, ws: ServerConnection, message: str, request_id: int | None, *, code: ErrorCode = "auth"
     ) -> None:
         frame = encode_frame("error", {"code": code, "message": message}, id=request_id)
         try:
@@ -372,6 +408,11 @@ class Gateway:
         if problem:
             await self._refuse(ws, f"bad hello payload: {problem}", request.id)
             return None
+        wanted = (hello.caps or {}).get("min_protocol", PROTOCOL_VERSION)
+        if not isinstance(wanted, int) or isinstance(wanted, bool) or wanted > PROTOCOL_VERSION:
+            message = f"this server speaks protocol version {PROTOCOL_VERSION}; the app asks for {wanted!r}"
+            await self._refuse(ws, message, request.id, code="unsupported")
+            return None
         try:
             pairing: Pairing = await self.db.run(
                 lambda c: self.pairing_store(c).authenticate(
@@ -406,21 +447,20 @@ class Gateway:
                     problem = f"a frame of {size} bytes is over max_frame_bytes ({limit})"
                     await session.error(GatewayError("unsupported", problem), None)
                     continue
+                allowed = bucket.take()  # every frame counts, malformed ones too
                 if isinstance(message, bytes):
-                    if bucket.take():
+                    if allowed:
                         await dispatch_binary(self.handlers, session, message)
                     else:
-                        await session.error(GatewayError("rate_limited", "too many frames per second"), None)
+                        await session.error(TOO_FAST, None)
                     continue
                 try:
                     request = parse_request(message)
                 except GatewayError as exc:
-                    await session.error(exc, exc.request_id)
+                    await session.error(exc if allowed else TOO_FAST, exc.request_id)
                     continue
-                if not bucket.take():
-                    await session.error(
-                        GatewayError("rate_limited", "too many frames per second"), request.id
-                    )
+                if not allowed:
+                    await session.error(TOO_FAST, request.id)
                     continue
                 await dispatch(self.handlers, session, request)
         except ConnectionClosed:

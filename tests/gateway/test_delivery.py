@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+
 from phoneuse_runtime.gateway.session import CLOSE_TOO_SLOW
 
 from .conftest import GatewayFactory, GatewayServer, IrisClient
@@ -96,7 +98,7 @@ async def test_the_outbox_survives_a_restart(make_gateway: GatewayFactory) -> No
 async def test_a_cursor_older_than_retention_is_answered_with_a_reset(make_gateway: GatewayFactory) -> None:
     server = await make_gateway(gateway_outbox_max_frames=3)
     token = server.pair().token
-    for i in range(5):
+    for i in range(6):  # trimmed to the newest 3 every 3 appends
         await server.gateway.broadcast("notification", note(i))
     client = await server.connect(token)
     titles, done = await titles_after_sync(client, 0)
@@ -106,7 +108,7 @@ async def test_a_cursor_older_than_retention_is_answered_with_a_reset(make_gatew
     assert client.received[0]["payload"]["sync_cursor"] == newest
     # From the oldest cursor still answerable, the replay has no holes.
     titles, done = await titles_after_sync(client, newest - 3)
-    assert titles == ["note 2", "note 3", "note 4"]
+    assert titles == ["note 3", "note 4", "note 5"]
 
 
 async def test_frames_older_than_the_retention_time_are_pruned_at_start(make_gateway: GatewayFactory) -> None:
@@ -183,3 +185,22 @@ async def test_an_app_that_cannot_keep_up_is_closed_and_loses_nothing(make_gatew
     again = await server.connect(token)
     titles, _ = await titles_after_sync(again, cursor)
     assert titles == [f"note {i}" for i in range(1000)]
+
+
+async def test_a_store_failure_is_internal_and_the_connection_stays_open(
+    gateway_server: GatewayServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    import sqlite3
+
+    from phoneuse_runtime.gateway.db import db_path
+
+    client = await gateway_server.connect()
+    conn = sqlite3.connect(db_path(gateway_server.data_dir))
+    conn.execute("DROP TABLE outbox")  # the store breaks under the running server
+    conn.close()
+    error = await client.request("sync", {"cursor": 0})
+    assert error["type"] == "error"
+    assert error["payload"]["code"] == "internal"
+    assert "sqlite" not in error["payload"]["message"].lower()  # no internals to the app
+    assert "the sync handler failed" in caplog.text
+    assert (await client.request("ping"))["type"] == "pong"

@@ -67,7 +67,10 @@ async def test_pair_new_json_prints_one_object_and_the_qr_on_stderr(
     assert before + 30 * DAY_MS <= issued["expires_at"] <= now_ms() + 30 * DAY_MS
     assert "█" in err or "▀" in err
     client = await gateway_server.open()
-    assert (await client.hello(issued["token"]))["type"] == "hello.ack"
+    assert (await client.hello(issued["token"], device_id="tablet-1"))["type"] == "hello.ack"
+    row = listed(capsys, gateway_server.data_dir)[issued["pairing_id"]]
+    assert (row["device_id"], row["state"]) == ("tablet-1", "paired")
+    assert row["last_seen"] >= before
 
 
 @pytest.mark.parametrize(("flags", "days"), [(["--permanent"], None), (["--ttl-days", "2"], 2)])
@@ -280,3 +283,14 @@ async def test_an_app_waiting_for_approval_may_ask_again_and_again(make_gateway:
     assert len(codes) == 1
     client: IrisClient = await server.connect()  # the address is not blocked
     assert (await client.request("ping"))["type"] == "pong"
+
+
+async def test_a_pairing_that_expires_while_connected_is_closed(gateway_server: GatewayServer) -> None:
+    issued = gateway_server.pair()
+    client = await gateway_server.connect(issued.token)
+    conn = sqlite3.connect(db_path(gateway_server.data_dir))
+    with conn:
+        conn.execute("UPDATE pairings SET expires_ms = 1 WHERE id = ?", (issued.pairing_id,))
+    conn.close()
+    assert (await client.next("error"))["payload"]["code"] == "auth"
+    assert await client.closed() == CLOSE_POLICY

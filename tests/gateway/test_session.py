@@ -208,3 +208,28 @@ async def test_no_gateway_serves_grpc_alone(make_gateway: GatewayFactory) -> Non
     server = await make_gateway(gateway=False)
     assert "gateway" not in server.app.components
     assert await server.grpc.ok("REMEMBER", {"name": "gateway", "text": "off"})
+
+
+async def test_a_connection_that_says_nothing_is_closed(make_gateway: GatewayFactory) -> None:
+    server = await make_gateway(gateway_hello_timeout_s=0.2)
+    client = await server.open()
+    error = await client.next("error")
+    assert error["payload"]["code"] == "auth"
+    assert await client.closed() == CLOSE_POLICY
+
+
+@pytest.mark.parametrize("min_protocol", [2, "1", None])
+async def test_an_app_that_needs_a_newer_protocol_is_told_and_closed(
+    gateway_server: GatewayServer, min_protocol: object
+) -> None:
+    client = await gateway_server.open()
+    answer = await client.hello(gateway_server.pair().token, caps={"min_protocol": min_protocol})
+    assert answer["payload"]["code"] == "unsupported"
+    assert "protocol version 1" in answer["payload"]["message"]
+    assert await client.closed() == CLOSE_POLICY
+
+
+async def test_an_app_that_speaks_version_1_is_served(gateway_server: GatewayServer) -> None:
+    client = await gateway_server.open()
+    ack = await client.hello(gateway_server.pair().token, caps={"min_protocol": 1, "media": True})
+    assert ack["type"] == "hello.ack"

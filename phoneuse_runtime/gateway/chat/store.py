@@ -2,11 +2,15 @@
 message.send requests already answered, and read receipts. Plain functions of a
 `sqlite3.Connection`, run on the database thread (`GatewayDb.run`).
 
-Scopes. A thread is a channel of kind `thread` with a parent channel. A message lives in a
-scope `(chat_id, thread_id)`: `chat_id` is always a channel that is not a thread, and
-`thread_id` is one of its threads or None. An app may name a thread either way (`chat_id` =
-the thread's id, or `chat_id` = its parent and `thread_id` = the thread's id): `resolve` turns
-both into the one canonical scope, and the server's frames carry that.
+Scopes. A message lives in a scope `(chat_id, thread_id)`: `chat_id` is always a channel that
+is not a thread, and `thread_id` is None or a thread within it. A thread made with
+`channel.create` is a channel of kind `thread` with a parent channel, and an app may name it
+either way (`chat_id` = the thread's id, or `chat_id` = its parent and `thread_id` = the
+thread's id); `resolve` turns both into the one canonical scope, and the server's frames carry
+that. The schema's envelope `thread_id` is also "a thread scope within a chat_id" that nobody
+created (a platform's topic, the agent's own): a `thread_id` that names no channel is such a
+scope, kept as given. Only chats must exist: a `thread_id` naming a channel that is not a thread
+of this chat is `not_found`.
 """
 
 from __future__ import annotations
@@ -148,13 +152,14 @@ def default_chat_id(conn: sqlite3.Connection) -> str:
 
 
 def resolve(conn: sqlite3.Connection, chat_id: str | None, thread_id: str | None) -> Scope:
-    """The canonical scope a request names (see the module docstring); `not_found` for a chat
-    or thread that does not exist, or a thread that is not the chat's."""
+    """The canonical scope a request names (see the module docstring): the default channel when
+    it names no chat; `not_found` for a chat that does not exist, or a thread (channel) that is
+    not the chat's."""
+    thread = get_channel(conn, thread_id) if thread_id is not None else None
+    if thread is not None and thread["kind"] != "thread":
+        raise GatewayError("not_found", f"no thread {thread_id!r}: that is a channel")
     if chat_id is None:
-        if thread_id is not None:
-            thread = get_channel(conn, thread_id)
-            if thread is None or thread["kind"] != "thread":
-                raise GatewayError("not_found", f"no thread {thread_id!r}")
+        if thread is not None:
             return Scope(str(thread["parent_chat_id"]), thread_id)
         chat_id = default_chat_id(conn)
     chat = get_channel(conn, chat_id)
@@ -164,10 +169,8 @@ def resolve(conn: sqlite3.Connection, chat_id: str | None, thread_id: str | None
         if thread_id is not None and thread_id != chat_id:
             raise GatewayError("not_found", f"{chat_id!r} is a thread, and has no thread {thread_id!r}")
         return Scope(str(chat["parent_chat_id"]), chat_id)
-    if thread_id is not None:
-        thread = get_channel(conn, thread_id)
-        if thread is None or thread["kind"] != "thread" or thread["parent_chat_id"] != chat_id:
-            raise GatewayError("not_found", f"chat {chat_id!r} has no thread {thread_id!r}")
+    if thread is not None and thread["parent_chat_id"] != chat_id:
+        raise GatewayError("not_found", f"chat {chat_id!r} has no thread {thread_id!r}")
     return Scope(chat_id, thread_id)
 
 

@@ -186,8 +186,8 @@ async def test_an_unknown_chat_is_not_found_anywhere(
 ) -> None:
     for envelope in (
         {"chat_id": "android:chan_nope"},
-        {"thread_id": "android:thread_nope"},
-        {"chat_id": "android:default", "thread_id": "android:thread_nope"},
+        {"chat_id": "android:chan_nope", "thread_id": "t1"},
+        {"thread_id": "android:default"},  # a channel, not a thread
     ):
         error = await owner.phone.request(frame_type, payload, **envelope)  # type: ignore[arg-type]
         assert error["type"] == "error" and error["payload"]["code"] == "not_found", error
@@ -212,3 +212,31 @@ async def test_channels_survive_a_restart(make_gateway: GatewayFactory) -> None:
         (chan["chat_id"], True),
     ]
     assert (await history(client))["payload"]["messages"][0]["text"] == "still here"
+
+
+async def test_a_thread_id_that_names_no_channel_is_a_thread_scope_of_its_own(owner: Owner) -> None:
+    sent = await say(owner.phone, "in topic t1", thread_id="t1")
+    assert (sent["chat_id"], sent["thread_id"]) == ("android:default", "t1")
+    assert (await owner.tablet.next("message"))["thread_id"] == "t1"
+    assert await texts(owner.phone, thread_id="t1") == ["in topic t1"]
+    assert await texts(owner.phone, chat_id="android:default", thread_id="t1") == ["in topic t1"]
+    assert await texts(owner.phone) == []
+    # It is no channel: channel requests about it are not_found.
+    error = await owner.phone.request("channel.rename", {"name": "x"}, thread_id="t1")
+    assert error["payload"]["code"] == "not_found"
+    assert len(await _channels(owner.phone)) == 1
+
+
+async def test_a_thread_of_another_chat_is_not_found(owner: Owner) -> None:
+    a = (await owner.phone.request("channel.create", {"name": "A"}))["payload"]["chat_id"]
+    made = await owner.phone.request("channel.create", {"name": "t", "parent_chat_id": a})
+    thread = made["payload"]["chat_id"]
+    for envelope in (
+        {"chat_id": "android:default", "thread_id": thread},
+        {"chat_id": thread, "thread_id": "t9"},
+    ):
+        error = await owner.phone.request("message.send", {"text": "x"}, **envelope)
+        assert error["payload"]["code"] == "not_found", error
+    # Named by its id alone, a thread needs no chat_id.
+    sent = await say(owner.phone, "ok", thread_id=thread)
+    assert (sent["chat_id"], sent["thread_id"]) == (a, thread)

@@ -57,7 +57,17 @@ def request(frame_type: str, payload: st.SearchStrategy[Any], **envelope: st.Sea
 # Well-formed requests that must be refused (not_found / unsupported / media_too_large).
 refused_requests = st.one_of(
     request("message.send", st.fixed_dictionaries({"text": st.text(min_size=1)}), chat_id=unknown),
-    request("message.send", st.fixed_dictionaries({"text": st.text(min_size=1)}), thread_id=unknown),
+    request(
+        "message.send",
+        st.fixed_dictionaries({"text": st.text(min_size=1)}),
+        chat_id=unknown,
+        thread_id=st.text(max_size=8),
+    ),
+    request(
+        "message.send",
+        st.fixed_dictionaries({"text": st.text(min_size=1)}),
+        thread_id=st.just("android:default"),
+    ),
     request("message.send", st.fixed_dictionaries({"text": blank})),
     request("message.send", st.fixed_dictionaries({"text": st.text(), "reply_to": unknown})),
     request(

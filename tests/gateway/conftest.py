@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import json
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ from phoneuse_runtime.config import Settings
 from phoneuse_runtime.gateway.db import connect as db_connect
 from phoneuse_runtime.gateway.db import db_path
 from phoneuse_runtime.gateway.pairing import Issued, PairingStore
+from phoneuse_runtime.gateway.parts import Part
 from phoneuse_runtime.gateway.server import Gateway
 from phoneuse_runtime.rpc import protocol_pb2_grpc as pb_grpc
 
@@ -317,15 +318,22 @@ GatewayFactory = Callable[..., Awaitable[GatewayServer]]
 @pytest.fixture
 async def make_gateway(tmp_path: Path) -> AsyncIterator[GatewayFactory]:
     """Starts apps through the production factory with the gateway and gRPC on port 0.
-    `data_dir` (default: a new one) lets a test restart on the same state."""
+    `data_dir` (default: a new one) lets a test restart on the same state; `parts` (default:
+    those `serve` runs) the gateway's parts."""
     started: list[GatewayServer] = []
 
-    async def factory(*, data_dir: Path | None = None, **overrides: Any) -> GatewayServer:
+    async def factory(
+        *, data_dir: Path | None = None, parts: Sequence[Part] | None = None, **overrides: Any
+    ) -> GatewayServer:
         data_dir = data_dir or tmp_path / f"data-{uuid.uuid4().hex[:8]}"
         settings = replace(
             Settings(data_dir=data_dir, grpc_listen="127.0.0.1:0", gateway_listen="127.0.0.1:0"), **overrides
         )
-        app = await build_app(settings, token=TOKEN, components=default_components(settings, token=TOKEN))
+        components = default_components(settings, token=TOKEN)
+        if parts is not None:  # a gateway with only these parts (e.g. the chat without the agent)
+            components = [c for c in components if not isinstance(c, Gateway)]
+            components.append(Gateway(settings, parts=parts))
+        app = await build_app(settings, token=TOKEN, components=components)
         channel = grpc.aio.insecure_channel(f"127.0.0.1:{app.port}")
         server = GatewayServer(app, data_dir, Client(app, channel, pb_grpc.AndroidRuntimeStub(channel)))  # type: ignore[arg-type]
         started.append(server)

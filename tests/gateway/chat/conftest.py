@@ -1,5 +1,10 @@
-"""Fixtures of the chat tests: the owner with two app devices on one server (`owner`), and
-helpers that drive the chat through real frames."""
+"""Fixtures of the chat tests: the production factory with a gateway that runs the chat part
+alone (`make_gateway`, and so `gateway_server` and `iris`, are overridden here), the owner with
+two app devices on one server (`owner`), and helpers that drive the chat through real frames.
+
+The chat alone: with the agent part beside it, a plain user message with no agent subscribed
+gets the agent part's system reply (its own tests cover that), which would be in every history
+these tests read."""
 
 from __future__ import annotations
 
@@ -11,7 +16,19 @@ from typing import Any
 
 import pytest
 
-from ..conftest import WAIT_S, GatewayServer, IrisClient
+from phoneuse_runtime.gateway.chat import ChatPart
+
+from ..conftest import WAIT_S, GatewayFactory, GatewayServer, IrisClient
+
+
+@pytest.fixture
+def make_gateway(make_gateway: GatewayFactory) -> GatewayFactory:
+    """The shared factory, with the chat as the gateway's one part."""
+
+    async def chat_only(**kwargs: Any) -> GatewayServer:
+        return await make_gateway(parts=[ChatPart()], **kwargs)
+
+    return chat_only
 
 
 @dataclass

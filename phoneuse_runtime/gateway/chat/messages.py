@@ -18,7 +18,7 @@ from ..protocol import Request
 from . import media_store, store
 from .handlers import HANDLERS
 from .part import chat_part
-from .store import Scope, StoredMessage
+from .store import Draft, Scope, StoredMessage
 
 if TYPE_CHECKING:
     from ..server import Gateway
@@ -80,9 +80,7 @@ def _store_send(
                 return earlier, False
         _check_reply_to(conn, scope, payload.reply_to)
         media = media_store.uploads_named(conn, session.pairing_id, payload.media_refs)
-        message = store.insert_message(
-            conn,
-            scope,
+        draft = Draft(
             role="user",
             text=payload.text,
             reply_to=payload.reply_to,
@@ -90,6 +88,7 @@ def _store_send(
             pairing_id=session.pairing_id,
             device_id=session.device_id,
         )
+        message = store.insert_message(conn, scope, draft)
         if request.id is not None:
             store.record_send(conn, session.pairing_id, request.id, digest, message.message_id)
     return message, True
@@ -176,18 +175,7 @@ async def read_receipt(session: Session, request: Request, payload: ReadReceiptP
 
 
 async def store_message(
-    gateway: Gateway,
-    *,
-    role: str,
-    text: str,
-    chat_id: str | None = None,
-    thread_id: str | None = None,
-    message_id: str | None = None,
-    reasoning: str | None = None,
-    model: str | None = None,
-    tokens: int | None = None,
-    reply_to: str | None = None,
-    media: list[dict[str, Any]] | None = None,
+    gateway: Gateway, draft: Draft, *, chat_id: str | None, thread_id: str | None
 ) -> StoredMessage:
     """Stores a message of the server's side (the agent's reply, a system notice, the end of a
     stream) in the chat named (the default channel when None), without sending it anywhere.
@@ -195,24 +183,13 @@ async def store_message(
     Raises GatewayError("not_found") for an unknown chat, thread or `reply_to`, and ValueError
     for a role that is not the server's or a `message_id` already taken (one id never names two
     contents)."""
-    if role not in get_args(ServerRole):
-        raise ValueError(f"role must be one of {', '.join(get_args(ServerRole))}, got {role!r}")
+    if draft.role not in get_args(ServerRole):
+        raise ValueError(f"role must be one of {', '.join(get_args(ServerRole))}, got {draft.role!r}")
 
     def insert(conn: sqlite3.Connection) -> StoredMessage:
         scope = store.resolve(conn, chat_id, thread_id)
         with transaction(conn):
-            _check_reply_to(conn, scope, reply_to)
-            return store.insert_message(
-                conn,
-                scope,
-                role=role,
-                text=text,
-                message_id=message_id,
-                reasoning=reasoning,
-                model=model,
-                tokens=tokens,
-                reply_to=reply_to,
-                media=media,
-            )
+            _check_reply_to(conn, scope, draft.reply_to)
+            return store.insert_message(conn, scope, draft)
 
     return await gateway.db.run(insert)

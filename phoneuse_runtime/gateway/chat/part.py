@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...components import Contribution
 from .handlers import HANDLERS
-from .store import StoredMessage, create_tables, default_chat_id, get_channel
+from .store import Draft, StoredMessage, create_tables, default_chat_id, get_channel
 
 if TYPE_CHECKING:
     from ..server import Gateway
@@ -76,18 +76,18 @@ class ChatPart:
         ValueError for a role that is not the server's, or a message_id already taken."""
         from .messages import store_message
 
-        message = await store_message(
-            self.gateway,
+        draft = Draft(
             role=role,
             text=text,
-            chat_id=chat_id or None,
-            thread_id=thread_id or None,
             message_id=message_id,
             reasoning=reasoning,
             model=model,
             tokens=tokens,
             reply_to=reply_to,
             media=list(media),
+        )
+        message = await store_message(
+            self.gateway, draft, chat_id=chat_id or None, thread_id=thread_id or None
         )
         if announce:
             await self.gateway.broadcast(

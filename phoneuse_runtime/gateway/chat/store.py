@@ -303,24 +303,26 @@ def new_message_id() -> str:
     return f"msg_{secrets.token_hex(8)}"
 
 
-def insert_message(
-    conn: sqlite3.Connection,
-    scope: Scope,
-    *,
-    role: str,
-    text: str,
-    message_id: str | None = None,
-    reasoning: str | None = None,
-    model: str | None = None,
-    tokens: int | None = None,
-    reply_to: str | None = None,
-    media: list[dict[str, Any]] | None = None,
-    pairing_id: str | None = None,
-    device_id: str | None = None,
-) -> StoredMessage:
+@dataclass(frozen=True)
+class Draft:
+    """A message as it is about to be stored: what it says, and who sent it (a user's device)."""
+
+    role: str
+    text: str
+    message_id: str | None = None  # a new one when None
+    reasoning: str | None = None
+    model: str | None = None
+    tokens: int | None = None
+    reply_to: str | None = None
+    media: list[dict[str, Any]] = field(default_factory=list)
+    pairing_id: str | None = None
+    device_id: str | None = None
+
+
+def insert_message(conn: sqlite3.Connection, scope: Scope, draft: Draft) -> StoredMessage:
     """Stores one message (in the caller's transaction, if any). A `message_id` already taken is
     a ValueError: a message id never names two contents."""
-    message_id = message_id or new_message_id()
+    message_id = draft.message_id or new_message_id()
     try:
         cursor = conn.execute(
             "INSERT INTO chat_messages (message_id, chat_id, thread_id, role, text, reasoning, model, "
@@ -330,15 +332,15 @@ def insert_message(
                 message_id,
                 scope.chat_id,
                 scope.thread_id,
-                role,
-                text,
-                reasoning,
-                model,
-                tokens,
-                reply_to,
-                json.dumps(media or [], separators=(",", ":")),
-                pairing_id,
-                device_id,
+                draft.role,
+                draft.text,
+                draft.reasoning,
+                draft.model,
+                draft.tokens,
+                draft.reply_to,
+                json.dumps(draft.media, separators=(",", ":")),
+                draft.pairing_id,
+                draft.device_id,
                 now_ms(),
             ),
         )

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 MEDIA_PER_MESSAGE = 20
 HISTORY_LIMIT = 50  # a history request without a limit
+HISTORY_FRAME_OVERHEAD = 512  # a history frame's envelope, has_more, oldest_message_id, chat ids
 ServerRole = Literal["assistant", "system", "cron"]
 
 
@@ -109,6 +110,21 @@ async def send(session: Session, request: Request, payload: SendPayload) -> None
         await chat_part(gateway).notify(session, message)
 
 
+def _fit(items: list[dict[str, Any]], max_bytes: int) -> tuple[list[dict[str, Any]], bool]:
+    """The newest of `items` (oldest first) whose frame stays within `max_bytes`, the limit the
+    app was told, and whether older ones were left out (the app pages on to them). The newest
+    one is always kept: a message the app could send is one it can be sent back."""
+    budget = max_bytes - HISTORY_FRAME_OVERHEAD
+    kept = 0
+    for item in reversed(items):
+        size = len(json.dumps(item, ensure_ascii=False, separators=(",", ":")).encode()) + 1
+        if kept and budget - size < 0:
+            break
+        budget -= size
+        kept += 1
+    return items[len(items) - kept :], kept < len(items)
+
+
 @HANDLERS.on("history", HistoryPayload)
 async def history(session: Session, request: Request, payload: HistoryPayload) -> None:
     """A page of the scope's messages, oldest to newest, ending before `before_message_id`
@@ -120,7 +136,9 @@ async def history(session: Session, request: Request, payload: HistoryPayload) -
         return scope, messages, more
 
     scope, messages, more = await session.gateway.db.run(page)
-    body: dict[str, Any] = {"messages": [m.payload() for m in messages], "has_more": more}
+    items, trimmed = _fit([m.payload() for m in messages], session.gateway.limits.max_frame_bytes)
+    messages = messages[len(messages) - len(items) :]
+    body: dict[str, Any] = {"messages": items, "has_more": more or trimmed}
     if messages:
         body["oldest_message_id"] = messages[0].message_id
     await session.send("history", body, id=request.id, chat_id=scope.chat_id, thread_id=scope.thread_id)

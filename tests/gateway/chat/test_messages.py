@@ -4,13 +4,16 @@ read receipts."""
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pytest
 
 from phoneuse_runtime.gateway.chat import StoredMessage, chat_part
 from phoneuse_runtime.gateway.errors import GatewayError
 from phoneuse_runtime.gateway.session import Session
 
-from ..conftest import GatewayServer, IrisClient
+from ..conftest import GatewayFactory, GatewayServer, IrisClient
 from .conftest import Owner, history, say, texts, upload
 
 
@@ -217,6 +220,26 @@ async def test_history_pages_from_oldest_to_newest(iris: IrisClient) -> None:
     assert page == {"messages": [], "has_more": False}
     full = (await history(iris))["payload"]
     assert [m["message_id"] for m in full["messages"]] == sent and not full["has_more"]
+
+
+async def test_a_history_page_stays_within_max_frame_bytes(make_gateway: GatewayFactory) -> None:
+    server = await make_gateway(gateway_max_frame_bytes=4096)
+    client = await server.connect()
+    sent = [(await say(client, f"{i} " + "é" * 500))["payload"]["message_id"] for i in range(7)]
+    seen: list[str] = []
+    before: dict[str, Any] = {}
+    pages = 0
+    while True:
+        pages += 1
+        page = await history(client, {"limit": 200, **before})
+        assert len(json.dumps(page, ensure_ascii=False).encode()) <= 4096
+        ids = [m["message_id"] for m in page["payload"]["messages"]]
+        assert ids, page
+        seen = ids + seen
+        if not page["payload"]["has_more"]:
+            break
+        before = {"before_message_id": page["payload"]["oldest_message_id"]}
+    assert seen == sent and pages >= 3
 
 
 @pytest.mark.parametrize(

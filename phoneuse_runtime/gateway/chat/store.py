@@ -155,6 +155,7 @@ def resolve(conn: sqlite3.Connection, chat_id: str | None, thread_id: str | None
     """The canonical scope a request names (see the module docstring): the default channel when
     it names no chat; `not_found` for a chat that does not exist, or a thread (channel) that is
     not the chat's."""
+    chat_id, thread_id = chat_id or None, thread_id or None  # an empty id names nothing: the default
     thread = get_channel(conn, thread_id) if thread_id is not None else None
     if thread is not None and thread["kind"] != "thread":
         raise GatewayError("not_found", f"no thread {thread_id!r}: that is a channel")

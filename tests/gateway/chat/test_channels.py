@@ -107,9 +107,11 @@ async def test_rename_answers_and_reaches_the_others(owner: Owner) -> None:
     assert renamed["type"] == "channel.renamed"
     assert renamed["payload"] == {"chat_id": "android:default", "name": "Phone"}
     assert (await owner.tablet.next("channel.renamed"))["payload"] == renamed["payload"]
-    # Without a chat_id, a request means the default channel.
+    # Without a chat_id (or with an empty one), a request means the default channel.
     again = await owner.phone.request("channel.rename", {"name": "Home"})
     assert again["payload"] == {"chat_id": "android:default", "name": "Home"}
+    empty = await owner.phone.request("channel.rename", {"name": "Home"}, chat_id="", thread_id="")
+    assert empty["payload"] == {"chat_id": "android:default", "name": "Home"}
     assert (await _channels(owner.tablet))[0]["name"] == "Home"
 
 

@@ -5,11 +5,14 @@ read receipts."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from typing import Any
 
 import pytest
 
 from phoneuse_runtime.gateway.chat import StoredMessage, chat_part
+from phoneuse_runtime.gateway.chat.store import RESEND_WINDOW_MS
+from phoneuse_runtime.gateway.db import db_path
 from phoneuse_runtime.gateway.errors import GatewayError
 from phoneuse_runtime.gateway.session import Session
 
@@ -61,6 +64,20 @@ async def test_a_resend_is_not_stored_twice_and_gets_the_same_reply(owner: Owner
     # Only the new message reached the tablet.
     assert (await owner.tablet.next("message"))["payload"]["text"] == "twice"
     assert not [f for f in owner.tablet.frames if f["type"] == "message"]
+
+
+async def test_a_resend_after_24_hours_is_a_new_message(owner: Owner) -> None:
+    await owner.phone.send_frame("message.send", {"text": "again"}, id=600)
+    first = await owner.phone.next("message")
+    # A day passes (the answered request's record ages; nothing else changes).
+    conn = sqlite3.connect(db_path(owner.server.data_dir))
+    with conn:
+        conn.execute("UPDATE chat_sends SET created_ms = created_ms - ?", (RESEND_WINDOW_MS + 1,))
+    conn.close()
+    await owner.phone.send_frame("message.send", {"text": "again"}, id=600)
+    second = await owner.phone.next("message")
+    assert second["payload"]["message_id"] != first["payload"]["message_id"]
+    assert await texts(owner.phone) == ["again", "again"]
 
 
 async def test_the_same_id_from_another_device_is_another_message(owner: Owner) -> None:

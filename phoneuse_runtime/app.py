@@ -44,7 +44,11 @@ def make_device(settings: Settings) -> Device:
 
         return AdbDevice(device=settings.device, adb_server=settings.adb_server, poll_ms=settings.poll_ms)
     if kind == "termux":
-        raise ConfigError(f"the {kind} backend is not available in this version; use --device sim")
+        from .device.termux import TermuxDevice
+
+        return TermuxDevice(
+            self_adb=settings.self_adb, adb_server=settings.adb_server, poll_ms=settings.poll_ms
+        )
     raise ConfigError(f"unknown device {settings.device!r}; use sim, adb[:SERIAL] or termux")
 
 

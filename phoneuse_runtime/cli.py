@@ -71,6 +71,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--poll-ms", type=int, help="how often the phone is polled for events (default 1000)")
     serve.add_argument(
+        "--self-adb",
+        help="termux: the phone's own adb (wireless debugging): auto (default), off, PORT or HOST:PORT",
+    )
+    serve.add_argument(
         "--gateway-listen",
         help=f"HOST:PORT of the Iris gateway's WebSocket (default {DEFAULT_GATEWAY_LISTEN})",
     )
@@ -139,6 +143,7 @@ def _serve(args: argparse.Namespace) -> int:
         "allow_shell": args.allow_shell,
         "adb_server": args.adb_server,
         "poll_ms": args.poll_ms,
+        "self_adb": args.self_adb,
         "gateway_listen": args.gateway_listen,
         "gateway": args.gateway,
         "ntfy_url": args.ntfy_url,
@@ -302,6 +307,16 @@ def _spec(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    try:
+        return _run(args)
+    except BrokenPipeError:
+        # The reader went away (`... | head`): what it did not read is not wanted. Point stdout
+        # at /dev/null so that the interpreter's own flush at exit does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.command == "serve":
         return _serve(args)
     if args.command in ("exec", "query", "subscribe"):

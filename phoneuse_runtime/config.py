@@ -63,6 +63,9 @@ class Settings:
     # the phone for events while someone subscribes to them.
     adb_server: str = field(default_factory=default_adb_server)
     poll_ms: int = 1000
+    # The termux backend's way to the phone's own adb (wireless debugging): auto, off, PORT or
+    # HOST:PORT (device/termux/selfadb.py says how auto finds it).
+    self_adb: str = "auto"
     # The gRPC server's limits, sized for a phone (why: rpc/server.py's GrpcLimits; the spec).
     grpc_max_receive_bytes: int = 2 * 1024 * 1024  # the largest params (limits.py) fit, with room
     grpc_max_concurrent_calls: int = 4096

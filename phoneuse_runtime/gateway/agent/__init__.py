@@ -10,6 +10,6 @@ from __future__ import annotations
 
 from . import commands, frames, pickers  # noqa: F401 (they register their frame handlers)
 from .part import AgentPart
-from .seam import ChatSeam, MinimalChat
+from .seam import ChatSeam
 
-__all__ = ["AgentPart", "ChatSeam", "MinimalChat"]
+__all__ = ["AgentPart", "ChatSeam"]

@@ -26,7 +26,7 @@ from ..errors import GatewayError
 from .approvals import APPROVAL_MODES, OwnerApproval
 from .base import HANDLERS
 from .events import EVENTS, SOURCE, ChatMessage, MediaRef
-from .seam import ChatSeam, MinimalChat, UserMessage, find_chat
+from .seam import ChatSeam, UserMessage, find_chat
 
 if TYPE_CHECKING:
     from ..protocol import Request
@@ -129,10 +129,8 @@ class AgentPart:
             raise ConfigError(f"approval_actions names no action: {', '.join(unknown)}")
         self._gateway = gateway
         chat = find_chat(gateway.parts)
-        if chat is None:
-            stand_in = MinimalChat(handle_frames=False)
-            await stand_in.start(gateway)
-            chat = stand_in
+        if chat is None:  # a gateway assembled without the chat part: a programming error
+            raise RuntimeError("the agent part needs the chat part (gateway/chat/) in the gateway")
         self._chat = chat
         chat.on_user_message(self._user_message)
         if await gateway.paired_devices():

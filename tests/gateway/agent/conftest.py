@@ -1,76 +1,28 @@
-"""The agent part's harness: the production factory with the gateway's parts, a paired app, and
-an agent (a real gRPC client: `Subscribe` for its events, `Execute` for its CHAT_* actions).
-
-Until the chat part offers `ChatSeam`, the gateway runs `MinimalChat` in its place, so that
-`message.send` works; once it does, these tests run against the real chat part unchanged.
+"""The agent part's harness, over tests/gateway/conftest.py's (`make_gateway`: the production
+factory, gRPC and the gateway with the parts `serve` runs, on port 0): a paired app, and an agent,
+a real gRPC client (`Subscribe` for its events, `Execute` for its CHAT_* actions).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, replace
-from pathlib import Path
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
 import pytest
 
-from phoneuse_runtime.app import build_app, default_components
-from phoneuse_runtime.components import Component
-from phoneuse_runtime.config import Settings
-from phoneuse_runtime.gateway.agent import AgentPart, ChatSeam, MinimalChat
-from phoneuse_runtime.gateway.chat import ChatPart
-from phoneuse_runtime.gateway.parts import Part
-from phoneuse_runtime.gateway.server import Gateway, default_parts
 from phoneuse_runtime.rpc import protocol_pb2 as pb
-from phoneuse_runtime.rpc import protocol_pb2_grpc as pb_grpc
 
-from ...conftest import AUTH, TOKEN, Client
-from ..conftest import WAIT_S, GatewayServer, IrisClient
-
-
-def gateway_parts() -> list[Part]:
-    """The parts `serve` runs, with the stand-in chat while the real one lacks the seam."""
-    if isinstance(ChatPart(), ChatSeam):
-        return default_parts()
-    return [MinimalChat(), AgentPart()]
-
-
-AgentGatewayFactory = Callable[..., Awaitable[GatewayServer]]
+from ...conftest import AUTH, Client
+from ..conftest import WAIT_S, GatewayFactory, GatewayServer, IrisClient
 
 
 @pytest.fixture
-async def make_agent_gateway(tmp_path: Path) -> AsyncIterator[AgentGatewayFactory]:
-    """Starts apps through `build_app` with gRPC and the gateway (its parts as above) on port 0;
-    settings overrides as keywords."""
-    started: list[GatewayServer] = []
-
-    async def factory(*, data_dir: Path | None = None, **overrides: Any) -> GatewayServer:
-        data_dir = data_dir or tmp_path / f"data-{uuid.uuid4().hex[:8]}"
-        settings = replace(
-            Settings(data_dir=data_dir, grpc_listen="127.0.0.1:0", gateway_listen="127.0.0.1:0"), **overrides
-        )
-        components: list[Component] = [
-            c for c in default_components(settings, token=TOKEN) if not isinstance(c, Gateway)
-        ]
-        components.append(Gateway(settings, parts=gateway_parts()))
-        app = await build_app(settings, token=TOKEN, components=components)
-        channel = grpc.aio.insecure_channel(f"127.0.0.1:{app.port}")
-        server = GatewayServer(app, data_dir, Client(app, channel, pb_grpc.AndroidRuntimeStub(channel)))  # type: ignore[arg-type]
-        started.append(server)
-        return server
-
-    yield factory
-    for server in started:
-        await server.stop()
-
-
-@pytest.fixture
-async def server(make_agent_gateway: AgentGatewayFactory) -> GatewayServer:
-    return await make_agent_gateway()
+async def server(make_gateway: GatewayFactory) -> GatewayServer:
+    return await make_gateway()
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ import pytest
 from phoneuse_runtime.config import ConfigError, load_settings
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 
-from ..conftest import GatewayServer, IrisClient
-from .conftest import AgentGatewayFactory, send_text, system_message
+from ..conftest import GatewayFactory, GatewayServer, IrisClient
+from .conftest import send_text, system_message
 
 SMS = {"to": "+15551234", "body": "on my way"}
 
@@ -115,28 +115,28 @@ async def test_unlisted_actions_are_not_held(server: GatewayServer, app: IrisCli
     assert not [f for f in app.received if f["type"] == "picker.approval"]
 
 
-async def test_with_nobody_paired_nothing_is_held(make_agent_gateway: AgentGatewayFactory) -> None:
-    server = await make_agent_gateway()
+async def test_with_nobody_paired_nothing_is_held(make_gateway: GatewayFactory) -> None:
+    server = await make_gateway()
     await server.grpc.ok("SEND_MESSAGE", SMS)
 
 
-async def test_approvals_off_holds_nothing(make_agent_gateway: AgentGatewayFactory) -> None:
-    server = await make_agent_gateway(approvals="off")
+async def test_approvals_off_holds_nothing(make_gateway: GatewayFactory) -> None:
+    server = await make_gateway(approvals="off")
     app = await server.connect()
     await server.grpc.ok("SEND_MESSAGE", SMS)
     assert not [f for f in app.received if f["type"] == "picker.approval"]
 
 
 async def test_approvals_always_holds_even_with_nobody_paired(
-    make_agent_gateway: AgentGatewayFactory,
+    make_gateway: GatewayFactory,
 ) -> None:
-    server = await make_agent_gateway(approvals="always")
+    server = await make_gateway(approvals="always")
     response = await server.grpc.execute("SEND_MESSAGE", SMS, timeout_ms=300)
     assert response.error.startswith("TIMEOUT")
 
 
-async def test_the_approval_list_is_configurable(make_agent_gateway: AgentGatewayFactory) -> None:
-    server = await make_agent_gateway(approval_actions=frozenset({"PRESS_KEY"}))
+async def test_the_approval_list_is_configurable(make_gateway: GatewayFactory) -> None:
+    server = await make_gateway(approval_actions=frozenset({"PRESS_KEY"}))
     app = await server.connect()
     await server.grpc.ok("SEND_MESSAGE", SMS)
     call = asyncio.ensure_future(server.grpc.execute("PRESS_KEY", {"key": "home"}))
@@ -145,8 +145,8 @@ async def test_the_approval_list_is_configurable(make_agent_gateway: AgentGatewa
     assert (await call).success
 
 
-async def test_deny_lists_run_first(make_agent_gateway: AgentGatewayFactory) -> None:
-    server = await make_agent_gateway(deny_actions=frozenset({"SEND_MESSAGE"}))
+async def test_deny_lists_run_first(make_gateway: GatewayFactory) -> None:
+    server = await make_gateway(deny_actions=frozenset({"SEND_MESSAGE"}))
     app = await server.connect()
     response = await server.grpc.execute("SEND_MESSAGE", SMS)
     assert response.error.startswith("DENIED") and "deny list" in response.error
@@ -183,10 +183,10 @@ async def test_slash_approve_and_deny_answer_the_newest(server: GatewayServer, a
     ],
 )
 async def test_bad_approval_settings_stop_the_server(
-    make_agent_gateway: AgentGatewayFactory, overrides: dict[str, Any], problem: str
+    make_gateway: GatewayFactory, overrides: dict[str, Any], problem: str
 ) -> None:
     with pytest.raises(ConfigError, match=problem):
-        await make_agent_gateway(**overrides)
+        await make_gateway(**overrides)
 
 
 def test_approvals_come_from_the_environment_and_the_config_file(

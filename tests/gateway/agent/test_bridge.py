@@ -8,10 +8,11 @@ import json
 
 import pytest
 
+from phoneuse_runtime.gateway.agent import AgentPart
 from phoneuse_runtime.gateway.agent.base import agent_of
 from phoneuse_runtime.gateway.chat.channels import DEFAULT_CHAT_ID
 
-from ..conftest import GatewayServer, IrisClient
+from ..conftest import GatewayFactory, GatewayServer, IrisClient
 from .conftest import Agent, send_text, subscribe, system_message
 
 
@@ -302,3 +303,8 @@ async def test_an_open_question_fails_plainly_when_the_gateway_stops(
         response.error.startswith("DEVICE_UNAVAILABLE")
         and "stopped before the owner answered" in response.error
     )
+
+
+async def test_the_agent_part_needs_the_chat_part(make_gateway: GatewayFactory) -> None:
+    with pytest.raises(RuntimeError, match="needs the chat part"):
+        await make_gateway(parts=[AgentPart()])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 
 from ..conftest import GatewayServer, IrisClient
-from .conftest import send_text, system_message
+from .conftest import send_text, subscribe, system_message
 
 
 async def test_the_catalog_lists_actions_and_built_ins(app: IrisClient) -> None:
@@ -109,7 +109,6 @@ async def test_help_and_status(server: GatewayServer, app: IrisClient) -> None:
 
 
 async def test_slash_commands_are_not_sent_to_the_agent(server: GatewayServer, app: IrisClient) -> None:
-    from .conftest import subscribe
 
     agent = await subscribe(server.grpc, "CHAT_MESSAGE")
     try:

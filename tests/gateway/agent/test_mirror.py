@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from ..conftest import GatewayServer, IrisClient
-from .conftest import AgentGatewayFactory
+from ..conftest import GatewayFactory, GatewayServer, IrisClient
 
 
 async def test_every_execute_is_a_tool_start_and_a_tool_end(server: GatewayServer, app: IrisClient) -> None:
@@ -37,8 +36,8 @@ async def test_tool_indexes_are_distinct_across_calls(server: GatewayServer, app
     assert len(set(starts)) == 5 and set(starts) == set(ends)
 
 
-async def test_no_tool_frames_before_any_device_is_paired(make_agent_gateway: AgentGatewayFactory) -> None:
-    server = await make_agent_gateway()
+async def test_no_tool_frames_before_any_device_is_paired(make_gateway: GatewayFactory) -> None:
+    server = await make_gateway()
     # Nobody paired: the gateway does not listen, so the runtime builds no task events for it.
     assert not server.app.runtime.bus.interested("TASK_STARTED")
     await server.grpc.ok("DUMP_UI")

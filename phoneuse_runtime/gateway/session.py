@@ -1,6 +1,9 @@
 """One app connection after a good `hello`: the device it is, and its queue of frames to write.
 
-Frames are written in order by one writer task per connection, so a slow app never holds up
+A frame is written at once while nothing waits before it and the connection's transport has
+room (as `websockets.broadcast` writes: no task switch per frame and device, which is what
+fanning a streamed answer out to many devices costs). Otherwise it waits in the connection's
+queue, which one writer task per connection writes in order, so a slow app never holds up
 whoever sends to it (a handler, a broadcast, the agent). While the app is slow, frames wait in
 the queue, where a `message.update` or `tool.progress` replaces the one still waiting for the
 same message or tool: the app gets the latest text, always before the `message.stop` that
@@ -18,7 +21,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from websockets.asyncio.server import ServerConnection
+from websockets.asyncio.server import ServerConnection, broadcast
 from websockets.exceptions import ConnectionClosed
 
 from .errors import GatewayError
@@ -31,6 +34,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 CLOSE_TOO_SLOW = 1013  # "try again later": the app reconnects and syncs
+# A frame is written at once only while the transport holds at most this much unsent: past it,
+# the app is behind, and frames queue (and coalesce) instead.
+WRITE_AT_ONCE_BYTES = 64 * 1024
 
 
 @dataclass(eq=False)
@@ -82,6 +88,7 @@ class Session:
         self._drained = asyncio.Event()
         self._drained.set()
         self._writer: asyncio.Task[None] | None = None
+        self._writing = False  # the writer is in the middle of a send
 
     @property
     def principal(self) -> str:
@@ -130,6 +137,11 @@ class Session:
         """Queues already encoded frame text (or media bytes); `key` coalesces it (see above)."""
         if self.closed:
             return
+        if not self._queue and not self._writing and self._writer is not None:
+            transport = self.ws.transport
+            if transport is not None and transport.get_write_buffer_size() <= WRITE_AT_ONCE_BYTES:
+                broadcast((self.ws,), data)  # nothing before it, room for it: in order, now
+                return
         if key is not None:
             waiting = self._waiting.get(key)
             if waiting is not None:  # the app has not been sent the previous one yet: replace it
@@ -157,7 +169,11 @@ class Session:
                 item = self._queue.popleft()
                 if item.key is not None:
                     del self._waiting[item.key]
-                await self.ws.send(item.data)
+                self._writing = True
+                try:
+                    await self.ws.send(item.data)
+                finally:
+                    self._writing = False
                 self._queued_bytes -= len(item.data)
                 if self._queued_bytes <= self._limit // 2:
                     self._drained.set()

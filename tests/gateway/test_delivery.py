@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from phoneuse_runtime.gateway.session import CLOSE_TOO_SLOW
+from phoneuse_runtime.gateway.session import CLOSE_TOO_SLOW, WRITE_AT_ONCE_BYTES
 
 from .conftest import GatewayFactory, GatewayServer, IrisClient
 
@@ -136,19 +136,30 @@ async def test_a_cursor_this_server_never_gave_is_a_reset_and_a_negative_one_uns
 async def test_updates_waiting_for_a_busy_connection_coalesce_to_the_latest(
     gateway_server: GatewayServer,
 ) -> None:
-    client = await gateway_server.connect()
+    token = gateway_server.pair().token
+    slow = await gateway_server.slow(token)
     gateway = gateway_server.gateway
-    # A burst the connection's writer cannot take a turn in: each update replaces the one
-    # still waiting for the same message; another message's and a tool's are kept apart.
+    session = gateway.sessions[next(iter(gateway.sessions))]
+    # An app that reads nothing: once the kernel's buffers and the transport's fill up, the
+    # frames for it wait in its queue.
+    filler = 0
+    while session.ws.transport.get_write_buffer_size() <= WRITE_AT_ONCE_BYTES:
+        filler += 1
+        await gateway.broadcast(
+            "message.update", {"message_id": "m0", "text": f"m0 {filler} " + "x" * 50_000}
+        )
+    # Each update waiting in the queue replaces the one waiting for the same message; another
+    # message's and a tool's are kept apart, and all come before the stop that follows them.
     for i in range(100):
         await gateway.broadcast("message.update", {"message_id": "m1", "text": f"m1 {i}"})
         await gateway.broadcast("message.update", {"message_id": "m2", "text": f"m2 {i}"})
         await gateway.broadcast("tool.progress", {"index": 0, "name": "TAP", "note": f"t {i}"})
     await gateway.broadcast("message.stop", {"message_id": "m1", "final_text": "m1 99"})
-    stop = await client.next("message.stop")
-    texts = [f["payload"].get("text") or f["payload"].get("note") for f in client.received[1:]]
+    await slow.read_until(lambda f: f["type"] == "message.stop", timeout=30)
+    rest = [f for f in slow.received if f["type"] != "hello.ack" and f["payload"].get("message_id") != "m0"]
+    texts = [f["payload"].get("text") or f["payload"].get("note") for f in rest]
     assert texts == ["m1 99", "m2 99", "t 99", None]
-    assert client.received[-1] is stop
+    assert rest[-1]["type"] == "message.stop"
 
 
 async def test_a_slow_app_gets_updates_in_order_and_the_last_one_before_the_stop(

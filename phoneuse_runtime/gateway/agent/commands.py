@@ -226,7 +226,7 @@ async def _offer_screenshot(part: AgentPart, scope: Scope, result: dict[str, Any
     ref = await part.chat.store_media(
         data, kind="image", mime=f"image/{fmt}", filename=f"screenshot-{now_ms()}.{fmt}"
     )
-    await part.gateway.broadcast("media.offer", ref, chat_id=scope.chat_id, thread_id=scope.thread_id)
+    await part.chat.offer_media(ref, chat_id=scope.chat_id, thread_id=scope.thread_id)
     await part.say(scope, f"Screenshot, {result.get('width')}x{result.get('height')}", media=[ref])
 
 

@@ -6,7 +6,8 @@ three things of it:
 - to hear of each user message once it is stored (to bridge it to the agent, or run it as a
   slash command): `on_user_message(listener)`;
 - to store an assistant or system message and send it to every device: `post_message(...)`;
-- to store media the server produced (a screenshot) so the app can pull it: `store_media(...)`;
+- to store media the server produced (a screenshot) so the app can pull it, and offer it:
+  `store_media(...)`, `offer_media(...)`;
 - to know the chats: `chat_exists(chat_id)`, `default_chat_id()`.
 
 The chat part (`gateway/chat/part.py`, `ChatPart`) offers them; the agent part finds it among
@@ -84,6 +85,12 @@ class ChatSeam(Protocol):
     async def store_media(self, data: bytes, *, kind: str, mime: str, filename: str) -> dict[str, Any]:
         """Stores media the server produced; returns its `media_ref` (media_id, kind, mime,
         size, filename), which `media.pull` serves and a `media.offer` announces."""
+        ...
+
+    async def offer_media(
+        self, media: dict[str, Any], *, chat_id: str | None = None, thread_id: str | None = None
+    ) -> None:
+        """Announces stored media to every connected device (`media.offer`) in that chat."""
         ...
 
     async def chat_exists(self, chat_id: str) -> bool: ...

@@ -72,6 +72,12 @@ class Settings:
     grpc_idle_timeout_s: float = 60.0
     grpc_keepalive_s: float = 300.0
     grpc_keepalive_timeout_s: float = 20.0
+    # The phone's memory ([memory] in config.toml, PHONEUSE_MEMORY_* in the environment): the
+    # region numbers without a country code are read in when the SIM does not say, how many
+    # days messages and calls are kept (0: no limit), and whether the runtime feeds it.
+    memory_default_region: str = "US"
+    memory_retention_days: int = 365
+    memory_ingest: bool = True
 
     @property
     def device_kind(self) -> str:
@@ -119,6 +125,18 @@ def _apply(settings: Settings, values: dict[str, Any], where: str) -> Settings:
     return replace(settings, **changes)
 
 
+def _flatten(table: dict[str, Any]) -> dict[str, Any]:
+    """`[memory] retention_days = 30` as `memory_retention_days`: a table's keys are settings
+    named with the table's name in front, as the PHONEUSE_MEMORY_* variables name them."""
+    flat: dict[str, Any] = {}
+    for key, value in table.items():
+        if isinstance(value, dict):
+            flat.update({f"{key}_{inner}": v for inner, v in value.items()})
+        else:
+            flat[key] = value
+    return flat
+
+
 def load_settings(flags: dict[str, Any], *, config_file: Path | None = None) -> Settings:
     """Flags (None = not given) over PHONEUSE_<NAME> environment over the TOML file over defaults."""
     settings = Settings()
@@ -131,7 +149,7 @@ def load_settings(flags: dict[str, Any], *, config_file: Path | None = None) -> 
             table = tomllib.loads(path.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{path}: {exc}") from exc
-        settings = _apply(settings, table, str(path))
+        settings = _apply(settings, _flatten(table), str(path))
     elif config_file is not None:
         raise ConfigError(f"config file {config_file} does not exist")
     env = {

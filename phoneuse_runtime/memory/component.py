@@ -1,0 +1,260 @@
+"""The memory as a component of the app: it owns the SQLite file and its threads, serves
+REMEMBER, FORGET, MEMORY and CONTACTS (their handlers reach it with `ctx.component(Memory)`),
+and feeds itself from the bus and the phone's providers (ingest.py).
+
+Threads: one writer (every change, each a transaction that is durable when it returns) and a
+small pool of readers, each with its own connection; WAL lets them read while it writes. The
+event loop never waits on the disk, except to read the rows of a page past the first ones that
+a query prepared (`Ranked`), a handful of primary-key lookups.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar, overload
+
+from ..components import Contribution
+from ..errors import Internal
+from .migrate import migrate_json
+from .resolve import DEFAULT_REGION, email_key, fold, phone_key
+from .schema import DB_FILE, check, connect
+from .search import Filters, search
+from .store import Graph, Node
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..runtime import Runtime
+    from .ingest import Ingestor
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+PREFETCH = 50  # nodes read in the reader's thread with a query's ids: a page or two
+READERS = 2
+
+
+def open_graph(path: Path, *, legacy: Path | None = None) -> sqlite3.Connection:
+    """The writer's connection: the file opened (or made), checked, and the JSON store migrated."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    conn = connect(path)
+    try:
+        check(conn, path)
+        conn.create_function("fold", 1, fold, deterministic=True)
+        if legacy is not None:
+            migrate_json(Graph(conn), legacy)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+class Ranked(Sequence[T]):
+    """A query's matches in order, read lazily: the first PREFETCH were read with the ids, the
+    rest are read when a page reaches them. `len` is the exact count of matches."""
+
+    def __init__(
+        self,
+        ids: list[int],
+        scores: list[float],
+        nodes: dict[int, Node],
+        load: Callable[[list[int]], dict[int, Node]],
+        convert: Callable[[Node, float], T],
+    ) -> None:
+        self._ids, self._scores, self._nodes, self._load, self._convert = ids, scores, nodes, load, convert
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[T]: ...
+    def __getitem__(self, index: int | slice) -> T | list[T]:
+        if isinstance(index, int):
+            return self[index : index + 1 if index != -1 else None][0]
+        positions = range(len(self._ids))[index]
+        wanted = [self._ids[i] for i in positions if self._ids[i] not in self._nodes]
+        if wanted:
+            self._nodes.update(self._load(wanted))
+        # A node forgotten between the ids and the read is left out of the page.
+        return [
+            self._convert(self._nodes[self._ids[i]], self._scores[i]) for i in positions if self._ids[i] in self._nodes
+        ]
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self[:])
+
+
+class Memory:
+    """The memory graph component (name "memory"). The app adds one unless it is given one."""
+
+    name = "memory"
+
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        default_region: str = DEFAULT_REGION,
+        retention_days: int = 365,
+        ingest: bool = True,
+    ) -> None:
+        self.path = data_dir / DB_FILE
+        self.legacy = data_dir / "memory.json"
+        self.default_region = default_region
+        self.region = default_region
+        self.retention_days = retention_days
+        self.ingest_enabled = ingest
+        self._writer: ThreadPoolExecutor | None = None
+        self._readers: ThreadPoolExecutor | None = None
+        self._write_conn: sqlite3.Connection | None = None
+        self._loop_conn: sqlite3.Connection | None = None
+        self._local = threading.local()
+        self._reader_conns: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        self.ingestor: Ingestor | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Memory:
+        from ..config import ConfigError
+        from .resolve import valid_region
+
+        if not valid_region(settings.memory_default_region):
+            raise ConfigError(
+                f"memory.default_region must be a two-letter region such as US, GB or FR, "
+                f"got {settings.memory_default_region!r}"
+            )
+        if settings.memory_retention_days < 0:
+            raise ConfigError(
+                f"memory.retention_days must be 0 (keep everything) or more, got {settings.memory_retention_days}"
+            )
+        return cls(
+            settings.data_dir,
+            default_region=settings.memory_default_region,
+            retention_days=settings.memory_retention_days,
+            ingest=settings.memory_ingest,
+        )
+
+    # --- lifecycle ---------------------------------------------------------------
+    def contribution(self) -> Contribution:
+        return Contribution()  # REMEMBER, FORGET, MEMORY and CONTACTS are built-in handlers
+
+    async def start(self, runtime: Runtime) -> None:
+        self._writer = ThreadPoolExecutor(1, thread_name_prefix="memory-writer")
+        self._readers = ThreadPoolExecutor(READERS, thread_name_prefix="memory-reader")
+        loop = asyncio.get_running_loop()
+        try:
+            self._write_conn = await loop.run_in_executor(
+                self._writer, lambda: open_graph(self.path, legacy=self.legacy)
+            )
+        except BaseException:
+            self._writer.shutdown(wait=True)
+            self._readers.shutdown(wait=True)
+            self._writer = self._readers = None
+            raise
+        self._loop_conn = self._reader_conn()
+        if self.ingest_enabled:
+            from .ingest import Ingestor
+
+            self.ingestor = Ingestor(self, runtime)
+            await self.ingestor.start()
+
+    async def stop(self, *, grace_s: float) -> None:
+        if self.ingestor is not None:
+            await self.ingestor.stop(grace_s=grace_s)
+        writer, readers = self._writer, self._readers
+        self._writer = self._readers = None
+        # Every change already handed to the writer is committed before the file is closed.
+        for pool in (writer, readers):
+            if pool is not None:
+                await asyncio.to_thread(pool.shutdown, wait=True)
+        for conn in (self._write_conn, self._loop_conn, *self._reader_conns):
+            if conn is not None:
+                conn.close()
+        self._write_conn = self._loop_conn = None
+        self._reader_conns.clear()
+
+    # --- running work --------------------------------------------------------------
+    def _reader_conn(self) -> sqlite3.Connection:
+        conn = connect(self.path)
+        conn.execute("PRAGMA query_only = 1")
+        conn.create_function("fold", 1, fold, deterministic=True)
+        with self._lock:
+            self._reader_conns.append(conn)
+        return conn
+
+    def _thread_conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._local.conn = self._reader_conn()
+        return conn
+
+    async def write(self, work: Callable[[Graph], T]) -> T:
+        """Runs `work` in one transaction in the writer's thread; durable when this returns."""
+        writer = self._writer
+        if writer is None:
+            raise Internal("the memory is closed (the server is stopping)")
+
+        def run() -> T:
+            assert self._write_conn is not None
+            graph = Graph(self._write_conn)
+            graph.begin()
+            try:
+                result = work(graph)
+                graph.commit()
+            except BaseException:
+                graph.rollback()
+                raise
+            return result
+
+        try:
+            return await asyncio.get_running_loop().run_in_executor(writer, run)
+        except sqlite3.Error as exc:  # the runtime's own disk, not the phone: not DEVICE_UNAVAILABLE
+            raise Internal(f"the memory could not save the change to {self.path}: {exc}") from exc
+
+    async def read(self, work: Callable[[Graph], T]) -> T:
+        """Runs `work` on a reader's connection in its thread."""
+        readers = self._readers
+        if readers is None:
+            raise Internal("the memory is closed (the server is stopping)")
+        try:
+            return await asyncio.get_running_loop().run_in_executor(
+                readers, lambda: work(Graph(self._thread_conn()))
+            )
+        except sqlite3.Error as exc:
+            raise Internal(f"the memory could not read {self.path}: {exc}") from exc
+
+    def _load_on_loop(self, ids: list[int]) -> dict[int, Node]:
+        if self._loop_conn is None:
+            return {}
+        return Graph(self._loop_conn).nodes(ids)
+
+    # --- what the handlers call ----------------------------------------------------------
+    async def search(self, filters: Filters, convert: Callable[[Node, float], T]) -> Ranked[T]:
+        def run(graph: Graph) -> tuple[list[int], list[float], dict[int, Node]]:
+            ids, scores = search(graph.conn, filters)
+            return ids, scores, graph.nodes(ids[:PREFETCH])
+
+        ids, scores, nodes = await self.read(run)
+        return Ranked(ids, scores, nodes, self._load_on_loop, convert)
+
+    def person_keys(self, phones: Sequence[str], emails: Sequence[str]) -> list[str]:
+        keys = [k for p in phones if (k := phone_key(p, self.region))]
+        keys += [k for e in emails if (k := email_key(e))]
+        return keys
+
+    async def settled(self) -> None:
+        """Returns once every event and sync handed to ingestion so far is stored."""
+        if self.ingestor is not None:
+            await self.ingestor.settled()
+
+    def graph_stats(self) -> dict[str, Any]:
+        from .transfer import stats
+
+        assert self._loop_conn is not None
+        return stats(self._loop_conn)

@@ -1,0 +1,185 @@
+"""MEMORY's search: which nodes match the filters, and in what order.
+
+The order blends three signals, each in [0, 1]:
+- text: the node's BM25 relevance to `q` (name weighs 10, aliases 5, text 1), divided by the
+  best match's, so the best text match scores 1;
+- recency: 0.5 ** (days since the node's last update / 30), a half-life of a month;
+- link: how close the node is to `related_to`: 0.7 + 0.3 * min(weight, 10) / 10 for a direct
+  neighbour (weight counts the messages, calls and mentions behind the edge), 0.35 two hops
+  away.
+
+score = 0.6 text + 0.25 recency + 0.15 link when both `q` and `related_to` are given;
+0.7 text + 0.3 recency with `q` alone; 0.6 link + 0.4 recency with `related_to` alone; with
+neither, recency alone (newest first, as the JSON store listed its items). Ties go to the newer
+node, then the higher id.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import dataclass
+from datetime import datetime
+
+from ..errors import InvalidParams
+from ..events import now_ms
+from .resolve import fold
+from .store import parse_ref
+
+DAY_MS = 86_400_000
+HALF_LIFE_DAYS = 30.0
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class Filters:
+    id: str | None = None
+    kind: str | None = None
+    name: str | None = None
+    tag: str | None = None
+    q: str | None = None
+    related_to: str | None = None
+    depth: int = 1
+    relation: str | None = None
+    source: str | None = None
+    since_ms: int | None = None
+    until_ms: int | None = None
+
+
+def fts_query(q: str) -> str | None:
+    """`q` as an FTS5 query: every word must match, each as a prefix ("den" finds "dentist").
+    Words are quoted, so FTS5's own syntax (AND, NEAR, *, ") in `q` is plain text."""
+    words = _WORD.findall(q)
+    if not words:
+        return None
+    return " ".join(f'"{w}"*' for w in words)
+
+
+def recency(updated_ms: int, now: int) -> float:
+    age_days = max(0, now - updated_ms) / DAY_MS
+    return float(0.5 ** (age_days / HALF_LIFE_DAYS))
+
+
+def neighbours(
+    conn: sqlite3.Connection, anchor: int, *, depth: int, relation: str | None
+) -> dict[int, float]:
+    """Nodes within `depth` (1 or 2) edges of `anchor`, either way, with their link score."""
+    rel_sql = " AND relation = ?" if relation else ""
+    args: tuple[object, ...] = (relation,) if relation else ()
+
+    def step(n: int) -> list[tuple[int, int]]:
+        return conn.execute(
+            f"SELECT dst, weight FROM edges WHERE src = ?{rel_sql} "  # noqa: S608 (fixed fragments)
+            f"UNION ALL SELECT src, weight FROM edges WHERE dst = ?{rel_sql}",
+            (n, *args, n, *args),
+        ).fetchall()
+
+    near: dict[int, float] = {}
+    for other, weight in step(anchor):
+        if other != anchor:
+            score = 0.7 + 0.3 * min(weight, 10) / 10
+            near[other] = max(near.get(other, 0.0), score)
+    if depth >= 2:
+        far: dict[int, float] = {}
+        for first in list(near):
+            for other, _ in step(first):
+                if other != anchor and other not in near:
+                    far[other] = 0.35
+        near.update(far)
+    return near
+
+
+def search(conn: sqlite3.Connection, f: Filters) -> tuple[list[int], list[float]]:
+    """The ids of every matching node, best first, and their scores."""
+    where: list[str] = []
+    args: list[object] = []
+    if f.id is not None:
+        n = parse_ref(f.id)
+        if n is None:
+            return [], []
+        where.append("n.id = ?")
+        args.append(n)
+    if f.kind is not None:
+        where.append("n.kind = ?")
+        args.append(f.kind)
+    if f.tag is not None:
+        where.append("n.id IN (SELECT node FROM tags WHERE tag = ?)")
+        args.append(f.tag)
+    if f.source is not None:
+        where.append("n.id IN (SELECT node FROM sources WHERE source = ?)")
+        args.append(f.source)
+    if f.since_ms is not None:
+        where.append("n.updated_ms >= ?")
+        args.append(f.since_ms)
+    if f.until_ms is not None:
+        where.append("n.updated_ms <= ?")
+        args.append(f.until_ms)
+    if f.name:
+        where.append("instr(fold(n.name), ?) > 0")
+        args.append(fold(f.name))
+    link: dict[int, float] = {}
+    if f.related_to:
+        anchor = parse_ref(f.related_to)
+        if anchor is None:
+            return [], []
+        link = neighbours(conn, anchor, depth=f.depth, relation=f.relation)
+        if not link:
+            return [], []
+        where.append("n.id IN (SELECT value FROM json_each(?))")
+        args.append("[" + ",".join(map(str, link)) + "]")
+    text: dict[int, float] = {}
+    match = fts_query(f.q) if f.q else None
+    if f.q and match is None:
+        return [], []  # only punctuation: nothing can contain it as a word
+    condition = " AND ".join(where) or "1"
+    if match is not None:
+        sql = (
+            "SELECT n.id, n.updated_ms, bm25(fts, 10.0, 1.0, 5.0) FROM fts JOIN nodes AS n ON n.id = fts.rowid "
+            f"WHERE fts MATCH ? AND {condition}"
+        )
+        rows = conn.execute(sql, (match, *args)).fetchall()
+        best = max((-r[2] for r in rows), default=0.0) or 1.0
+        text = {r[0]: -r[2] / best for r in rows}
+        updated = {r[0]: r[1] for r in rows}
+    else:
+        sql = f"SELECT n.id, n.updated_ms FROM nodes AS n WHERE {condition}"  # noqa: S608 (fixed fragments)
+        if not link:  # newest first, straight from the index
+            sql += " ORDER BY n.updated_ms DESC, n.id DESC"
+            rows = conn.execute(sql, args).fetchall()
+            return [r[0] for r in rows], [0.0] * len(rows)
+        updated = dict(conn.execute(sql, args).fetchall())
+    now = now_ms()
+    if match is not None and link:
+        weights = (0.6, 0.25, 0.15)
+    elif match is not None:
+        weights = (0.7, 0.3, 0.0)
+    else:
+        weights = (0.0, 0.4, 0.6)
+    scored = [
+        (
+            weights[0] * text.get(n, 0.0) + weights[1] * recency(stamp, now) + weights[2] * link.get(n, 0.0),
+            stamp,
+            n,
+        )
+        for n, stamp in updated.items()
+    ]
+    scored.sort(reverse=True)
+    return [n for _, _, n in scored], [round(s, 6) for s, _, _ in scored]
+
+
+def parse_time(value: str, what: str) -> int:
+    """Epoch ms, or an ISO-8601 time (UTC unless it says otherwise), as epoch ms."""
+    text = value.strip()
+    if text.lstrip("-").isdigit():
+        return int(text)
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidParams(
+            f"{what}: expected epoch milliseconds or an ISO-8601 time, got {value[:40]!r}"
+        ) from None
+    if moment.tzinfo is None:
+        from datetime import timezone
+
+        moment = moment.replace(tzinfo=timezone.utc)
+    return int(moment.timestamp() * 1000)

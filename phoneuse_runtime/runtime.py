@@ -478,9 +478,7 @@ class Runtime:
         try:
             for policy in self.policies:
                 await policy.check(call)
-            ctx = QueryContext(
-                request.query_type, self.device, self.settings, caller, self.components
-            )
+            ctx = QueryContext(request.query_type, self.device, self.settings, caller, self.components)
             call.phase = "device"
             deadline_token = set_deadline(call.deadline)
             try:

@@ -78,7 +78,12 @@ def _device_matches(c: Contact, f: ContactFilters, keys: set[str], region: str) 
         return False
     if f.q:
         q = fold(f.q)
-        if not (q in fold(c.name) or any(q in fold(e) for e in c.emails) or _has_digits(c.phones, f.q) or mine & keys):
+        if not (
+            q in fold(c.name)
+            or any(q in fold(e) for e in c.emails)
+            or _has_digits(c.phones, f.q)
+            or mine & keys
+        ):
             return False
     return True
 
@@ -86,7 +91,11 @@ def _device_matches(c: Contact, f: ContactFilters, keys: set[str], region: str) 
 async def contacts(ctx: QueryContext, f: ContactFilters) -> Sequence[ContactResult]:
     memory = ctx.component(Memory)
     region = memory.region
-    wanted_keys = {k for k in (phone_key(f.phone, region) if f.phone else None, email_key(f.email) if f.email else None) if k}
+    wanted_keys = {
+        k
+        for k in (phone_key(f.phone, region) if f.phone else None, email_key(f.email) if f.email else None)
+        if k
+    }
     q_keys = [k for k in ((phone_key(f.q, region), email_key(f.q)) if f.q else ()) if k]
     # The phone narrows by id itself; the rest (accents, any number format) is matched here.
     rows = await ctx.device.contacts(ContactFilter(id=f.id))
@@ -123,12 +132,18 @@ async def contacts(ctx: QueryContext, f: ContactFilters) -> Sequence[ContactResu
                 sources=person.sources if person else ["contacts"],
                 last_contacted=person.last_contacted if person else None,
                 memory_id=person.memory_id if person else None,
-                relevance=_name_score(name_wanted, [c.name, *(person.aliases if person else [])]) if name_wanted else 0.0,
+                relevance=_name_score(name_wanted, [c.name, *(person.aliases if person else [])])
+                if name_wanted
+                else 0.0,
             )
         )
     if f.id is None:
         for person in known:
-            if person.memory_id in used or not NAMED_SOURCES & set(person.sources) or "contacts" in person.sources:
+            if (
+                person.memory_id in used
+                or not NAMED_SOURCES & set(person.sources)
+                or "contacts" in person.sources
+            ):
                 continue  # on the phone (listed above, or deleted there since), or never named
             attrs = person.attrs
             phones = [str(p) for p in attrs.get("phones", [])]
@@ -143,7 +158,9 @@ async def contacts(ctx: QueryContext, f: ContactFilters) -> Sequence[ContactResu
                     sources=person.sources,
                     last_contacted=person.last_contacted,
                     memory_id=person.memory_id,
-                    relevance=_name_score(name_wanted, [person.name, *person.aliases]) if name_wanted else 0.0,
+                    relevance=_name_score(name_wanted, [person.name, *person.aliases])
+                    if name_wanted
+                    else 0.0,
                 )
             )
     out.sort(key=lambda r: (-r.relevance, -(r.last_contacted or 0), fold(r.name)))

@@ -66,7 +66,9 @@ class MemoryResult(QueryResult):
     attrs: dict[str, Any] = Field(description="per kind: phones and emails, start_ms, direction, ...")
     sources: list[str]
     aliases: list[str]
-    score: float = Field(description="the ranking's blend of text, recency and link (0 without q and related_to)")
+    score: float = Field(
+        description="the ranking's blend of text, recency and link (0 without q and related_to)"
+    )
     edges: list[MemoryEdge] = Field(description="the strongest edges, heaviest then newest first")
 
 
@@ -84,7 +86,10 @@ def to_result(node: Node, score: float) -> MemoryResult:
         sources=node.sources,
         aliases=node.aliases,
         score=score,
-        edges=[MemoryEdge(relation=e.relation, node_id=e.node_id, name=e.name, ts=e.ts, direction=e.direction) for e in node.edges],
+        edges=[
+            MemoryEdge(relation=e.relation, node_id=e.node_id, name=e.name, ts=e.ts, direction=e.direction)
+            for e in node.edges
+        ],
     )
 
 

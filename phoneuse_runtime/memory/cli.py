@@ -16,7 +16,9 @@ from typing import Any
 def add_parser(sub: Any) -> None:
     """Adds the `memory` command to the CLI's subcommands."""
     memory = sub.add_parser("memory", help="export, import or describe the phone's memory (JSON Lines)")
-    memory.add_argument("--data-dir", type=Path, help="state dir (default $PHONEUSE_DATA_DIR, else XDG data dir)")
+    memory.add_argument(
+        "--data-dir", type=Path, help="state dir (default $PHONEUSE_DATA_DIR, else XDG data dir)"
+    )
     verbs = memory.add_subparsers(dest="verb", required=True)
     export = verbs.add_parser("export", help="write every node and edge as JSON Lines")
     export.add_argument("file", nargs="?", type=Path, help="default: standard output")
@@ -33,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
 
     data_dir = args.data_dir or default_data_dir()
     try:
-        conn = open_existing(data_dir)
+        conn = open_existing(data_dir, create=args.verb == "import")
     except StateFileError as exc:
         print(f"phoneuse-runtime: {exc}", file=sys.stderr)
         return 2
@@ -63,8 +65,15 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(found, indent=2))
         else:
-            print(f"{found['nodes']} nodes, {found['edges']} edges, {found['merges']} merges, {found['bytes']} bytes")
-            for title, table in (("by kind", "kinds"), ("by source", "sources"), ("by relation", "relations")):
+            print(
+                f"{found['nodes']} nodes, {found['edges']} edges, {found['merges']} merges, "
+                f"{found['bytes']} bytes"
+            )
+            for title, table in (
+                ("by kind", "kinds"),
+                ("by source", "sources"),
+                ("by relation", "relations"),
+            ):
                 print(f"{title}: " + (", ".join(f"{k} {v}" for k, v in found[table].items()) or "none"))
         return 0
     finally:

@@ -84,7 +84,9 @@ class Ranked(Sequence[T]):
             self._nodes.update(self._load(wanted))
         # A node forgotten between the ids and the read is left out of the page.
         return [
-            self._convert(self._nodes[self._ids[i]], self._scores[i]) for i in positions if self._ids[i] in self._nodes
+            self._convert(self._nodes[self._ids[i]], self._scores[i])
+            for i in positions
+            if self._ids[i] in self._nodes
         ]
 
     def __iter__(self) -> Iterator[T]:
@@ -131,7 +133,8 @@ class Memory:
             )
         if settings.memory_retention_days < 0:
             raise ConfigError(
-                f"memory.retention_days must be 0 (keep everything) or more, got {settings.memory_retention_days}"
+                "memory.retention_days must be 0 (keep everything) or more, "
+                f"got {settings.memory_retention_days}"
             )
         return cls(
             settings.data_dir,

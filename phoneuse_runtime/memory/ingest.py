@@ -59,7 +59,12 @@ EVENT_TYPES = (
 BATCH = 500  # events per transaction at most
 SYNC_TIMEOUT_S = 30.0  # one provider read; a phone that does not answer in that time is retried later
 DAY_MS = 86_400_000
-SMS_APPS = ("sms", "com.google.android.apps.messaging", "com.android.messaging", "com.samsung.android.messaging")
+SMS_APPS = (
+    "sms",
+    "com.google.android.apps.messaging",
+    "com.android.messaging",
+    "com.samsung.android.messaging",
+)
 # Which provider an action wrote to, so that its effect is read back.
 ACTION_SYNCS = {
     "SEND_MESSAGE": "sms",
@@ -240,7 +245,11 @@ class Ingestor:
         if graph.by_key(key) is not None:
             return  # already stored
         person = self._person(graph, address, source, ts=ts)
-        who = graph.conn.execute("SELECT name FROM nodes WHERE id = ?", (person,)).fetchone()[0] if person else address
+        who = (
+            graph.conn.execute("SELECT name FROM nodes WHERE id = ?", (person,)).fetchone()[0]
+            if person
+            else address
+        )
         label = {"sms": "SMS"}.get(source, attrs.get("app", "message"))
         name = f"{label} {'to' if outgoing else 'from'} {who}"
         message = graph.upsert(
@@ -308,7 +317,9 @@ class Ingestor:
                 _add_foreground(graph, previous.package, previous.since_ms, ts)
             if package:
                 app = graph.upsert(
-                    Entity("app", package, "app_usage", (f"app:{package}",), attrs={"last_used_ms": ts}, ts=ts)
+                    Entity(
+                        "app", package, "app_usage", (f"app:{package}",), attrs={"last_used_ms": ts}, ts=ts
+                    )
                 )
                 graph.link("uses", me, app, ts=ts)
 
@@ -403,7 +414,12 @@ class Ingestor:
                     f"{call.kind.capitalize()} call with {who}",
                     "calls",
                     (key,),
-                    attrs={"kind": call.kind, "number": call.number, "duration_s": call.duration_s, "date_ms": call.date_ms},
+                    attrs={
+                        "kind": call.kind,
+                        "number": call.number,
+                        "duration_s": call.duration_s,
+                        "date_ms": call.date_ms,
+                    },
                     ts=call.date_ms,
                 )
             )
@@ -423,7 +439,14 @@ class Ingestor:
                 "calendar": event.calendar,
             }
             node = graph.upsert(
-                Entity("event", event.title, "calendar", (f"event:{event.id}",), text=event.description, attrs=attrs)
+                Entity(
+                    "event",
+                    event.title,
+                    "calendar",
+                    (f"event:{event.id}",),
+                    text=event.description,
+                    attrs=attrs,
+                )
             )
             if event.location:
                 place = graph.upsert(
@@ -444,7 +467,11 @@ class Ingestor:
         if key is None:
             return None
         label = name or address.split("@")[0]
-        attrs = {"emails": [address]} if "@" in address else {"phones": [e164(address, self.memory.region) or address]}
+        attrs = (
+            {"emails": [address]}
+            if "@" in address
+            else {"phones": [e164(address, self.memory.region) or address]}
+        )
         return graph.upsert(Entity("person", label, "calendar", (key,), attrs=attrs))
 
     def _expire(self, graph: Graph) -> None:

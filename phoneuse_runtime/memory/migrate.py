@@ -82,24 +82,33 @@ def migrate_json(graph: Graph, path: Path) -> int:
                 legacy.append(item)  # an id written by hand: it gets a new one, after the others
                 continue
             ids[item.id] = _add(graph, item, wanted)
+        # No id the file held or had handed out (next_id) is given again.
+        given = max([data.next_id - 1 if data.next_id else 0, *ids.values()], default=0)
+        conn = graph.conn
+        conn.execute("UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'nodes'", (given,))
+        conn.execute(
+            "INSERT INTO sqlite_sequence (name, seq) SELECT 'nodes', ? "
+            "WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'nodes')",
+            (given,),
+        )
         for item in legacy:
             ids[item.id] = _add(graph, item, None)
-            graph.conn.execute("INSERT OR REPLACE INTO keys (key, node) VALUES (?, ?)", (f"legacy:{item.id}", ids[item.id]))
+            conn.execute(
+                "INSERT OR REPLACE INTO keys (key, node) VALUES (?, ?)", (f"legacy:{item.id}", ids[item.id])
+            )
         for item in data.items:
             for target in item.related_to:
                 if target in ids:
                     graph.link("related_to", ids[item.id], ids[target], ts=item.updated_ms)
-        given = max([data.next_id - 1 if data.next_id else 0, *ids.values()], default=0)
-        graph.conn.execute("UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'nodes'", (given,))
-        graph.conn.execute("INSERT INTO sqlite_sequence (name, seq) SELECT 'nodes', ? WHERE NOT EXISTS "
-                           "(SELECT 1 FROM sqlite_sequence WHERE name = 'nodes')", (given,))
         graph.set_meta(MIGRATED, str(len(data.items)))
         graph.commit()
     except BaseException:
         graph.rollback()
         raise
     path.replace(done)
-    log.info("moved %d item(s) from %s into the memory graph; the file is kept as %s", len(ids), path, done.name)
+    log.info(
+        "moved %d item(s) from %s into the memory graph; the file is kept as %s", len(ids), path, done.name
+    )
     return len(ids)
 
 

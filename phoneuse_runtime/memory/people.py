@@ -94,11 +94,11 @@ def people(
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
         marks = ",".join("?" * len(chunk))
-        rows = conn.execute(
-            f"SELECT id, name, attrs FROM nodes WHERE kind = 'person' AND id IN ({marks})",  # noqa: S608
+        chunk_rows: list[tuple[int, str, str]] = conn.execute(
+            f"SELECT id, name, attrs FROM nodes WHERE kind = 'person' AND id IN ({marks})",
             chunk,
         ).fetchall()
-        for n, node_name, attrs in rows:
+        for n, node_name, attrs in chunk_rows:
             last = conn.execute(
                 "SELECT max(ts) FROM edges WHERE src = ? AND relation IN ('messaged', 'called')", (n,)
             ).fetchone()[0]
@@ -108,7 +108,12 @@ def people(
                     name=node_name,
                     aliases=[r[0] for r in conn.execute("SELECT alias FROM aliases WHERE node = ?", (n,))],
                     attrs=json.loads(attrs),
-                    sources=[r[0] for r in conn.execute("SELECT source FROM sources WHERE node = ? ORDER BY source", (n,))],
+                    sources=[
+                        r[0]
+                        for r in conn.execute(
+                            "SELECT source FROM sources WHERE node = ? ORDER BY source", (n,)
+                        )
+                    ],
                     keys=[r[0] for r in conn.execute("SELECT key FROM keys WHERE node = ?", (n,))],
                     last_contacted=last,
                     fts_rank=ranks.get(n, 0.0),

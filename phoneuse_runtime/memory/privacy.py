@@ -28,7 +28,8 @@ _CODE_FIRST = re.compile(
 )
 # "password: hunter2", "pwd is s3cr3t!", "mot de passe : xyz"
 _PASSWORD = re.compile(
-    r"(?i)\b((?:password|passwd|pwd|passphrase|mot de passe|contraseña|kennwort)\b(?:\s*[:=]\s*|\s+(?:is|was)\s*:?\s*))(\S+)"
+    r"(?i)\b((?:password|passwd|pwd|passphrase|mot de passe|contraseña|kennwort)\b"
+    r"(?:\s*[:=]\s*|\s+(?:is|was)\s*:?\s*))(\S+)"
 )
 
 

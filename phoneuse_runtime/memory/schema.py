@@ -72,7 +72,9 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
     """A connection in autocommit mode (transactions are explicit), WAL, synchronous=FULL.
     A file that is not this memory is StateFileError, with what to do about it."""
     if readonly:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None, timeout=30, check_same_thread=False)
+        conn = sqlite3.connect(
+            f"file:{path}?mode=ro", uri=True, isolation_level=None, timeout=30, check_same_thread=False
+        )
     else:
         conn = sqlite3.connect(path, isolation_level=None, timeout=30, check_same_thread=False)
     try:

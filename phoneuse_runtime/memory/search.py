@@ -69,7 +69,7 @@ def neighbours(
 
     def step(n: int) -> list[tuple[int, int]]:
         return conn.execute(
-            f"SELECT dst, weight FROM edges WHERE src = ?{rel_sql} "  # noqa: S608 (fixed fragments)
+            f"SELECT dst, weight FROM edges WHERE src = ?{rel_sql} "
             f"UNION ALL SELECT src, weight FROM edges WHERE dst = ?{rel_sql}",
             (n, *args, n, *args),
         ).fetchall()
@@ -89,7 +89,7 @@ def neighbours(
     return near
 
 
-def search(conn: sqlite3.Connection, f: Filters) -> tuple[list[int], list[float]]:
+def search(conn: sqlite3.Connection, f: Filters) -> tuple[list[int], list[float]]:  # noqa: PLR0915
     """The ids of every matching node, best first, and their scores."""
     where: list[str] = []
     args: list[object] = []
@@ -134,7 +134,8 @@ def search(conn: sqlite3.Connection, f: Filters) -> tuple[list[int], list[float]
     condition = " AND ".join(where) or "1"
     if match is not None:
         sql = (
-            "SELECT n.id, n.updated_ms, bm25(fts, 10.0, 1.0, 5.0) FROM fts JOIN nodes AS n ON n.id = fts.rowid "
+            "SELECT n.id, n.updated_ms, bm25(fts, 10.0, 1.0, 5.0) "
+            "FROM fts JOIN nodes AS n ON n.id = fts.rowid "
             f"WHERE fts MATCH ? AND {condition}"
         )
         rows = conn.execute(sql, (match, *args)).fetchall()
@@ -142,7 +143,7 @@ def search(conn: sqlite3.Connection, f: Filters) -> tuple[list[int], list[float]
         text = {r[0]: -r[2] / best for r in rows}
         updated = {r[0]: r[1] for r in rows}
     else:
-        sql = f"SELECT n.id, n.updated_ms FROM nodes AS n WHERE {condition}"  # noqa: S608 (fixed fragments)
+        sql = f"SELECT n.id, n.updated_ms FROM nodes AS n WHERE {condition}"
         if not link:  # newest first, straight from the index
             sql += " ORDER BY n.updated_ms DESC, n.id DESC"
             rows = conn.execute(sql, args).fetchall()

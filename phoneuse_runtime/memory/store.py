@@ -137,35 +137,39 @@ class Graph:
         conn = self.conn
         marks = ",".join("?" * len(ids))
         rows = conn.execute(
-            f"SELECT id, kind, name, text, attrs, created_ms, updated_ms FROM nodes WHERE id IN ({marks})",  # noqa: S608 (marks only)
+            f"SELECT id, kind, name, text, attrs, created_ms, updated_ms FROM nodes WHERE id IN ({marks})",
             list(ids),
         ).fetchall()
         found: dict[int, Node] = {}
         for n, kind, name, text, attrs, created, updated in rows:
-            found[n] = Node(node_ref(n), kind, name, text, json.loads(attrs), [], [], [], [], created, updated)
+            found[n] = Node(
+                node_ref(n), kind, name, text, json.loads(attrs), [], [], [], [], created, updated
+            )
         if not found:
             return {}
         present = list(found)
         marks = ",".join("?" * len(present))
-        for n, tag in conn.execute(f"SELECT node, tag FROM tags WHERE node IN ({marks}) ORDER BY pos", present):  # noqa: S608
+        for n, tag in conn.execute(
+            f"SELECT node, tag FROM tags WHERE node IN ({marks}) ORDER BY pos", present
+        ):
             found[n].tags.append(tag)
         for n, source in conn.execute(
-            f"SELECT node, source FROM sources WHERE node IN ({marks}) ORDER BY source",  # noqa: S608
+            f"SELECT node, source FROM sources WHERE node IN ({marks}) ORDER BY source",
             present,
         ):
             found[n].sources.append(source)
         for n, alias in conn.execute(
-            f"SELECT node, alias FROM aliases WHERE node IN ({marks}) ORDER BY alias",  # noqa: S608
+            f"SELECT node, alias FROM aliases WHERE node IN ({marks}) ORDER BY alias",
             present,
         ):
             found[n].aliases.append(alias)
         for n, dst in conn.execute(
-            f"SELECT src, dst FROM edges WHERE src IN ({marks}) AND relation = 'related_to' ORDER BY id",  # noqa: S608
+            f"SELECT src, dst FROM edges WHERE src IN ({marks}) AND relation = 'related_to' ORDER BY id",
             present,
         ):
             found[n].related_to.append(node_ref(dst))
         for m, kept, merged, ts in conn.execute(
-            f"SELECT id, kept, merged, ts FROM merges WHERE kept IN ({marks}) ORDER BY id",  # noqa: S608
+            f"SELECT id, kept, merged, ts FROM merges WHERE kept IN ({marks}) ORDER BY id",
             present,
         ):
             found[kept].attrs.setdefault("merges", []).append(
@@ -201,7 +205,9 @@ class Graph:
         if row is None:
             return
         aliases = " ".join(a for (a,) in self.conn.execute("SELECT alias FROM aliases WHERE node = ?", (n,)))
-        self.conn.execute("INSERT INTO fts (rowid, name, text, aliases) VALUES (?, ?, ?, ?)", (n, *row, aliases))
+        self.conn.execute(
+            "INSERT INTO fts (rowid, name, text, aliases) VALUES (?, ?, ?, ?)", (n, *row, aliases)
+        )
 
     def create(
         self,
@@ -218,14 +224,18 @@ class Graph:
     ) -> int:
         stamp = now_ms() if stamp is None else stamp
         cur = self.conn.execute(
-            "INSERT INTO nodes (id, kind, name, text, attrs, created_ms, updated_ms) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO nodes (id, kind, name, text, attrs, created_ms, updated_ms) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
             (node_id, kind, name, text, json.dumps(attrs or {}, ensure_ascii=False), stamp, stamp),
         )
         n = int(cur.lastrowid or 0)
         self.conn.executemany(
-            "INSERT OR IGNORE INTO tags (node, tag, pos) VALUES (?, ?, ?)", [(n, t, i) for i, t in enumerate(tags)]
+            "INSERT OR IGNORE INTO tags (node, tag, pos) VALUES (?, ?, ?)",
+            [(n, t, i) for i, t in enumerate(tags)],
         )
-        self.conn.executemany("INSERT OR IGNORE INTO sources (node, source) VALUES (?, ?)", [(n, s) for s in sources])
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO sources (node, source) VALUES (?, ?)", [(n, s) for s in sources]
+        )
         self.conn.executemany("INSERT OR REPLACE INTO keys (key, node) VALUES (?, ?)", [(k, n) for k in keys])
         self._reindex(n)
         return n
@@ -251,7 +261,7 @@ class Graph:
         """The node, its edges, its keys, aliases, tags, sources, index rows and merge records."""
         conn = self.conn
         for table, column in (("tags", "node"), ("sources", "node"), ("keys", "node"), ("aliases", "node")):
-            conn.execute(f"DELETE FROM {table} WHERE {column} = ?", (n,))  # noqa: S608 (fixed names)
+            conn.execute(f"DELETE FROM {table} WHERE {column} = ?", (n,))
         conn.execute("DELETE FROM edges WHERE src = ?1 OR dst = ?1", (n,))
         conn.execute("DELETE FROM merges WHERE kept = ?1 OR merged = ?1", (n,))
         conn.execute("DELETE FROM fts WHERE rowid = ?", (n,))
@@ -289,7 +299,9 @@ class Graph:
             attrs.update(phones=list(phones), emails=list(emails))
         if kind == "person":
             attrs["name_source"] = "agent"
-        n = self.create(kind=kind, name=name, text=text, attrs=attrs, tags=tags, sources=["agent"], stamp=stamp)
+        n = self.create(
+            kind=kind, name=name, text=text, attrs=attrs, tags=tags, sources=["agent"], stamp=stamp
+        )
         for target in targets:
             self.link("related_to", n, target, ts=stamp)
         if kind == "person":
@@ -325,7 +337,9 @@ class Graph:
                 stamp=stamp,
             )
             if entity.kind == "person":
-                self.conn.execute("INSERT OR IGNORE INTO aliases (node, alias) VALUES (?, ?)", (n, entity.name))
+                self.conn.execute(
+                    "INSERT OR IGNORE INTO aliases (node, alias) VALUES (?, ?)", (n, entity.name)
+                )
                 self._reindex(n)
             return n
         n = found[0]
@@ -367,7 +381,8 @@ class Graph:
         self.add_source(n, entity.source)
         if changed or stamp > updated:
             conn.execute(
-                "UPDATE nodes SET name = ?, text = ?, attrs = ?, updated_ms = max(updated_ms, ?) WHERE id = ?",
+                "UPDATE nodes SET name = ?, text = ?, attrs = ?, updated_ms = max(updated_ms, ?) "
+                "WHERE id = ?",
                 (new_name, new_text, json.dumps(attrs, ensure_ascii=False), stamp, n),
             )
         if changed:
@@ -385,10 +400,13 @@ class Graph:
             "node": node,
             "keys": self.keys_of(merged),
             "aliases": [r[0] for r in conn.execute("SELECT alias FROM aliases WHERE node = ?", (merged,))],
-            "tags": [r[0] for r in conn.execute("SELECT tag FROM tags WHERE node = ? ORDER BY pos", (merged,))],
+            "tags": [
+                r[0] for r in conn.execute("SELECT tag FROM tags WHERE node = ? ORDER BY pos", (merged,))
+            ],
             "sources": [r[0] for r in conn.execute("SELECT source FROM sources WHERE node = ?", (merged,))],
             "edges": conn.execute(
-                "SELECT relation, src, dst, ts, weight, attrs FROM edges WHERE src = ?1 OR dst = ?1", (merged,)
+                "SELECT relation, src, dst, ts, weight, attrs FROM edges WHERE src = ?1 OR dst = ?1",
+                (merged,),
             ).fetchall(),
         }
         # What `kept` gains, so that an unmerge takes back exactly that.
@@ -404,12 +422,16 @@ class Graph:
         }
         conn.execute("UPDATE keys SET node = ? WHERE node = ?", (kept, merged))
         conn.execute("INSERT OR IGNORE INTO aliases (node, alias) VALUES (?, ?)", (kept, node[1]))
-        conn.execute("INSERT OR IGNORE INTO aliases SELECT ?, alias FROM aliases WHERE node = ?", (kept, merged))
+        conn.execute(
+            "INSERT OR IGNORE INTO aliases SELECT ?, alias FROM aliases WHERE node = ?", (kept, merged)
+        )
         pos = conn.execute("SELECT count(*) FROM tags WHERE node = ?", (kept,)).fetchone()[0]
         conn.execute(
             "INSERT OR IGNORE INTO tags SELECT ?, tag, pos + ? FROM tags WHERE node = ?", (kept, pos, merged)
         )
-        conn.execute("INSERT OR IGNORE INTO sources SELECT ?, source FROM sources WHERE node = ?", (kept, merged))
+        conn.execute(
+            "INSERT OR IGNORE INTO sources SELECT ?, source FROM sources WHERE node = ?", (kept, merged)
+        )
         for relation, src, dst, ts, weight, attrs in record["edges"]:
             src2, dst2 = (kept if src == merged else src), (kept if dst == merged else dst)
             if src2 == dst2:
@@ -424,7 +446,7 @@ class Graph:
             conn.execute("UPDATE nodes SET text = ? WHERE id = ?", (node[2], kept))
         conn.execute("UPDATE merges SET kept = ? WHERE kept = ?", (kept, merged))
         for table in ("tags", "sources", "aliases"):
-            conn.execute(f"DELETE FROM {table} WHERE node = ?", (merged,))  # noqa: S608 (fixed names)
+            conn.execute(f"DELETE FROM {table} WHERE node = ?", (merged,))
         conn.execute("DELETE FROM edges WHERE src = ?1 OR dst = ?1", (merged,))
         conn.execute("DELETE FROM fts WHERE rowid = ?", (merged,))
         conn.execute("DELETE FROM nodes WHERE id = ?", (merged,))
@@ -460,11 +482,18 @@ class Graph:
         conn.executemany(
             "UPDATE keys SET node = ? WHERE key = ? AND node = ?", [(merged, k, kept) for k in record["keys"]]
         )
-        conn.executemany("INSERT OR IGNORE INTO aliases (node, alias) VALUES (?, ?)", [(merged, a) for a in record["aliases"]])
+        conn.executemany(
+            "INSERT OR IGNORE INTO aliases (node, alias) VALUES (?, ?)",
+            [(merged, a) for a in record["aliases"]],
+        )
         gained = record["gained"]
         conn.executemany("DELETE FROM tags WHERE node = ? AND tag = ?", [(kept, t) for t in gained["tags"]])
-        conn.executemany("DELETE FROM sources WHERE node = ? AND source = ?", [(kept, s) for s in gained["sources"]])
-        conn.executemany("DELETE FROM aliases WHERE node = ? AND alias = ?", [(kept, a) for a in gained["aliases"]])
+        conn.executemany(
+            "DELETE FROM sources WHERE node = ? AND source = ?", [(kept, s) for s in gained["sources"]]
+        )
+        conn.executemany(
+            "DELETE FROM aliases WHERE node = ? AND alias = ?", [(kept, a) for a in gained["aliases"]]
+        )
         if gained["text"]:
             conn.execute("UPDATE nodes SET text = '' WHERE id = ? AND text = ?", (kept, text))
         for relation, src, dst, ts, weight, edge_attrs in record["edges"]:
@@ -474,7 +503,8 @@ class Graph:
                 (weight, moved_src, relation, moved_dst),
             )
             conn.execute(
-                "INSERT OR IGNORE INTO edges (relation, src, dst, ts, weight, attrs) VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT OR IGNORE INTO edges (relation, src, dst, ts, weight, attrs) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
                 (relation, src, dst, ts, weight, edge_attrs),
             )
         conn.execute("DELETE FROM edges WHERE weight <= 0")
@@ -490,7 +520,7 @@ class Graph:
         old = [
             r[0]
             for r in self.conn.execute(
-                f"SELECT id FROM nodes WHERE kind IN ({marks}) AND updated_ms < ? "  # noqa: S608
+                f"SELECT id FROM nodes WHERE kind IN ({marks}) AND updated_ms < ? "
                 "AND id NOT IN (SELECT node FROM sources WHERE source = 'agent')",
                 (*kinds, before_ms),
             )

@@ -26,9 +26,12 @@ from .store import Graph, node_ref, parse_ref
 BATCH = 1000
 
 
-def open_existing(data_dir: Path) -> sqlite3.Connection:
+def open_existing(data_dir: Path, *, create: bool = False) -> sqlite3.Connection:
+    """The data dir's memory; an import may create it, an export or stats may not."""
     path = data_dir / DB_FILE
-    if not path.exists():
+    if create:
+        data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    elif not path.exists():
         raise StateFileError(path, "no memory database here", "start the server once, or check --data-dir")
     return connect(path)
 
@@ -40,14 +43,19 @@ def export_lines(conn: sqlite3.Connection) -> Iterator[str]:
         graph = Graph(conn)
         last = 0
         while True:
-            ids = [r[0] for r in conn.execute("SELECT id FROM nodes WHERE id > ? ORDER BY id LIMIT ?", (last, BATCH))]
+            ids = [
+                r[0]
+                for r in conn.execute("SELECT id FROM nodes WHERE id > ? ORDER BY id LIMIT ?", (last, BATCH))
+            ]
             if not ids:
                 break
             last = ids[-1]
             nodes = graph.nodes(ids, with_edges=False)
             keys: dict[int, list[str]] = {}
             marks = ",".join("?" * len(ids))
-            for key, n in conn.execute(f"SELECT key, node FROM keys WHERE node IN ({marks}) ORDER BY key", ids):  # noqa: S608
+            for key, n in conn.execute(
+                f"SELECT key, node FROM keys WHERE node IN ({marks}) ORDER BY key", ids
+            ):
                 keys.setdefault(n, []).append(key)
             for n in ids:
                 node = nodes[n]
@@ -123,7 +131,13 @@ def import_lines(conn: sqlite3.Connection, lines: Iterable[str]) -> dict[str, in
                 if not isinstance(attrs, dict):
                     raise BadImport(f"line {number}: 'attrs' must be an object")
                 if known is not None:
-                    entity = Entity(_text(record, "kind", number), _text(record, "name", number), sources[0], keys, attrs=attrs)
+                    entity = Entity(
+                        _text(record, "kind", number),
+                        _text(record, "name", number),
+                        sources[0],
+                        keys,
+                        attrs=attrs,
+                    )
                     n = graph.upsert(entity)
                     counts["merged"] += 1
                 else:
@@ -152,7 +166,11 @@ def import_lines(conn: sqlite3.Connection, lines: Iterable[str]) -> dict[str, in
                 if src is None or dst is None:
                     raise BadImport(f"line {number}: an edge between nodes not in the file before it")
                 graph.link(
-                    _text(record, "relation", number), src, dst, ts=int(record.get("ts") or 0), attrs=record.get("attrs") or {}
+                    _text(record, "relation", number),
+                    src,
+                    dst,
+                    ts=int(record.get("ts") or 0),
+                    attrs=record.get("attrs") or {},
                 )
                 counts["edges"] += 1
             else:
@@ -169,8 +187,12 @@ def import_lines(conn: sqlite3.Connection, lines: Iterable[str]) -> dict[str, in
 def stats(conn: sqlite3.Connection) -> dict[str, Any]:
     """What is stored, by kind and by source, with the file's size."""
     by_kind = dict(conn.execute("SELECT kind, count(*) FROM nodes GROUP BY kind ORDER BY kind").fetchall())
-    by_source = dict(conn.execute("SELECT source, count(*) FROM sources GROUP BY source ORDER BY source").fetchall())
-    relations = dict(conn.execute("SELECT relation, count(*) FROM edges GROUP BY relation ORDER BY relation").fetchall())
+    by_source = dict(
+        conn.execute("SELECT source, count(*) FROM sources GROUP BY source ORDER BY source").fetchall()
+    )
+    relations = dict(
+        conn.execute("SELECT relation, count(*) FROM edges GROUP BY relation ORDER BY relation").fetchall()
+    )
     page = conn.execute("PRAGMA page_size").fetchone()[0] * conn.execute("PRAGMA page_count").fetchone()[0]
     return {
         "nodes": sum(by_kind.values()),
@@ -191,4 +213,13 @@ def write_export(conn: sqlite3.Connection, out: TextIO) -> int:
     return count
 
 
-__all__ = ["REMEDY", "BadImport", "export_lines", "import_lines", "open_existing", "parse_ref", "stats", "write_export"]
+__all__ = [
+    "REMEDY",
+    "BadImport",
+    "export_lines",
+    "import_lines",
+    "open_existing",
+    "parse_ref",
+    "stats",
+    "write_export",
+]

@@ -38,7 +38,9 @@ async def make_frontend(request: pytest.FixtureRequest, tmp_path: Path) -> Async
         **overrides: Any,
     ) -> FrontEnd:
         # The memory feeds itself from the phone only where a test asks (memory_ingest=True).
-        base = Settings(data_dir=tmp_path / f"data{len(started)}", grpc_listen="127.0.0.1:0", memory_ingest=False)
+        base = Settings(
+            data_dir=tmp_path / f"data{len(started)}", grpc_listen="127.0.0.1:0", memory_ingest=False
+        )
         settings = replace(base, **overrides)
         fe = await start(settings, device=device, policies=policies, components=components)
         started.append(fe)

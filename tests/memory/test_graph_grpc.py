@@ -70,7 +70,9 @@ async def test_one_time_codes_are_masked_before_storage(make_client: ServerFacto
     [code] = await nodes(client, {"q": "verification"})
     assert code["text"] == "Your verification code is [code]. It expires in 10 minutes."
     assert await nodes(client, {"q": "482913"}) == []
-    await client.ok("SIM_RECEIVE_SMS", {"from": "+15550001111", "body": "Your password: hunter2 (do not share)"})
+    await client.ok(
+        "SIM_RECEIVE_SMS", {"from": "+15550001111", "body": "Your password: hunter2 (do not share)"}
+    )
     await settle(client)
     [secret] = await nodes(client, {"q": "share"})
     assert secret["text"] == "Your password: [password] (do not share)"
@@ -100,7 +102,10 @@ async def test_calls_notifications_and_app_usage(make_client: ServerFactory) -> 
     client = await fed(make_client)
     await client.ok("SIM_INCOMING_CALL", {"from": "+1 415 555 0102"})
     await client.ok("SIM_REMOTE_HANG_UP")
-    await client.ok("SIM_POST_NOTIFICATION", {"package": "com.ubereats", "title": "Order", "text": "Your pizza is on its way"})
+    await client.ok(
+        "SIM_POST_NOTIFICATION",
+        {"package": "com.ubereats", "title": "Order", "text": "Your pizza is on its way"},
+    )
     await client.ok("OPEN_APP", {"package": "com.android.chrome"})
     await client.ok("OPEN_APP", {"package": "com.whatsapp"})
     await settle(client)
@@ -137,11 +142,19 @@ async def test_remember_a_person_merges_into_the_known_one_and_forget_undoes_it(
     alice = await one(client, {"kind": "person", "q": "alice johnson"})
     said = await client.ok(
         "REMEMBER",
-        {"kind": "person", "name": "Ali", "text": "my oldest friend", "phones": "+1-415-555-0101", "tags": "friend"},
+        {
+            "kind": "person",
+            "name": "Ali",
+            "text": "my oldest friend",
+            "phones": "+1-415-555-0101",
+            "tags": "friend",
+        },
     )
     assert said["id"] == alice["id"] and said["merge_id"].startswith("merge-")
     merged = await one(client, {"id": alice["id"]})
-    assert "Ali" in merged["aliases"] and merged["tags"] == ["friend"] and merged["text"] == "my oldest friend"
+    assert (
+        "Ali" in merged["aliases"] and merged["tags"] == ["friend"] and merged["text"] == "my oldest friend"
+    )
     assert merged["attrs"]["merges"][0]["merge_id"] == said["merge_id"]
     assert (await one(client, {"q": "ali", "kind": "person", "tag": "friend"}))["id"] == alice["id"]
     undone = await client.ok("FORGET", {"merge": said["merge_id"]})
@@ -179,16 +192,24 @@ async def test_forget_removes_the_node_its_edges_and_its_index_rows(make_client:
 async def test_memory_filters_source_depth_since_until(make_client: ServerFactory) -> None:
     client = await fed(make_client)
     sources = {
-        s: len(await nodes(client, {"source": s}, limit=200)) for s in ("contacts", "sms", "calendar", "agent")
+        s: len(await nodes(client, {"source": s}, limit=200))
+        for s in ("contacts", "sms", "calendar", "agent")
     }
-    assert sources["contacts"] == 8 and sources["sms"] >= 9 and sources["calendar"] >= 4 and sources["agent"] == 0
+    assert (
+        sources["contacts"] == 8
+        and sources["sms"] >= 9
+        and sources["calendar"] >= 4
+        and sources["agent"] == 0
+    )
     alice = await one(client, {"kind": "person", "q": "alice"})
     near = {n["id"] for n in await nodes(client, {"related_to": alice["id"]})}
     far = {n["id"] for n in await nodes(client, {"related_to": alice["id"], "depth": "2"})}
     assert near and near <= far
     stamp = alice["updated_ms"]
     assert alice["id"] in {n["id"] for n in await nodes(client, {"since": str(stamp), "kind": "person"})}
-    assert alice["id"] not in {n["id"] for n in await nodes(client, {"since": str(stamp + 1), "kind": "person"})}
+    assert alice["id"] not in {
+        n["id"] for n in await nodes(client, {"since": str(stamp + 1), "kind": "person"})
+    }
     assert await nodes(client, {"until": "1970-01-02T00:00:00Z"}) == []
     everything = await nodes(client, {"until": "2999-01-01T00:00:00+00:00"}, limit=200)
     assert len(everything) == 19  # 8 contacts, a short code, 6 SMS, 2 events and their 2 places
@@ -198,6 +219,8 @@ async def test_memory_filters_source_depth_since_until(make_client: ServerFactor
         ({"since": "yesterday"}, "epoch milliseconds or an ISO-8601 time, got 'yesterday'"),
     ):
         with pytest.raises(grpc.aio.AioRpcError) as info:
-            await client.stub.Query(pb.QueryRequest(query_type=pb.MEMORY, filters=bad), metadata=AUTH, timeout=10)
+            await client.stub.Query(
+                pb.QueryRequest(query_type=pb.MEMORY, filters=bad), metadata=AUTH, timeout=10
+            )
         assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
         assert info.value.details().startswith("INVALID_PARAMS: ") and fragment in info.value.details()

@@ -109,6 +109,7 @@ async def contacts(ctx: QueryContext, f: ContactFilters) -> Sequence[ContactResu
             q=f.q,
             q_keys=q_keys,
             everyone=not (f.name or f.phone or f.email or f.q),
+            also=[f"contact:{c.id}" for c in device],
         )
     )
     by_key = {k: p for p in known for k in p.keys}

@@ -127,9 +127,11 @@ class Ingestor:
                 await task
 
     async def settled(self) -> None:
+        # Yields first: the receiver takes what the bus queued for it on its next turn.
+        await asyncio.sleep(0)
         while not (self._idle.is_set() and not self.events and not self.syncs):
             await self._idle.wait()
-            await asyncio.sleep(0)  # let the receiver hand over what the bus queued meanwhile
+            await asyncio.sleep(0)
 
     def request(self, *syncs: str) -> None:
         """Asks for provider syncs; they run after the events queued before them."""

@@ -5,6 +5,7 @@ each with when they were last in touch (the newest message or call between them 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,10 +37,12 @@ def people(
     q: str | None,
     q_keys: list[str],
     everyone: bool,
+    also: Sequence[str] = (),
 ) -> list[Person]:
     """The people matching every filter given: `keys` (a number's or an email's) exactly, `name`
     as a folded substring of the name or an alias, `q` as words (FTS) or as a number or email
-    (`q_keys`). With no filter (`everyone`), every person with a number or an email."""
+    (`q_keys`). With no filter (`everyone`), every person with a number or an email. The people
+    `also` names (the phone's contacts that matched) come whatever the filters."""
     conn = graph.conn
     candidates: set[int] | None = None
 
@@ -79,9 +82,10 @@ def people(
                 if row and any(wanted in fold(x) for x in [row[0], *names]):
                     kept.add(n)
             candidates = kept
+    extra = {n for k in also if (n := graph.by_key(k)) is not None}
+    if candidates is None and not everyone:
+        candidates = set()
     if candidates is None:
-        if not everyone:
-            return []
         candidates = {
             r[0]
             for r in conn.execute(
@@ -89,7 +93,7 @@ def people(
                 "OR key >= 'tel:' AND key < 'tel;' OR key >= 'contact:' AND key < 'contact;'"
             )
         }
-    ids = sorted(candidates)
+    ids = sorted(candidates | extra)
     out: list[Person] = []
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]

@@ -22,9 +22,9 @@ _CODE_WORDS = (
 _CODE = re.compile(
     rf"(?i)\b((?:{_CODE_WORDS})\b[^0-9\n]{{0,40}}?)((?:[A-Z]{{1,3}}-)?\d(?:[\s-]?\d){{3,9}})\b"
 )
-# A code before its announcement: "482913 is your verification code".
+# A code before its announcement: "482913 is your verification code", "use 1234 as your PIN".
 _CODE_FIRST = re.compile(
-    rf"(?i)\b((?:[A-Z]{{1,3}}-)?\d(?:[\s-]?\d){{3,9}})(\s+is\s+your\b[^\n]{{0,30}}?(?:{_CODE_WORDS}))"
+    rf"(?i)\b((?:[A-Z]{{1,3}}-)?\d(?:[\s-]?\d){{3,9}})(\s+(?:is|as)\s+your\b[^\n]{{0,30}}?(?:{_CODE_WORDS}))"
 )
 # "password: hunter2", "pwd is s3cr3t!", "mot de passe : xyz"
 _PASSWORD = re.compile(

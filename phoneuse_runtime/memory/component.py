@@ -24,7 +24,7 @@ from ..errors import Internal
 from .migrate import migrate_json
 from .resolve import DEFAULT_REGION, email_key, fold, phone_key
 from .schema import DB_FILE, check, connect
-from .search import Filters, search
+from .search import Filters, Hits, search
 from .store import Graph, Node
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-PREFETCH = 50  # nodes read in the reader's thread with a query's ids: a page or two
+PREFETCH = 20  # nodes read in the reader's thread with a query's ids: a default page
 READERS = 2
 
 
@@ -60,16 +60,17 @@ class Ranked(Sequence[T]):
 
     def __init__(
         self,
-        ids: list[int],
-        scores: list[float],
+        hits: Hits,
         nodes: dict[int, Node],
         load: Callable[[list[int]], dict[int, Node]],
+        more: Callable[[Hits, int], None],
         convert: Callable[[Node, float], T],
     ) -> None:
-        self._ids, self._scores, self._nodes, self._load, self._convert = ids, scores, nodes, load, convert
+        self._hits, self._nodes, self._load, self._more, self._convert = hits, nodes, load, more, convert
+        self._ids, self._scores = hits.ids, hits.scores
 
     def __len__(self) -> int:
-        return len(self._ids)
+        return self._hits.total
 
     @overload
     def __getitem__(self, index: int) -> T: ...
@@ -78,6 +79,9 @@ class Ranked(Sequence[T]):
     def __getitem__(self, index: int | slice) -> T | list[T]:
         if isinstance(index, int):
             return self[index : index + 1 if index != -1 else None][0]
+        positions = range(self._hits.total)[index]
+        if positions and max(positions) >= len(self._ids):
+            self._more(self._hits, max(positions) + 1)
         positions = range(len(self._ids))[index]
         wanted = [self._ids[i] for i in positions if self._ids[i] not in self._nodes]
         if wanted:
@@ -237,14 +241,26 @@ class Memory:
             return {}
         return Graph(self._loop_conn).nodes(ids)
 
+    def _more_on_loop(self, hits: Hits, upto: int) -> None:
+        """Reads the ids of the matches past those read so far, up to `upto`."""
+        if hits.rest is None or self._loop_conn is None or upto <= len(hits.ids):
+            return
+        sql, args = hits.rest
+        start = len(hits.ids)
+        found = [r[0] for r in self._loop_conn.execute(sql, (*args, upto - start, start))]
+        hits.ids.extend(found)
+        hits.scores.extend([0.0] * len(found))
+        if len(found) < upto - start:  # fewer than counted: some were forgotten meanwhile
+            hits.total = len(hits.ids)
+
     # --- what the handlers call ----------------------------------------------------------
     async def search(self, filters: Filters, convert: Callable[[Node, float], T]) -> Ranked[T]:
-        def run(graph: Graph) -> tuple[list[int], list[float], dict[int, Node]]:
-            ids, scores = search(graph.conn, filters)
-            return ids, scores, graph.nodes(ids[:PREFETCH])
+        def run(graph: Graph) -> tuple[Hits, dict[int, Node]]:
+            hits = search(graph.conn, filters)
+            return hits, graph.nodes(hits.ids[:PREFETCH])
 
-        ids, scores, nodes = await self.read(run)
-        return Ranked(ids, scores, nodes, self._load_on_loop, convert)
+        hits, nodes = await self.read(run)
+        return Ranked(hits, nodes, self._load_on_loop, self._more_on_loop, convert)
 
     def person_keys(self, phones: Sequence[str], emails: Sequence[str]) -> list[str]:
         keys = [k for p in phones if (k := phone_key(p, self.region))]

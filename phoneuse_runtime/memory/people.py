@@ -58,7 +58,7 @@ def people(
         match = fts_query(q)
         if match is not None:
             for n, rank in conn.execute(
-                "SELECT n.id, bm25(fts, 10.0, 1.0, 5.0) FROM fts JOIN nodes AS n ON n.id = fts.rowid "
+                "SELECT n.id, bm25(fts, 10.0, 1.0, 5.0) FROM fts CROSS JOIN nodes AS n ON n.id = fts.rowid "
                 "WHERE fts MATCH ? AND n.kind = 'person'",
                 (match,),
             ):

@@ -12,6 +12,12 @@ score = 0.6 text + 0.25 recency + 0.15 link when both `q` and `related_to` are g
 0.7 text + 0.3 recency with `q` alone; 0.6 link + 0.4 recency with `related_to` alone; with
 neither, recency alone (newest first, as the JSON store listed its items). Ties go to the newer
 node, then the higher id.
+
+With `q` and no `related_to`, the blend orders the TOP (100) best BM25 matches, and the matches
+past them follow in BM25 order with score 0. A word that matches more than RANKED (2,000) nodes
+is ranked among its 2,000 most recently stored matches, the older ones following newest first:
+BM25 over every match of a common word costs tens of milliseconds on 100k nodes, and what an
+agent asks about ("dinner") is most often recent.
 """
 
 from __future__ import annotations
@@ -27,6 +33,8 @@ from .resolve import fold
 from .store import parse_ref
 
 DAY_MS = 86_400_000
+TOP = 100  # matches ranked by the blend; past them, by BM25 alone (q) or newest first
+RANKED = 2000  # the most recently stored matches of `q` that BM25 ranks; older ones follow, newest first
 HALF_LIFE_DAYS = 30.0
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -89,14 +97,25 @@ def neighbours(
     return near
 
 
-def search(conn: sqlite3.Connection, f: Filters) -> tuple[list[int], list[float]]:  # noqa: PLR0915
-    """The ids of every matching node, best first, and their scores."""
+@dataclass
+class Hits:
+    """The matches: the first ids in order with their scores, how many match in all, and the
+    statement (ending LIMIT ? OFFSET ?) that reads the ids after those, in order."""
+
+    ids: list[int]
+    scores: list[float]
+    total: int
+    rest: tuple[str, tuple[object, ...]] | None = None
+
+
+def search(conn: sqlite3.Connection, f: Filters) -> Hits:
+    """The matching nodes, best first."""
     where: list[str] = []
     args: list[object] = []
     if f.id is not None:
         n = parse_ref(f.id)
         if n is None:
-            return [], []
+            return Hits([], [], 0)
         where.append("n.id = ?")
         args.append(n)
     if f.kind is not None:
@@ -121,21 +140,22 @@ def search(conn: sqlite3.Connection, f: Filters) -> tuple[list[int], list[float]
     if f.related_to:
         anchor = parse_ref(f.related_to)
         if anchor is None:
-            return [], []
+            return Hits([], [], 0)
         link = neighbours(conn, anchor, depth=f.depth, relation=f.relation)
         if not link:
-            return [], []
+            return Hits([], [], 0)
         where.append("n.id IN (SELECT value FROM json_each(?))")
         args.append("[" + ",".join(map(str, link)) + "]")
     text: dict[int, float] = {}
     match = fts_query(f.q) if f.q else None
     if f.q and match is None:
-        return [], []  # only punctuation: nothing can contain it as a word
+        return Hits([], [], 0)  # only punctuation: nothing can contain it as a word
     condition = " AND ".join(where) or "1"
+    if not link:
+        return _ranked_in_sql(conn, match, where, condition, args)
     if match is not None:
         sql = (
-            "SELECT n.id, n.updated_ms, bm25(fts, 10.0, 1.0, 5.0) "
-            "FROM fts JOIN nodes AS n ON n.id = fts.rowid "
+            "SELECT n.id, n.updated_ms, fts.rank FROM fts CROSS JOIN nodes AS n ON n.id = fts.rowid "
             f"WHERE fts MATCH ? AND {condition}"
         )
         rows = conn.execute(sql, (match, *args)).fetchall()
@@ -143,19 +163,21 @@ def search(conn: sqlite3.Connection, f: Filters) -> tuple[list[int], list[float]
         text = {r[0]: -r[2] / best for r in rows}
         updated = {r[0]: r[1] for r in rows}
     else:
-        sql = f"SELECT n.id, n.updated_ms FROM nodes AS n WHERE {condition}"
-        if not link:  # newest first, straight from the index
-            sql += " ORDER BY n.updated_ms DESC, n.id DESC"
-            rows = conn.execute(sql, args).fetchall()
-            return [r[0] for r in rows], [0.0] * len(rows)
-        updated = dict(conn.execute(sql, args).fetchall())
+        updated = dict(
+            conn.execute(f"SELECT n.id, n.updated_ms FROM nodes AS n WHERE {condition}", args).fetchall()
+        )
+    weights = (0.6, 0.25, 0.15) if match is not None else (0.0, 0.4, 0.6)
+    ids, scores = _blend(updated, text, link, weights)
+    return Hits(ids, scores, len(ids))
+
+
+def _blend(
+    updated: dict[int, int],
+    text: dict[int, float],
+    link: dict[int, float],
+    weights: tuple[float, float, float],
+) -> tuple[list[int], list[float]]:
     now = now_ms()
-    if match is not None and link:
-        weights = (0.6, 0.25, 0.15)
-    elif match is not None:
-        weights = (0.7, 0.3, 0.0)
-    else:
-        weights = (0.0, 0.4, 0.6)
     scored = [
         (
             weights[0] * text.get(n, 0.0) + weights[1] * recency(stamp, now) + weights[2] * link.get(n, 0.0),
@@ -166,6 +188,54 @@ def search(conn: sqlite3.Connection, f: Filters) -> tuple[list[int], list[float]
     ]
     scored.sort(reverse=True)
     return [n for _, _, n in scored], [round(s, 6) for s, _, _ in scored]
+
+
+def _ranked_in_sql(
+    conn: sqlite3.Connection, match: str | None, where: list[str], condition: str, args: list[object]
+) -> Hits:
+    """Without related_to, SQLite orders: by BM25 rank for `q` (the TOP best blended with
+    recency), else newest first. Only the first TOP ids are read now; the rest when a page
+    reaches them (`Hits.rest`)."""
+    if match is None:
+        base = f"FROM nodes AS n WHERE {condition}"
+        total = conn.execute(f"SELECT count(*) {base}", args).fetchone()[0]
+        rest = f"SELECT n.id {base} ORDER BY n.updated_ms DESC, n.id DESC LIMIT ? OFFSET ?"
+        ids = [r[0] for r in conn.execute(rest, (*args, TOP, 0))]
+        return Hits(ids, [0.0] * len(ids), total, (rest, (*args,)))
+    if where:
+        base = f"FROM fts CROSS JOIN nodes AS n ON n.id = fts.rowid WHERE fts MATCH ? AND {condition}"
+        column = "n.id"
+    else:  # the index alone: no row of nodes is read for the matches beyond TOP
+        base = "FROM fts WHERE fts MATCH ?"
+        column = "fts.rowid"
+    params = (match, *args)
+    total = conn.execute(f"SELECT count(*) {base}", params).fetchone()[0]
+    if total <= RANKED:
+        rest = f"SELECT {column} {base} ORDER BY fts.rank, fts.rowid DESC LIMIT ? OFFSET ?"
+        window = base
+    else:
+        # BM25 for the RANKED most recently stored matches; the older ones after them, newest first.
+        boundary = conn.execute(
+            f"SELECT fts.rowid {base} ORDER BY fts.rowid DESC LIMIT 1 OFFSET ?", (*params, RANKED - 1)
+        ).fetchone()[0]
+        window = f"{base} AND fts.rowid >= {int(boundary)}"
+        rest = (
+            f"SELECT id FROM (SELECT {column} AS id, 0 AS part, fts.rank AS r {window} "
+            f"UNION ALL SELECT {column}, 1, 0 {base} AND fts.rowid < {int(boundary)}) "
+            "ORDER BY part, r, id DESC LIMIT ? OFFSET ?"
+        )
+        params = (*params, *params)
+    top = conn.execute(
+        f"SELECT {column}, fts.rank {window} ORDER BY fts.rank, fts.rowid DESC LIMIT ?", (match, *args, TOP)
+    ).fetchall()
+    best = max((-r[1] for r in top), default=0.0) or 1.0
+    text = {n: -rank / best for n, rank in top}
+    marks = ",".join("?" * len(top))
+    updated = dict(
+        conn.execute(f"SELECT id, updated_ms FROM nodes WHERE id IN ({marks})", list(text)).fetchall()
+    )
+    ids, scores = _blend(updated, text, {}, (0.7, 0.3, 0.0))
+    return Hits(ids, scores, total, (rest, params))
 
 
 def parse_time(value: str, what: str) -> int:

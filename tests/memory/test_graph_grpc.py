@@ -224,3 +224,20 @@ async def test_memory_filters_source_depth_since_until(make_client: ServerFactor
             )
         assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
         assert info.value.details().startswith("INVALID_PARAMS: ") and fragment in info.value.details()
+
+
+async def test_paging_reaches_every_match_past_the_blended_top(client: Client) -> None:
+    for i in range(130):
+        await client.ok("REMEMBER", {"name": f"parcel {i:03d}", "text": "parcel " * (i % 5 + 1)})
+    seen: list[str] = []
+    scores: list[float] = []
+    while True:
+        page, total, more = await client.query(pb.MEMORY, {"q": "parcel", "offset": str(len(seen))}, limit=45)
+        assert total == 130
+        seen += [r["id"] for r in page]
+        scores += [r["score"] for r in page]
+        if not more:
+            break
+    assert len(seen) == len(set(seen)) == 130
+    assert scores[:100] == sorted(scores[:100], reverse=True) and scores[0] > 0
+    assert scores[100:] == [0.0] * 30  # past the blended top, in BM25 order

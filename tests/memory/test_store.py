@@ -40,7 +40,7 @@ def message(graph: Graph, who: int, body: str, *, age_ms: int, key: str) -> int:
 
 
 def names(graph: Graph, f: Filters) -> list[str]:
-    ids, _ = search(graph.conn, f)
+    ids = search(graph.conn, f).ids
     return [graph.nodes([n])[n].text or graph.nodes([n])[n].name for n in ids]
 
 
@@ -67,8 +67,8 @@ def test_the_ranking_orders_as_a_person_would(graph: Graph) -> None:
         "dinner was great, thanks",
     ]
     # "When is the dentist?": a name that says it beats a message that mentions it, though older.
-    ids, scores = search(graph.conn, Filters(q="dentist"))
-    assert ids[0] == dentist and scores[0] > scores[1]
+    hits = search(graph.conn, Filters(q="dentist"))
+    assert hits.ids[0] == dentist and hits.scores[0] > hits.scores[1]
     # Everything Bob: newest first.
     assert names(graph, Filters(related_to=node_ref(bob))) == [
         "Lunch tomorrow?",
@@ -89,17 +89,16 @@ def test_a_strong_link_outranks_a_weak_one(graph: Graph) -> None:
     for _ in range(8):
         graph.link("uses", ann, often, ts=stamp - DAY)
     graph.link("uses", ann, once, ts=stamp - DAY)
-    ids, _ = search(graph.conn, Filters(related_to=node_ref(ann), relation="uses"))
-    assert ids == [often, once]
+    assert search(graph.conn, Filters(related_to=node_ref(ann), relation="uses")).ids == [often, once]
     assert [e.name for e in graph.strongest_edges(ann)] == ["Food app", "Map app"]
 
 
 def test_full_text_folds_case_and_accents_and_matches_prefixes(graph: Graph) -> None:
     graph.create(kind="note", name="Crème brûlée at Café Zoë", text="")
     for q in ("creme", "CRÈME BRU", "cafe zo", "zoë"):
-        assert len(search(graph.conn, Filters(q=q))[0]) == 1, q
-    assert search(graph.conn, Filters(q="brulee cafe xyz"))[0] == []
-    assert search(graph.conn, Filters(q='"; DROP TABLE nodes; --'))[0] == []  # words, quoted
+        assert search(graph.conn, Filters(q=q)).total == 1, q
+    assert search(graph.conn, Filters(q="brulee cafe xyz")).ids == []
+    assert search(graph.conn, Filters(q='"; DROP TABLE nodes; --')).ids == []  # words, quoted
     assert fts_query("a AND b*") == '"a"* "AND"* "b"*'
     assert fts_query("?!") is None
 
@@ -157,7 +156,7 @@ def test_remove_takes_every_row_of_the_node(graph: Graph) -> None:
         assert conn.execute(f"SELECT count(*) FROM {table} WHERE {column} = ?", (ann,)).fetchone() == (0,)
     assert conn.execute("SELECT count(*) FROM edges").fetchone() == (0,)
     assert conn.execute("SELECT rowid FROM fts").fetchall() == [(m,)]
-    assert search(graph.conn, Filters(q="ann"))[0] == []
+    assert search(graph.conn, Filters(q="ann")).ids == []
 
 
 def test_retention_drops_old_messages_and_calls_only(graph: Graph) -> None:

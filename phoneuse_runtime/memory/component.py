@@ -267,6 +267,35 @@ class Memory:
         keys += [k for e in emails if (k := email_key(e))]
         return keys
 
+    async def recent_apps(self, limit: int = 10) -> list[tuple[str, int, int]]:
+        """(package, last_used_ms, foreground_ms_today), newest first, from APP_STATE_CHANGED;
+        the app in front now counts its time up to now."""
+        import datetime as dt
+
+        from ..events import now_ms
+
+        def run(graph: Graph) -> list[tuple[str, int, int, str]]:
+            return graph.conn.execute(
+                "SELECT n.name, json_extract(n.attrs, '$.last_used_ms'), "
+                "coalesce(json_extract(n.attrs, '$.foreground_ms_today'), 0), "
+                "coalesce(json_extract(n.attrs, '$.usage_day'), '') FROM nodes AS n "
+                "WHERE n.kind = 'app' AND json_extract(n.attrs, '$.last_used_ms') IS NOT NULL "
+                "ORDER BY 2 DESC LIMIT ?",
+                (limit,),
+            ).fetchall()
+
+        rows = await self.read(run)
+        now = now_ms()
+        today = dt.datetime.fromtimestamp(now / 1000).date().isoformat()
+        front = self.ingestor.front() if self.ingestor is not None else None
+        out = []
+        for package, last_used, foreground, day in rows:
+            total = int(foreground) if day == today else 0
+            if front is not None and front[0] == package:
+                total += max(0, now - max(front[1], _midnight(now)))
+            out.append((str(package), int(last_used), total))
+        return out
+
     async def settled(self) -> None:
         """Returns once every event and sync handed to ingestion so far is stored."""
         if self.ingestor is not None:
@@ -277,3 +306,11 @@ class Memory:
 
         assert self._loop_conn is not None
         return stats(self._loop_conn)
+
+
+def _midnight(ms: int) -> int:
+    """Epoch ms of the local midnight that began the day `ms` falls in."""
+    import datetime as dt
+
+    moment = dt.datetime.fromtimestamp(ms / 1000)
+    return int(moment.replace(hour=0, minute=0, second=0, microsecond=0).timestamp() * 1000)

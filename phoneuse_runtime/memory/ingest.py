@@ -57,6 +57,9 @@ EVENT_TYPES = (
     "DEVICE_CONNECTED",
 )
 BATCH = 500  # events per transaction at most
+# Events held while the writer is slow (a locked file, a busy disk); past this the oldest are
+# dropped and counted, and a full provider sync is asked for, as after a reconnection.
+MAX_PENDING = 50_000
 SYNC_TIMEOUT_S = 30.0  # one provider read; a phone that does not answer in that time is retried later
 DAY_MS = 86_400_000
 SMS_APPS = (
@@ -103,6 +106,7 @@ class Ingestor:
         self._tasks: list[asyncio.Task[None]] = []
         self._usage = Usage()
         self.ingested = 0  # events stored, for the benchmark and stats
+        self.dropped = 0  # events dropped while the writer could not keep up
 
     # --- lifecycle -----------------------------------------------------------------
     async def start(self) -> None:
@@ -132,6 +136,10 @@ class Ingestor:
         while not (self._idle.is_set() and not self.events and not self.syncs):
             await self._idle.wait()
             await asyncio.sleep(0)
+
+    def front(self) -> tuple[str, int] | None:
+        """The app in front since when (epoch ms), as the last APP_STATE_CHANGED said."""
+        return (self._usage.package, self._usage.since_ms) if self._usage.package else None
 
     def request(self, *syncs: str) -> None:
         """Asks for provider syncs; they run after the events queued before them."""
@@ -164,7 +172,15 @@ class Ingestor:
     # --- the loop --------------------------------------------------------------------
     async def _receive(self, sub: Any) -> None:
         async for event in sub:
+            if event.event_type == "ERROR":  # EVENTS_DROPPED: the bus's queue for us overflowed
+                self.dropped += 1
+                self.request("contacts", "sms", "calls", "calendar")
+                continue
             self.events.append(event)
+            if len(self.events) > MAX_PENDING:
+                del self.events[: len(self.events) - MAX_PENDING]
+                self.dropped += 1
+                self.request("contacts", "sms", "calls", "calendar")
             self._kick()
 
     async def _work(self) -> None:

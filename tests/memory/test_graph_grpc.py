@@ -241,3 +241,60 @@ async def test_paging_reaches_every_match_past_the_blended_top(client: Client) -
     assert len(seen) == len(set(seen)) == 130
     assert scores[:100] == sorted(scores[:100], reverse=True) and scores[0] > 0
     assert scores[100:] == [0.0] * 30  # past the blended top, in BM25 order
+
+
+async def test_a_stalled_memory_never_slows_the_bus(make_client: ServerFactory) -> None:
+    """The memory's file is locked by another process: events keep flowing to every other
+    subscriber at once, and the memory stores all of them once the lock is gone."""
+    import asyncio
+    import sqlite3
+
+    from phoneuse_runtime.events import NotificationPosted
+
+    client = await fed(make_client)
+    bus = client.app.runtime.bus
+    other = bus.subscribe("watcher", ["NOTIFICATION_POSTED"])
+    all_seen = asyncio.Event()
+
+    async def watch() -> None:
+        seen = 0
+        async for _ in other:
+            seen += 1
+            if seen == 3000:
+                all_seen.set()
+
+    watcher = asyncio.ensure_future(watch())
+    holder = sqlite3.connect(memory_of(client).path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        for i in range(3000):
+            event = NotificationPosted(package="com.shop", title=f"deal {i}", text="50% off", key=str(i))
+            bus.publish(event.to_event("com.shop"))
+            if i % 500 == 499:
+                await asyncio.sleep(0)  # events arrive over time, not all in one turn of the loop
+        await asyncio.wait_for(all_seen.wait(), timeout=10)  # the others got everything meanwhile
+        _, stored, _ = await client.query(pb.MEMORY, {"q": "deal"}, limit=1)  # WAL: reads go on
+        assert stored == 0  # the memory's writer is still waiting for the lock
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+        watcher.cancel()
+    await settle(client)
+    _, total, _ = await client.query(pb.MEMORY, {"q": "deal", "source": "notifications"}, limit=1)
+    assert total == 3000
+    assert memory_of(client).ingestor is not None and memory_of(client).ingestor.dropped == 0  # type: ignore[union-attr]
+    bus.unsubscribe(other)
+
+
+async def test_app_state_lists_recent_apps_from_usage(make_client: ServerFactory) -> None:
+    client = await fed(make_client)
+    for package in ("com.android.chrome", "com.whatsapp", "com.android.chrome"):
+        await client.ok("OPEN_APP", {"package": package})
+        await settle(client)
+    [front, *others] = (await client.query(pb.APP_STATE))[0]
+    assert front["package"] == "com.android.chrome"
+    recent = front["recent_apps"]
+    assert [r["package"] for r in recent[:2]] == ["com.android.chrome", "com.whatsapp"]
+    assert recent[0]["label"] == "Chrome" and recent[0]["last_used_ms"] >= recent[1]["last_used_ms"]
+    assert all(r["foreground_ms_today"] >= 0 for r in recent)
+    assert all(o["recent_apps"] is None for o in others)

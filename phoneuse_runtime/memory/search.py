@@ -118,24 +118,17 @@ def search(conn: sqlite3.Connection, f: Filters) -> Hits:
             return Hits([], [], 0)
         where.append("n.id = ?")
         args.append(n)
-    if f.kind is not None:
-        where.append("n.kind = ?")
-        args.append(f.kind)
-    if f.tag is not None:
-        where.append("n.id IN (SELECT node FROM tags WHERE tag = ?)")
-        args.append(f.tag)
-    if f.source is not None:
-        where.append("n.id IN (SELECT node FROM sources WHERE source = ?)")
-        args.append(f.source)
-    if f.since_ms is not None:
-        where.append("n.updated_ms >= ?")
-        args.append(f.since_ms)
-    if f.until_ms is not None:
-        where.append("n.updated_ms <= ?")
-        args.append(f.until_ms)
-    if f.name:
-        where.append("instr(fold(n.name), ?) > 0")
-        args.append(fold(f.name))
+    for value, clause in (
+        (f.kind, "n.kind = ?"),
+        (f.tag, "n.id IN (SELECT node FROM tags WHERE tag = ?)"),
+        (f.source, "n.id IN (SELECT node FROM sources WHERE source = ?)"),
+        (f.since_ms, "n.updated_ms >= ?"),
+        (f.until_ms, "n.updated_ms <= ?"),
+        (fold(f.name) if f.name else None, "instr(fold(n.name), ?) > 0"),
+    ):
+        if value is not None:
+            where.append(clause)
+            args.append(value)
     link: dict[int, float] = {}
     if f.related_to:
         anchor = parse_ref(f.related_to)

@@ -298,3 +298,13 @@ async def test_app_state_lists_recent_apps_from_usage(make_client: ServerFactory
     assert recent[0]["label"] == "Chrome" and recent[0]["last_used_ms"] >= recent[1]["last_used_ms"]
     assert all(r["foreground_ms_today"] >= 0 for r in recent)
     assert all(o["recent_apps"] is None for o in others)
+
+
+async def test_retention_bounds_how_long_messages_are_kept(make_client: ServerFactory) -> None:
+    """With a day's retention, the seed's day-old SMS from Mom is never stored; the newer are."""
+    client = await fed(make_client, memory_retention_days=1)
+    bodies = {m["text"] for m in await nodes(client, {"source": "sms", "kind": "message"})}
+    assert "Call me when you get a chance" not in bodies
+    assert {"Will do, after work ❤️", "Perfect, see you there 🙂"} <= bodies
+    everything = await client.query(pb.MEMORY, {"kind": "message"}, limit=1)
+    assert everything[1] == len(bodies)

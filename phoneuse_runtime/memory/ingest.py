@@ -110,9 +110,6 @@ class Ingestor:
 
     # --- lifecycle -----------------------------------------------------------------
     async def start(self) -> None:
-        device = self.runtime.device
-        if SHELL in device.capabilities:
-            await self._read_sim_country()
         sub = self.runtime.bus.subscribe(SUBSCRIBER, EVENT_TYPES, scope=SCOPE)
         self._tasks = [
             asyncio.create_task(self._receive(sub), name="memory-receive"),
@@ -184,6 +181,10 @@ class Ingestor:
             self._kick()
 
     async def _work(self) -> None:
+        # Before the first sync, in the background: a phone that is slow to answer never holds
+        # up the server's start.
+        if SHELL in self.runtime.device.capabilities and self.runtime.device.link.up:
+            await self._read_sim_country()
         while True:
             await self._wake.wait()
             self._wake.clear()
@@ -294,7 +295,7 @@ class Ingestor:
             self._message(
                 graph,
                 key=f"chat:{app}:{thread}:{message_id}",
-                source="notifications" if not address else "sms" if _is_sms_app(app) else "notifications",
+                source="notifications",  # a chat app's message: what its notification said
                 address=address,
                 body=body,
                 outgoing=False,

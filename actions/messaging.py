@@ -71,9 +71,12 @@ class SendMessageResult(ActionResult):
     verify_error: str | None = None
 
 
-def _verify_window(ctx: ActionContext) -> int:
+def _verify_window(ctx: ActionContext, *, look_ms: float = 0.0) -> int:
+    """How long to keep looking: the last look must end before the deadline, and a look takes
+    about as long as reading the mark did (a subprocess on Termux: a few hundred ms on a phone);
+    three times that leaves room for a slower one."""
     remaining = int((ctx.deadline - asyncio.get_running_loop().time()) * 1000)
-    return max(0, min(VERIFY_MS, remaining - 100))
+    return max(0, min(VERIFY_MS, remaining - 100 - int(3 * look_ms)))
 
 
 async def _sent_mark(ctx: ActionContext) -> tuple[int | None, str | None]:
@@ -86,13 +89,16 @@ async def _sent_mark(ctx: ActionContext) -> tuple[int | None, str | None]:
 
 
 async def _send_sms(ctx: ActionContext, number: str, body: str) -> tuple[str | None, str | None, str]:
+    started = asyncio.get_running_loop().time()
     mark, unreadable = await _sent_mark(ctx)
+    look_ms = (asyncio.get_running_loop().time() - started) * 1000
     via = await ctx.device.send_sms(number, body)
     if mark is None:
         return None, unreadable, via
     # Only rows past the mark: each look reads what is new, not the whole store. The number is
     # compared here, loosely: a phone stores the address its own way ("+14155550101" for
-    # "+1 415 555 0101"), and its provider compares them exactly. Every box, to see a failed send.
+    # "+1 415 555 0101"), and its provider compares them exactly. The body too, less the
+    # whitespace around it, which Termux:API trims before sending. Every box, to see a failed send.
     since = SmsFilter(above_id=mark)
 
     async def look() -> SmsMessage | None:
@@ -101,13 +107,16 @@ async def _send_sms(ctx: ActionContext, number: str, body: str) -> tuple[str | N
             (
                 m
                 for m in reversed(rows)  # the oldest new row first: the one this send made
-                if m.box in ("sent", "failed") and m.body == body and same_number(m.address, number)
+                if m.box in ("sent", "failed")
+                and m.body.strip() == body.strip()
+                and same_number(m.address, number)
             ),
             None,
         )
 
     try:
-        found = await poll(look, interval_ms=ctx.settings.wait_poll_ms, within_ms=_verify_window(ctx))
+        within_ms = _verify_window(ctx, look_ms=look_ms)
+        found = await poll(look, interval_ms=ctx.settings.wait_poll_ms, within_ms=within_ms)
     except (Unsupported, PermissionDenied) as exc:
         return None, f"the sent box cannot be read to verify the send: {exc.message}", via
     if found is None:

@@ -44,7 +44,11 @@ def make_device(settings: Settings) -> Device:
 
         return AdbDevice(device=settings.device, adb_server=settings.adb_server, poll_ms=settings.poll_ms)
     if kind == "termux":
-        raise ConfigError(f"the {kind} backend is not available in this version; use --device sim")
+        from .device.termux import TermuxDevice
+
+        return TermuxDevice(
+            self_adb=settings.self_adb, adb_server=settings.adb_server, poll_ms=settings.poll_ms
+        )
     raise ConfigError(f"unknown device {settings.device!r}; use sim, adb[:SERIAL] or termux")
 
 
@@ -103,10 +107,18 @@ def _check_listed_names(settings: Settings, registry: Registry) -> None:
 
 
 def default_components(settings: Settings, *, token: str, unix_socket: Path | None = None) -> list[Component]:
-    """What `serve` runs: the gRPC server today (also on `unix_socket`), the Iris gateway next."""
+    """What `serve` runs: the gRPC server (also on `unix_socket`), and the Iris gateway unless
+    `settings.gateway` is off."""
     also = [f"unix:{unix_socket}"] if unix_socket else []
     limits = GrpcLimits.from_settings(settings)
-    return [GrpcServer(settings.grpc_listen, tokens={AGENT: token}, also=also, limits=limits)]
+    parts: list[Component] = [
+        GrpcServer(settings.grpc_listen, tokens={AGENT: token}, also=also, limits=limits)
+    ]
+    if settings.gateway:
+        from .gateway.server import Gateway
+
+        parts.append(Gateway(settings))
+    return parts
 
 
 async def build_app(
@@ -213,6 +225,13 @@ async def serve(settings: Settings) -> int:
         len(app.runtime.registry.actions),
         (time.monotonic() - started) * 1000,
     )
+    gateway = app.components.get("gateway")
+    if gateway is not None:
+        from .gateway.server import WS_PATH, Gateway
+
+        assert isinstance(gateway, Gateway)
+        gateway_host = gateway.address.rsplit(":", 1)[0]
+        log.info("serving the Iris gateway on ws://%s:%d%s", gateway_host, gateway.port, WS_PATH)
     await stop.wait()
     log.info("shutting down (grace %.1f s)", settings.shutdown_grace_s)
     await app.stop(grace_s=settings.shutdown_grace_s)

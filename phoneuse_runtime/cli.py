@@ -1,4 +1,4 @@
-"""`phoneuse-runtime serve | exec | query | subscribe | actions | doctor | spec | memory`."""
+"""`phoneuse-runtime serve | exec | query | subscribe | pair | actions | doctor | spec | memory`."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .config import DEFAULT_GRPC_LISTEN, ConfigError, default_data_dir, load_settings
+from .config import DEFAULT_GATEWAY_LISTEN, DEFAULT_GRPC_LISTEN, ConfigError, default_data_dir, load_settings
 from .endpoint import NoServer, find_server
 from .files import StateFileError
 from .tokens import read_token_file, token_path
@@ -70,6 +70,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="the adb server, HOST:PORT (default $ANDROID_ADB_SERVER_PORT, else 127.0.0.1:5037)",
     )
     serve.add_argument("--poll-ms", type=int, help="how often the phone is polled for events (default 1000)")
+    serve.add_argument(
+        "--self-adb",
+        help="termux: the phone's own adb (wireless debugging): auto (default), off, PORT or HOST:PORT",
+    )
+    serve.add_argument(
+        "--gateway-listen",
+        help=f"HOST:PORT of the Iris gateway's WebSocket (default {DEFAULT_GATEWAY_LISTEN})",
+    )
+    serve.add_argument(
+        "--no-gateway",
+        dest="gateway",
+        action="store_const",
+        const=False,
+        help="do not serve the Iris gateway",
+    )
+    serve.add_argument("--ntfy-url", help="ntfy server for wake-ups of offline app devices (default: none)")
     serve.add_argument("--log-level", default="INFO")
 
     client = _client_parent()
@@ -101,6 +117,10 @@ def build_parser() -> argparse.ArgumentParser:
     doc.add_argument("--config", type=Path, help="TOML settings file (default DATA_DIR/config.toml)")
     doc.add_argument("--json", action="store_true", help="print the findings as one JSON object")
 
+    from .gateway import pair_cli
+
+    pair_cli.add_parser(sub)
+
     spec = sub.add_parser("spec", help="print docs/protocol_spec.md, generated from the handler models")
     spec.add_argument("--output", type=Path, help="write to this file instead of stdout")
 
@@ -127,6 +147,10 @@ def _serve(args: argparse.Namespace) -> int:
         "allow_shell": args.allow_shell,
         "adb_server": args.adb_server,
         "poll_ms": args.poll_ms,
+        "self_adb": args.self_adb,
+        "gateway_listen": args.gateway_listen,
+        "gateway": args.gateway,
+        "ntfy_url": args.ntfy_url,
     }
     try:
         settings = load_settings(flags, config_file=args.config)
@@ -295,6 +319,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _actions(args)
     if args.command == "doctor":
         return _doctor(args)
+    if args.command == "pair":
+        from .gateway import pair_cli
+
+        return pair_cli.main(args)
     if args.command == "memory":
         from .memory.cli import run as run_memory
 

@@ -14,6 +14,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 DEFAULT_GRPC_LISTEN = "127.0.0.1:50051"
+DEFAULT_GATEWAY_LISTEN = "127.0.0.1:8765"
 TOKEN_FILE = "token"  # noqa: S105 (a file name, not a secret)
 SERVER_FILE = "server.json"
 CONFIG_FILE = "config.toml"
@@ -62,6 +63,9 @@ class Settings:
     # the phone for events while someone subscribes to them.
     adb_server: str = field(default_factory=default_adb_server)
     poll_ms: int = 1000
+    # The termux backend's way to the phone's own adb (wireless debugging): auto, off, PORT or
+    # HOST:PORT (device/termux/selfadb.py says how auto finds it).
+    self_adb: str = "auto"
     # The gRPC server's limits, sized for a phone (why: rpc/server.py's GrpcLimits; the spec).
     grpc_max_receive_bytes: int = 2 * 1024 * 1024  # the largest params (limits.py) fit, with room
     grpc_max_concurrent_calls: int = 4096
@@ -72,6 +76,30 @@ class Settings:
     grpc_idle_timeout_s: float = 60.0
     grpc_keepalive_s: float = 300.0
     grpc_keepalive_timeout_s: float = 20.0
+    # The Iris gateway (gateway/): the chat app's WebSocket server, beside the gRPC one.
+    gateway: bool = True
+    gateway_listen: str = DEFAULT_GATEWAY_LISTEN
+    # Advertised in hello.ack: a text frame past max_frame_bytes gets an error (one past four
+    # times it closes the connection), an upload past max_media_bytes gets media_too_large, and
+    # frames past max_frames_per_second from one connection get rate_limited.
+    gateway_max_frame_bytes: int = 256 * 1024
+    gateway_max_media_bytes: int = 32 * 1024 * 1024
+    gateway_max_frames_per_second: int = 50
+    # A connection whose unwritten frames pass this is closed: the app cannot keep up, and syncs.
+    gateway_send_queue_bytes: int = 4 * 1024 * 1024
+    # Each device's outbox keeps never-dropped frames this long, and at most this many of them.
+    gateway_outbox_retention_s: float = 7 * 24 * 3600.0
+    gateway_outbox_max_frames: int = 10_000
+    # Failed hellos from one address, past this many within the window, are refused unread.
+    gateway_auth_failures: int = 10
+    gateway_auth_window_s: float = 60.0
+    gateway_hello_timeout_s: float = 10.0  # a connection that has not said hello by then is closed
+    pairing_ttl_days: int = 30  # a pairing's lifetime unless made permanent
+    ntfy_url: str = ""  # where wake-ups for offline app devices with an ntfy topic go; "" = none
+    # Approvals by the paired app's owner (gateway/agent/): "always", "paired" (once any app
+    # device is paired) or "off"; and the actions held for an approval.
+    approvals: str = "paired"
+    approval_actions: frozenset[str] = frozenset({"SEND_MESSAGE", "MAKE_CALL", "SHELL", "START_INTENT"})
     # The phone's memory ([memory] in config.toml, PHONEUSE_MEMORY_* in the environment): the
     # region numbers without a country code are read in when the SIM does not say, how many
     # days messages and calls are kept (0: no limit), and whether the runtime feeds it.
@@ -86,6 +114,16 @@ class Settings:
 
 class ConfigError(Exception):
     """A setting has a value the server cannot use."""
+
+
+def positive_group(settings: Settings, prefix: str, names: list[str]) -> dict[str, Any]:
+    """The settings `prefix + name` by name, for a component's limits; ConfigError naming every
+    one that is not greater than 0."""
+    values = {name: getattr(settings, prefix + name) for name in names}
+    bad = [prefix + name for name, value in values.items() if value <= 0]
+    if bad:
+        raise ConfigError(f"{', '.join(bad)} must be greater than 0")
+    return values
 
 
 def _coerce(name: str, value: Any, current: Any) -> Any:

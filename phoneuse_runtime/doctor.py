@@ -38,6 +38,7 @@ BackendChecks = Callable[[Settings], Awaitable[list[Check]]]
 # Device kind -> its checks, filled in by the backends that have any (see device/*/doctor.py).
 BACKEND_CHECKS: dict[str, str] = {
     "adb": "phoneuse_runtime.device.adb.doctor:checks",
+    "termux": "phoneuse_runtime.device.termux.doctor:checks",
 }
 
 

@@ -71,9 +71,12 @@ async def poll(
         found = await check()
         if found is not None:
             return found
-        if give_up is not None and loop.time() >= give_up:
-            return None
-        await asyncio.sleep(interval_ms / 1000)
+        pause = interval_ms / 1000
+        if give_up is not None:
+            if loop.time() >= give_up:
+                return None
+            pause = min(pause, give_up - loop.time())  # the last look starts by `within_ms`, not after
+        await asyncio.sleep(pause)
 
 
 async def find_element(

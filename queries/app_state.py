@@ -48,14 +48,16 @@ async def app_state(ctx: QueryContext, f: AppStateFilters) -> Sequence[AppStateR
         ctx.require(UI)
     device = ctx.device
     labels = {a.package: a.label for a in await device.installed_apps()}
-    front = await device.foreground()
-    running = await device.running_packages()
+    front, running = await device.running_apps()
     order = [front.package] + [p for p in running if p != front.package]
     if f.package is not None:
         if f.package not in labels and f.package not in order:
             return []
         order = [f.package]
-    root = await screen(device) if UI in device.capabilities else None  # no UI: no fingerprint
+    # The screen, for the foreground app's fingerprint: not read when that app is not asked for,
+    # nor on a device without UI.
+    wants_front = front.package in order
+    root = await screen(device) if wants_front and UI in device.capabilities else None
     recent = [
         RecentApp(package=p, label=labels.get(p, p), last_used_ms=used, foreground_ms_today=today)
         for p, used, today in await ctx.component(Memory).recent_apps()

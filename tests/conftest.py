@@ -101,7 +101,10 @@ async def make_client(tmp_path: Path) -> AsyncIterator[ServerFactory]:
         # The memory feeds itself from the phone only in the tests that ask (memory_ingest=True):
         # elsewhere its background reads would interleave with the reads a test counts.
         base = Settings(
-            data_dir=tmp_path / f"data{len(started)}", grpc_listen="127.0.0.1:0", memory_ingest=False
+            data_dir=tmp_path / f"data{len(started)}",
+            grpc_listen="127.0.0.1:0",
+            gateway=False,  # tests/gateway/ starts it; the runtime's own tests see no gateway
+            memory_ingest=False,
         )
         settings = replace(base, **overrides)
         parts = [*default_components(settings, token=TOKEN), *components]

@@ -36,6 +36,7 @@ def serve(
     """`serve` on 127.0.0.1:0 with the tests' token; `open_files` caps its RLIMIT_NOFILE."""
     environ = {k: v for k, v in os.environ.items() if not k.startswith("PHONEUSE_")}
     environ.update(PHONEUSE_DATA_DIR=str(data_dir), PHONEUSE_TOKEN=TOKEN, GRPC_VERBOSITY="ERROR")
+    environ.update(PHONEUSE_GATEWAY_LISTEN="127.0.0.1:0")
     environ.update(env or {})
     code = "import resource, sys\n"
     if open_files is not None:

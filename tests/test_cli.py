@@ -29,6 +29,7 @@ class Served:
 def _env(data_dir: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PHONEUSE_")}
     env["PHONEUSE_DATA_DIR"] = str(data_dir)
+    env["PHONEUSE_GATEWAY_LISTEN"] = "127.0.0.1:0"  # never the default port: tests run side by side
     return env
 
 

@@ -449,6 +449,11 @@ class Device(abc.ABC):
     @abc.abstractmethod
     async def running_packages(self) -> list[str]: ...
 
+    async def running_apps(self) -> tuple[Foreground, list[str]]:
+        """The foreground app and the running packages, read together: a backend at the end of a
+        cable answers both in one round trip."""
+        return await self.foreground(), await self.running_packages()
+
     @abc.abstractmethod
     async def launch_app(self, package: str) -> Foreground:
         """Brings the app's launch activity to the front (its `via` says how); Unsupported if

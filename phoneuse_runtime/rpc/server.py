@@ -15,7 +15,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 
 from ..components import Contribution
-from ..config import ConfigError, Settings
+from ..config import Settings, positive_group
 from ..runtime import Runtime
 from . import protocol_pb2 as pb
 from .auth import BearerAuth
@@ -52,11 +52,7 @@ class GrpcLimits:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> GrpcLimits:
-        values = {f.name: getattr(settings, f"grpc_{f.name}") for f in fields(cls)}
-        bad = [f"grpc_{name}" for name, value in values.items() if value <= 0]
-        if bad:
-            raise ConfigError(f"{', '.join(bad)} must be greater than 0")
-        return cls(**values)
+        return cls(**positive_group(settings, "grpc_", [f.name for f in fields(cls)]))
 
     def within_open_files(self) -> GrpcLimits:
         """These limits with the connection cap lowered, if need be, so that connections can

@@ -127,6 +127,20 @@ async def test_create_event_times(
     assert (event.location, event.description, event.calendar) == ('Room 4; "north"', "a\nb", "Personal")
 
 
+async def test_create_event_reads_times_without_offset_in_its_time_zone(client: Client) -> None:
+    result = await client.ok(
+        "CREATE_EVENT", {"title": "Call", "start": "2026-12-01T09:00:00", "timezone": "America/New_York"}
+    )
+    # 09:00 in New York in December (UTC-5) is 14:00 UTC; a time with an offset keeps it.
+    assert result["start_ms"] == _ms("2026-12-01T14:00:00+00:00")
+    assert result["end_ms"] == _ms("2026-12-01T15:00:00+00:00")
+    assert (result["verified"], result["verify_error"]) == (True, None)
+    with_offset = await client.ok(
+        "CREATE_EVENT", {"title": "Call", "start": "2026-12-01T09:00:00Z", "timezone": "America/New_York"}
+    )
+    assert with_offset["start_ms"] == _ms("2026-12-01T09:00:00+00:00")
+
+
 @pytest.mark.parametrize(
     ("start", "day"),
     [
@@ -172,6 +186,18 @@ async def test_create_event_in_a_named_calendar_and_the_agenda_shows_it(client: 
             "end is before start",
         ),
         ({"title": "t", "start": "2026-12-01T10:00:00Z", "all_day": "maybe"}, "all_day"),
+        ({"title": "t", "start": "2026-12-01T10:00:00", "timezone": "Mars/Olympus"}, "unknown time zone"),
+        ({"title": "t", "start": "2026-12-01T10:00:00", "timezone": "../etc/passwd"}, "unknown time zone"),
+        # Both read in the zone: the end is still before the start.
+        (
+            {
+                "title": "t",
+                "start": "2026-12-01T10:00:00",
+                "end": "2026-12-01T09:30:00",
+                "timezone": "Asia/Tokyo",
+            },
+            "end is before start",
+        ),
     ],
 )
 async def test_create_event_bad_params(client: Client, params: dict[str, str], fragment: str) -> None:

@@ -14,7 +14,7 @@ from phoneuse_runtime.limits import MAX_JSON_DEPTH, MAX_UI_DEPTH
 from .frontend import FrontEnd, refused
 
 ALARM = "android.intent.extra.alarm."
-EVENT_KEYS = "all_day, calendar, description, end, location, start, title"
+EVENT_KEYS = "all_day, calendar, description, end, location, start, timezone, title"
 TIME_RANGE = (
     "expected a time from 0001-01-02 to 9999-12-30 (UTC): ISO-8601 (2026-12-01T09:30:00+01:00) "
     "or epoch milliseconds"

@@ -24,7 +24,7 @@ from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
 from ..extras import Extra
 from .frontend import SCREEN_WITH_TEXT, FrontEnd, FrontEndFactory, ok, refused, sim
 
-EVENT_KEYS = "all_day, calendar, description, end, location, start, title"
+EVENT_KEYS = "all_day, calendar, description, end, location, start, timezone, title"
 REMEMBER_KEYS = "emails, kind, name, phones, related_to, tags, text"
 
 

@@ -12,7 +12,7 @@ KEYS = (
     "SLEEP, SPACE, TAB, VOLUME_DOWN, VOLUME_MUTE, VOLUME_UP, WAKEUP"
 )
 TAP_KEYS = "class_name, description, index, resource_id, text, wait_ms, x, y"
-EVENT_KEYS = "all_day, calendar, description, end, location, start, title"
+EVENT_KEYS = "all_day, calendar, description, end, location, start, timezone, title"
 INTENT_KEYS = "action, categories, component, data, extras, kind, mime, package"
 ALARM_KEYS = "days, hour, label, minute"
 

@@ -347,6 +347,9 @@ class Faults:
     u2_die_after_calls: int | None = None
     # Every JSON-RPC call takes this long.
     u2_latency_s: float = 0.0
+    # takeScreenshot answers null, as UiAutomation does when it gets no bitmap (a secure window
+    # on some builds, a display that is off).
+    u2_screenshot_null: bool = False
     # What the Messages app does with a message when Send is tapped: "sent" (a type-2 row),
     # "failed" (type 5), "outbox" (stays type 4 forever) or "never" (no row at all).
     sms_outcome: Literal["sent", "failed", "outbox", "never"] = "sent"

@@ -338,6 +338,8 @@ async def dump(state: PhoneState, a: list[Any]) -> str:
 
 @rpc("takeScreenshot", 2, 3)
 async def screenshot(state: PhoneState, a: list[Any]) -> str | None:
+    if state.faults.u2_screenshot_null:
+        return None
     if len(a) == 3:
         path = f"/data/user/0/com.wetest.uia2/files/{a[0]}"
         return path

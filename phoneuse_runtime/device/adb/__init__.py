@@ -11,8 +11,9 @@ How it is put together:
 - ui.py speaks to the uiautomator2 server; events.py polls for events.
 
 The link: `start` connects once (for a `host:port` serial, `adb connect` first), then a monitor
-checks `get-state` every `LINK_CHECK_S` (and at once after a call failed like a lost phone):
-adb 29 does not report a dropped network device on track-devices. While the phone is lost,
+checks `get-state` every `LINK_CHECK_S`, and at once after a call failed like a lost phone or
+when adb's track-devices reports the phone gone or back (a USB phone unplugged is seen at once;
+adb 29 does not report a dropped network device there, hence the rest). While the phone is lost,
 the monitor reconnects with a backoff capped at `RECONNECT_MAX_S`, and reports each change on
 `self.link` (DEVICE_DISCONNECTED / DEVICE_CONNECTED, health, fast failures).
 """
@@ -76,6 +77,7 @@ from . import apps, dumpsys, providers
 from .connection import (
     STATE_ADVICE,
     Client,
+    Tracker,
     choose_serial,
     device_serial,
     is_local,
@@ -105,6 +107,7 @@ CONNECT_S = 45.0  # for setting up a phone that answers (props, the uiautomator2
 DEFAULT_CALL_S = 10.0  # a call's budget outside any action (pollers, start-up reads)
 SEND_BUTTON_S = 8.0  # how long SEND_MESSAGE looks for the messaging app's send button
 SCREENSHOT_REMOTE = "/data/local/tmp/phoneuse-screen.png"
+RUNNING_MARK = "--phoneuse-ps--"  # between the two outputs of running_apps' one shell command
 
 # The send button of the SMS apps the runtime knows, most specific first; then any element
 # whose description starts with "Send" (what accessibility requires of an icon button).
@@ -178,7 +181,8 @@ class AdbDevice(Device):
         self._limits = providers.SortLimits()
         self._pollers: Pollers | None = None
         self._tasks: list[asyncio.Task[None]] = []
-        self._check_now = asyncio.Event()
+        self._check_now = asyncio.Event()  # check the link (or retry connecting) now
+        self._tracker: Tracker | None = None
         self._closing = False
 
     # --- lifecycle -------------------------------------------------------------
@@ -187,6 +191,14 @@ class AdbDevice(Device):
         await self._ensure_server()
         self.serial = await self._choose_serial()
         self.worker.start()
+        loop = asyncio.get_running_loop()
+
+        def tracked(state: str) -> None:  # on the tracker's thread
+            with contextlib.suppress(RuntimeError):  # the loop is closing
+                loop.call_soon_threadsafe(self._tracked, state)
+
+        self._tracker = Tracker(self.client, self.serial, tracked)
+        self._tracker.start()
         self._pollers = Pollers(self, emit, wanted, poll_ms=self.poll_ms, on_failure=self._failed)
         try:
             await self._connect()
@@ -207,6 +219,8 @@ class AdbDevice(Device):
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._tasks = []
+        if self._tracker is not None:
+            await asyncio.to_thread(self._tracker.stop)
         if self.u2 is not None:
             self.u2.stop()
         self.worker.stop()
@@ -346,8 +360,18 @@ class AdbDevice(Device):
                 reason = exc.message if isinstance(exc, RuntimeFailure) else str(exc)
                 log.debug("reconnecting to %s failed (%s); next try in %.2f s", self.serial, reason, backoff)
                 self.link.lost(reason=reason)
-                await asyncio.sleep(backoff)  # the reconnect backoff (RECONNECT_FIRST_S..RECONNECT_MAX_S)
+                # The reconnect backoff (RECONNECT_FIRST_S..RECONNECT_MAX_S), cut short when adb
+                # reports the phone back.
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self._check_now.wait(), timeout=backoff)
+                self._check_now.clear()
                 backoff = min(backoff * 2, RECONNECT_MAX_S)
+
+    def _tracked(self, state: str) -> None:
+        """adb's track-devices changed the phone's state: look now rather than at the next poll."""
+        if (state != "device") == self.link.up:
+            log.debug("adb reports %s as %s", self.serial, state)
+            self._check_now.set()
 
     async def _state_problem(self) -> str | None:
         """Why the phone is not usable now, or None while adb says it is a ready device."""
@@ -496,8 +520,11 @@ class AdbDevice(Device):
     async def foreground(self) -> Foreground:
         return await self._call("reading the foreground app", self._foreground)
 
-    def _foreground(self, budget: Budget) -> Foreground:
-        found = dumpsys.parse_window_focus(self._sh(budget, command("dumpsys", "window", "windows")).stdout)
+    def _foreground(self, budget: Budget, windows: str | None = None) -> Foreground:
+        """From `dumpsys window windows` (read here unless given), else the resumed activity."""
+        if windows is None:
+            windows = self._sh(budget, command("dumpsys", "window", "windows")).stdout
+        found = dumpsys.parse_window_focus(windows)
         if found is None:
             found = dumpsys.parse_resumed_activity(
                 self._sh(budget, command("dumpsys", "activity", "activities")).stdout
@@ -509,11 +536,22 @@ class AdbDevice(Device):
     async def running_packages(self) -> list[str]:
         return await self._call("listing running apps", self._running)
 
-    def _running(self, budget: Budget) -> list[str]:
-        output = self._sh(budget, command("ps", "-A")).stdout
-        if len(output.strip().splitlines()) <= 1:  # before Android 8, ps lists all without -A
+    def _running(self, budget: Budget, output: str | None = None) -> list[str]:
+        """From `ps -A` (read here unless given); before Android 8, ps lists all without -A."""
+        if output is None:
+            output = self._sh(budget, command("ps", "-A")).stdout
+        if len(output.strip().splitlines()) <= 1:
             output = self._sh(budget, "ps").stdout
         return dumpsys.parse_ps_packages(output)
+
+    async def running_apps(self) -> tuple[Foreground, list[str]]:
+        def read(budget: Budget) -> tuple[Foreground, list[str]]:
+            # One shell stream for both; the marker cannot occur in either output.
+            both = self._sh(budget, f"dumpsys window windows; echo {RUNNING_MARK}; ps -A").stdout
+            windows, _, processes = both.partition(RUNNING_MARK)
+            return self._foreground(budget, windows), self._running(budget, processes)
+
+        return await self._call("reading the running apps", read)
 
     async def launch_app(self, package: str) -> Foreground:
         apps.check_package(package)

@@ -10,10 +10,13 @@ track-devices that it was lost).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import socket
 import subprocess
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -152,6 +155,70 @@ class Client(adbutils.AdbClient):  # type: ignore[misc]
             conn.send_command(f"host-serial:{serial}:get-state")
             conn.check_okay()
             return str(conn.read_string_block()).strip()
+
+
+class Tracker:
+    """`host:track-devices`: the adb server pushes its device list whenever it changes, so a USB
+    phone unplugged or an emulator closed is noticed at once. Not enough alone: Debian's adb 29
+    does not report a network device that stopped answering (hence get-state polling and failed
+    calls as well). Runs on a thread of its own; `on_change` gets the serial's new state
+    ("device", "offline", "unauthorized", ..., "absent" when it is no longer listed)."""
+
+    RETRY_S = 1.0  # after the adb server went away, before asking again
+
+    def __init__(self, client: Client, serial: str, on_change: Callable[[str], None]) -> None:
+        self.client = client
+        self.serial = serial
+        self.on_change = on_change
+        self._stopped = threading.Event()
+        self._conn: adbutils.AdbConnection | None = None
+        self._thread = threading.Thread(target=self._run, name=f"adb track {serial}", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        conn = self._conn
+        if conn is not None:
+            with contextlib.suppress(OSError):
+                conn.conn.shutdown(socket.SHUT_RDWR)  # wakes the blocked read
+        self._thread.join(timeout=2.0)
+
+    def _run(self) -> None:
+        last: str | None = None
+        while not self._stopped.is_set():
+            try:
+                with self.client.make_connection() as conn:
+                    self._conn = conn
+                    conn.send_command("host:track-devices")
+                    conn.check_okay()
+                    while not self._stopped.is_set():
+                        listed = _states(str(conn.read_string_block()))
+                        state = listed.get(self.serial, "absent")
+                        if state != last:
+                            last = state
+                            self.on_change(state)
+            except (adbutils.AdbError, OSError) as exc:
+                if not self._stopped.is_set():
+                    log.debug("track-devices ended (%s); asking again in %.0f s", exc, self.RETRY_S)
+            finally:
+                self._conn = None
+            self._stopped.wait(self.RETRY_S)
+
+
+def _states(listing: str) -> dict[str, str]:
+    """`serial<TAB>state` lines, as host:devices and host:track-devices give them."""
+    states = {}
+    for line in listing.splitlines():
+        serial, _, state = line.partition("\t")
+        if serial and state:
+            states[serial] = state.strip()
+    return states
 
 
 def start_server(host: str, port: int, *, timeout_s: float) -> str:

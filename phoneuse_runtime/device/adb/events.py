@@ -122,30 +122,38 @@ class Pollers:
             self.sms_mark = await self.phone.highest_sms_id()
             return
         arrived = await self.phone.sms_messages(SmsFilter(box="inbox", above_id=self.sms_mark))
-        for message in sorted(arrived, key=lambda m: int(m.id)):
-            self.sms_mark = max(self.sms_mark, int(message.id))
-            payload = MessageReceived.model_validate(
-                {
-                    "from": message.address,
-                    "body": message.body,
-                    "app": "sms",
-                    "thread_id": message.thread_id,
-                    "message_id": message.id,
-                }
-            )
-            self.emit(payload.to_event(SYSTEM_SOURCE))
+        self.sms_mark = report_messages(self.emit, arrived, self.sms_mark)
 
     async def _notifications(self) -> None:
         listed = await self.phone.notifications()
-        keys = {n.key for n in listed}
-        seen = self._notification_keys
-        self._notification_keys = keys
-        if seen is None:
-            return
+        self._notification_keys = report_notifications(self.emit, listed, self._notification_keys)
+
+
+def report_messages(emit: EventSink, arrived: list[SmsMessage], mark: int) -> int:
+    """MESSAGE_RECEIVED for each inbox row above `mark`, oldest first; returns the new mark."""
+    for message in sorted(arrived, key=lambda m: int(m.id)):
+        if int(message.id) <= mark:
+            continue
+        mark = int(message.id)
+        payload = MessageReceived.model_validate(
+            {
+                "from": message.address,
+                "body": message.body,
+                "app": "sms",
+                "thread_id": message.thread_id,
+                "message_id": message.id,
+            }
+        )
+        emit(payload.to_event(SYSTEM_SOURCE))
+    return mark
+
+
+def report_notifications(emit: EventSink, listed: list[Notification], seen: set[str] | None) -> set[str]:
+    """NOTIFICATION_POSTED for each notification whose key was not `seen` at the last poll (none
+    on the first, which only takes stock); returns the keys seen now."""
+    if seen is not None:
         for n in listed:
             if n.key not in seen:
-                self.emit(
-                    NotificationPosted(package=n.package, title=n.title, text=n.text, key=n.key).to_event(
-                        SYSTEM_SOURCE
-                    )
-                )
+                event = NotificationPosted(package=n.package, title=n.title, text=n.text, key=n.key)
+                emit(event.to_event(SYSTEM_SOURCE))
+    return {n.key for n in listed}

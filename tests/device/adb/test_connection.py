@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import queue
+
 import pytest
 
 from phoneuse_runtime.config import ConfigError, Settings, default_adb_server
 from phoneuse_runtime.device.adb.connection import (
     Attached,
+    Client,
+    Tracker,
     choose_serial,
     device_serial,
     is_network_serial,
     server_address,
 )
+from tests.fakes.adb_server import FakeDeviceFactory
+from tests.fakes.echo_phone import EchoPhone
 
 
 def test_device_setting_splits_at_the_first_colon_only() -> None:
@@ -69,3 +75,26 @@ def test_zero_or_several_devices_list_what_was_found() -> None:
         choose_serial(None, None, [Attached("B", "unauthorized")])
     with pytest.raises(ConfigError, match=r"2 ready devices \(found: A \(device\); C \(device\)\)"):
         choose_serial(None, None, [Attached("A", "device"), Attached("C", "device")])
+
+
+def test_the_tracker_reports_a_phone_that_leaves_and_comes_back(
+    fake_device_factory: FakeDeviceFactory,
+) -> None:
+    """Through the real adb server's host:track-devices: `adb disconnect` (as when a USB phone
+    is unplugged) is reported at once, and so is the phone coming back."""
+    device = fake_device_factory(EchoPhone())
+    seen: queue.Queue[str] = queue.Queue()
+    tracker = Tracker(Client("127.0.0.1", device.adb_port), device.serial, seen.put)
+    tracker.start()
+    try:
+        assert seen.get(timeout=5) == "device"
+        device.server.disconnect(device.serial)
+        assert seen.get(timeout=5) == "absent"
+        device.reconnect()
+        states = [seen.get(timeout=5)]
+        while states[-1] != "device":  # adb may list it as offline while it reconnects
+            states.append(seen.get(timeout=5))
+        assert set(states) <= {"offline", "connecting", "device"}
+    finally:
+        tracker.stop()
+    assert not tracker.running  # stop() woke the blocked read

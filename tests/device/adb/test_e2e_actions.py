@@ -4,6 +4,7 @@ fake adbd and fake phone behind the real adb server; each test asserts what the 
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 from datetime import datetime, timezone
 from typing import Any
@@ -132,9 +133,18 @@ async def test_apps_and_intents(serve_adb: AdbServe) -> None:
     opened = await c.ok("OPEN_APP", {"name": "chrome"})
     assert opened["package"] == seed.CHROME and opened["via"] == "am start -n"
     assert s.state.foreground().package == seed.CHROME
+    await c.query(pb.QueryType.APP_STATE)  # the app list (labels) is read once and cached
+    streams = len(s.opened())
     state, _, _ = await c.query(pb.QueryType.APP_STATE)
     assert state[0]["package"] == seed.CHROME and state[0]["foreground"] is True
-    assert state[0]["activity"] == seed.CHROME_MAIN
+    assert state[0]["activity"] == seed.CHROME_MAIN and state[0]["ui_fingerprint"]
+    assert all(app["running"] and not app["foreground"] for app in state[1:])
+    assert {app["package"] for app in state} == {seed.CHROME, *s.state.processes}
+    # The foreground and the running apps in one shell stream; the screen in one u2 call.
+    assert [o for o in s.opened()[streams:] if o.startswith("shell")] == [
+        o for o in s.opened()[streams:] if "dumpsys window windows" in o and "ps -A" in o
+    ]
+    assert len([o for o in s.opened()[streams:] if o.startswith("shell")]) == 1
     closed = await c.ok("CLOSE_APP", {"package": seed.CHROME})
     assert closed["was_running"] is True
     assert seed.CHROME not in s.state.processes
@@ -240,16 +250,44 @@ def _token() -> str:
 async def test_create_event_through_the_app_when_the_provider_refuses_adb(serve_adb: AdbServe) -> None:
     s = await serve_adb()
     s.state.faults.denied_providers.add("com.android.calendar")  # the shell may not; the app may
-    # The handler's read-back is refused too (that answer is the handler's; the backend's part is
-    # the intent, the Save tap and the stored event).
-    await s.client.execute(
+    # The read-back is refused too: the event is saved, and the answer says it was not verified.
+    answer = await s.client.ok(
         "CREATE_EVENT", {"title": "Dentist: 3:00 'sharp'", "start": "2030-06-02T15:00:00Z"}, timeout_ms=20_000
     )
+    assert answer["verified"] is False and answer["via"] == "calendar intent + save"
+    assert "calendar" in answer["verify_error"]
     insert = next(i for i in reversed(s.state.log.intents) if i.action == "android.intent.action.INSERT")
     assert insert.extra_types["beginTime"] == "l" and insert.extra_types["endTime"] == "l"
     assert insert.extras["title"] == "Dentist: 3:00 'sharp'"
     assert s.state.log.taps[-1].target.endswith(":id/save")
     assert any(e.title == "Dentist: 3:00 'sharp'" for e in s.state.events)
+
+
+async def test_screenshot_falls_back_to_screencap_through_sync(serve_adb: AdbServe) -> None:
+    s = await serve_adb()
+    s.state.faults.u2_screenshot_null = True
+    streams = len(s.opened())
+    shot = await s.client.ok("SCREENSHOT")
+    assert shot["via"] == "screencap" and shot["format"] == "png"
+    assert (shot["width"], shot["height"]) == s.state.screen_size
+    assert base64.b64decode(shot["image_base64"]).startswith(b"\x89PNG")
+    opened = s.opened()[streams:]
+    assert any("screencap -p" in o for o in opened) and any(o.startswith("sync") for o in opened)
+
+
+async def test_create_event_in_a_named_time_zone(serve_adb: AdbServe) -> None:
+    s = await serve_adb()
+    event = await s.client.ok(
+        "CREATE_EVENT", {"title": "Lunch", "start": "2030-07-01T12:00:00", "timezone": "Europe/Paris"}
+    )
+    assert event["verified"] is True and event["verify_error"] is None
+    stored = next(e for e in s.state.events if str(e.id) == event["event_id"])
+    # Noon in Paris (summer time, UTC+2) is 10:00 UTC; the provider keeps the zone's name.
+    assert stored.event_timezone == "Europe/Paris"
+    assert stored.dtstart == int(datetime(2030, 7, 1, 10, 0, tzinfo=timezone.utc).timestamp() * 1000)
+    assert await s.client.fail("CREATE_EVENT", {"title": "x", "start": "0", "timezone": "Mars/Base"}) == (
+        "INVALID_PARAMS"
+    )
 
 
 async def test_contacts_query_filters_and_a_denied_provider(serve_adb: AdbServe) -> None:

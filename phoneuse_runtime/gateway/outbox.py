@@ -1,0 +1,135 @@
+"""Each paired device's outbox: the frames the schema never drops, kept in SQLite with a cursor.
+
+The cursor is one AUTOINCREMENT sequence for all devices, so it is monotonic for each device,
+never reused (even after pruning), and survives a restart. A device's cursor is the sequence of
+the newest frame queued for it; `sync {cursor}` replays every frame after it, in order.
+
+Retention: frames older than `retention_s`, and all but the newest `max_frames` of a device, are
+pruned (the count is trimmed every `min(max_frames, TRIM_EVERY)` appends, so a device holds at
+most that many more for a moment). Pruning raises the device's floor (the newest sequence
+pruned for it). A `sync` from a cursor below the floor, or beyond the newest frame (a cursor of
+another database), cannot be answered without holes, so it is answered with a reset instead
+(see `core.sync`).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..events import now_ms
+from .db import transaction
+
+TRIM_EVERY = 64
+
+DDL = """
+CREATE TABLE IF NOT EXISTS outbox (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    pairing_id TEXT NOT NULL,
+    frame TEXT NOT NULL,
+    created_ms INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS outbox_device ON outbox (pairing_id, seq);
+CREATE TABLE IF NOT EXISTS outbox_floor (
+    pairing_id TEXT PRIMARY KEY,
+    floor INTEGER NOT NULL
+);
+"""
+
+
+@dataclass(frozen=True)
+class Replay:
+    """What a device's `sync` from `cursor` gets: `frames` (seq, frame text) in order, or, when
+    that would have holes, `reset` with nothing to replay. `newest` is the device's cursor."""
+
+    frames: list[tuple[int, str]]
+    newest: int
+    reset: bool
+
+
+def create_tables(conn: sqlite3.Connection) -> None:
+    conn.executescript(DDL)
+
+
+def _raise_floor(conn: sqlite3.Connection, pairing_id: str, seq: int) -> None:
+    conn.execute(
+        "INSERT INTO outbox_floor (pairing_id, floor) VALUES (?, ?) "
+        "ON CONFLICT (pairing_id) DO UPDATE SET floor = MAX(floor, excluded.floor)",
+        (pairing_id, seq),
+    )
+
+
+def append(
+    conn: sqlite3.Connection, frame: str, pairing_ids: Iterable[str], *, now: int | None = None
+) -> None:
+    """Queues `frame` for each device, in one transaction."""
+    now = now_ms() if now is None else now
+    with transaction(conn):
+        conn.executemany(
+            "INSERT INTO outbox (pairing_id, frame, created_ms) VALUES (?, ?, ?)",
+            [(pairing_id, frame, now) for pairing_id in pairing_ids],
+        )
+
+
+def trim(conn: sqlite3.Connection, *, max_frames: int) -> int:
+    """Keeps each device's newest `max_frames` frames (raising the floors); returns how many went."""
+    dropped = 0
+    with transaction(conn):
+        over = conn.execute(
+            "SELECT pairing_id FROM outbox GROUP BY pairing_id HAVING COUNT(*) > ?", (max_frames,)
+        ).fetchall()
+        for row in over:
+            pairing_id = row["pairing_id"]
+            cutoff = conn.execute(
+                "SELECT seq FROM outbox WHERE pairing_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?",
+                (pairing_id, max_frames),
+            ).fetchone()
+            _raise_floor(conn, pairing_id, cutoff["seq"])
+            dropped += conn.execute(
+                "DELETE FROM outbox WHERE pairing_id = ? AND seq <= ?", (pairing_id, cutoff["seq"])
+            ).rowcount
+    return dropped
+
+
+def newest(conn: sqlite3.Connection, pairing_id: str) -> int:
+    """The device's cursor: its newest frame's sequence, else its floor, else 0."""
+    row = conn.execute("SELECT MAX(seq) AS seq FROM outbox WHERE pairing_id = ?", (pairing_id,)).fetchone()
+    if row["seq"] is not None:
+        return int(row["seq"])
+    return floor(conn, pairing_id)
+
+
+def floor(conn: sqlite3.Connection, pairing_id: str) -> int:
+    row = conn.execute("SELECT floor FROM outbox_floor WHERE pairing_id = ?", (pairing_id,)).fetchone()
+    return int(row["floor"]) if row is not None else 0
+
+
+def since(conn: sqlite3.Connection, pairing_id: str, cursor: int) -> Replay:
+    """The frames after `cursor`, or a reset when the outbox no longer holds them all."""
+    with transaction(conn):  # one snapshot: no frame pruned between the floor and the rows
+        last = newest(conn, pairing_id)
+        if cursor < floor(conn, pairing_id) or cursor > last:
+            return Replay([], last, reset=True)
+        rows = conn.execute(
+            "SELECT seq, frame FROM outbox WHERE pairing_id = ? AND seq > ? ORDER BY seq",
+            (pairing_id, cursor),
+        ).fetchall()
+    return Replay([(r["seq"], r["frame"]) for r in rows], last, reset=False)
+
+
+def prune(conn: sqlite3.Connection, *, retention_ms: int, live: set[str], now: int | None = None) -> int:
+    """Drops frames past retention, and every frame of a device no longer paired; returns how many."""
+    now = now_ms() if now is None else now
+    with transaction(conn):
+        old = conn.execute(
+            "SELECT pairing_id, MAX(seq) AS seq FROM outbox WHERE created_ms < ? GROUP BY pairing_id",
+            (now - retention_ms,),
+        ).fetchall()
+        for row in old:
+            _raise_floor(conn, row["pairing_id"], row["seq"])
+        dropped = conn.execute("DELETE FROM outbox WHERE created_ms < ?", (now - retention_ms,)).rowcount
+        gone = {r["pairing_id"] for r in conn.execute("SELECT DISTINCT pairing_id FROM outbox")} - live
+        for pairing_id in gone:
+            dropped += conn.execute("DELETE FROM outbox WHERE pairing_id = ?", (pairing_id,)).rowcount
+    return dropped

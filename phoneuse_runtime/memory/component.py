@@ -190,6 +190,7 @@ class Memory:
     def _reader_conn(self) -> sqlite3.Connection:
         conn = connect(self.path)
         conn.execute("PRAGMA query_only = 1")
+        conn.execute("PRAGMA cache_size = -512")  # KiB: a phone runs this beside everything else
         conn.create_function("fold", 1, fold, deterministic=True)
         with self._lock:
             self._reader_conns.append(conn)

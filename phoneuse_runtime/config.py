@@ -106,6 +106,10 @@ class Settings:
     memory_default_region: str = "US"
     memory_retention_days: int = 365
     memory_ingest: bool = True
+    # [memory.embeddings]: an OpenAI-compatible embeddings endpoint (the full URL, e.g. a local
+    # llama.cpp's http://127.0.0.1:8080/v1/embeddings) and the model to ask it for; "" = none.
+    memory_embeddings_url: str = ""
+    memory_embeddings_model: str = ""
 
     @property
     def device_kind(self) -> str:
@@ -168,8 +172,8 @@ def _flatten(table: dict[str, Any]) -> dict[str, Any]:
     named with the table's name in front, as the PHONEUSE_MEMORY_* variables name them."""
     flat: dict[str, Any] = {}
     for key, value in table.items():
-        if isinstance(value, dict):
-            flat.update({f"{key}_{inner}": v for inner, v in value.items()})
+        if isinstance(value, dict):  # [memory.embeddings] url: memory_embeddings_url
+            flat.update({f"{key}_{inner}": v for inner, v in _flatten(value).items()})
         else:
             flat[key] = value
     return flat

@@ -11,6 +11,8 @@ a query prepared (`Ranked`), a handful of primary-key lookups.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import logging
 import sqlite3
 import threading
@@ -21,10 +23,11 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from ..components import Contribution
 from ..errors import Internal
+from .embeddings import BATCH, QUERY_TIMEOUT_S, EmbeddingsError, digest, embed, nearest, pack
 from .migrate import migrate_json
 from .resolve import DEFAULT_REGION, email_key, fold, phone_key
 from .schema import DB_FILE, check, connect
-from .search import Filters, Hits, search
+from .search import TOP, Filters, Hits, fts_query, fuse, search
 from .store import Graph, Node
 
 if TYPE_CHECKING:
@@ -109,6 +112,8 @@ class Memory:
         default_region: str = DEFAULT_REGION,
         retention_days: int = 365,
         ingest: bool = True,
+        embeddings_url: str = "",
+        embeddings_model: str = "",
     ) -> None:
         self.path = data_dir / DB_FILE
         self.legacy = data_dir / "memory.json"
@@ -124,6 +129,12 @@ class Memory:
         self._reader_conns: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self.ingestor: Ingestor | None = None
+        self.embeddings_url = embeddings_url
+        self.embeddings_model = embeddings_model
+        self._vectors_wanted = asyncio.Event()
+        self._vectors_idle = asyncio.Event()
+        self._vectorizer: asyncio.Task[None] | None = None
+        self.vector_failures = 0
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Memory:
@@ -145,6 +156,8 @@ class Memory:
             default_region=settings.memory_default_region,
             retention_days=settings.memory_retention_days,
             ingest=settings.memory_ingest,
+            embeddings_url=settings.memory_embeddings_url,
+            embeddings_model=settings.memory_embeddings_model,
         )
 
     # --- lifecycle ---------------------------------------------------------------
@@ -165,6 +178,9 @@ class Memory:
             self._writer = self._readers = None
             raise
         self._loop_conn = self._reader_conn()
+        if self.embeddings_url:
+            self._vectors_wanted.set()
+            self._vectorizer = asyncio.create_task(self._vectorize(), name="memory-vectors")
         if self.ingest_enabled:
             from .ingest import Ingestor
 
@@ -174,6 +190,10 @@ class Memory:
     async def stop(self, *, grace_s: float) -> None:
         if self.ingestor is not None:
             await self.ingestor.stop(grace_s=grace_s)
+        if self._vectorizer is not None:
+            self._vectorizer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._vectorizer
         writer, readers = self._writer, self._readers
         self._writer = self._readers = None
         # Every change already handed to the writer is committed before the file is closed.
@@ -221,9 +241,13 @@ class Memory:
             return result
 
         try:
-            return await asyncio.get_running_loop().run_in_executor(writer, run)
+            result = await asyncio.get_running_loop().run_in_executor(writer, run)
         except sqlite3.Error as exc:  # the runtime's own disk, not the phone: not DEVICE_UNAVAILABLE
             raise Internal(f"the memory could not save the change to {self.path}: {exc}") from exc
+        if self._vectorizer is not None:
+            self._vectors_idle.clear()
+            self._vectors_wanted.set()
+        return result
 
     async def read(self, work: Callable[[Graph], T]) -> T:
         """Runs `work` on a reader's connection in its thread."""
@@ -244,20 +268,29 @@ class Memory:
 
     def _more_on_loop(self, hits: Hits, upto: int) -> None:
         """Reads the ids of the matches past those read so far, up to `upto`."""
-        if hits.rest is None or self._loop_conn is None or upto <= len(hits.ids):
+        if hits.rest is None or self._loop_conn is None:
             return
         sql, args = hits.rest
-        start = len(hits.ids)
-        found = [r[0] for r in self._loop_conn.execute(sql, (*args, upto - start, start))]
-        hits.ids.extend(found)
-        hits.scores.extend([0.0] * len(found))
-        if len(found) < upto - start:  # fewer than counted: some were forgotten meanwhile
-            hits.total = len(hits.ids)
+        while len(hits.ids) < upto:
+            wanted = upto - len(hits.ids)
+            found = [r[0] for r in self._loop_conn.execute(sql, (*args, wanted, hits.offset))]
+            hits.offset += len(found)
+            new = [n for n in found if n not in hits.skip]  # fused in from the vectors already
+            hits.ids.extend(new)
+            hits.scores.extend([0.0] * len(new))
+            if len(found) < wanted:  # the end: fewer than counted if some were forgotten meanwhile
+                hits.total = len(hits.ids)
+                return
 
     # --- what the handlers call ----------------------------------------------------------
     async def search(self, filters: Filters, convert: Callable[[Node, float], T]) -> Ranked[T]:
+        query_vector = await self._query_vector(filters.q) if filters.q else None
+
         def run(graph: Graph) -> tuple[Hits, dict[int, Node]]:
             hits = search(graph.conn, filters)
+            if query_vector is not None:
+                close = [n for n, _ in nearest(graph.conn, query_vector, limit=TOP)]
+                hits = fuse(graph.conn, hits, close, filters, fts_query(filters.q or ""))
             return hits, graph.nodes(hits.ids[:PREFETCH])
 
         hits, nodes = await self.read(run)
@@ -267,6 +300,63 @@ class Memory:
         keys = [k for p in phones if (k := phone_key(p, self.region))]
         keys += [k for e in emails if (k := email_key(e))]
         return keys
+
+    # --- semantic search (embeddings.py) ------------------------------------------------
+    async def _query_vector(self, q: str) -> list[float] | None:
+        """`q` embedded, or None (lexical search only) without an endpoint or when it fails."""
+        if not self.embeddings_url:
+            return None
+        try:
+            [vector] = await asyncio.to_thread(
+                embed, self.embeddings_url, self.embeddings_model, [q], timeout_s=QUERY_TIMEOUT_S
+            )
+        except EmbeddingsError as exc:
+            log.info("searching lexically only: the embeddings endpoint failed (%s)", exc)
+            return None
+        return vector
+
+    async def _vectorize(self) -> None:
+        """Embeds the nodes that have no vector, BATCH at a time, after every change. A failing
+        endpoint is logged and tried again at the next change."""
+        with contextlib.suppress(Internal):  # the memory closed under it: the server is stopping
+            await self._vectorize_forever()
+
+    async def _vectorize_forever(self) -> None:
+        while True:
+            await self._vectors_wanted.wait()
+            self._vectors_wanted.clear()
+            while True:
+                batch = await self.read(
+                    lambda g: g.conn.execute(
+                        "SELECT n.id, n.name, n.text FROM nodes AS n LEFT JOIN vectors AS v ON v.node = n.id "
+                        "WHERE v.node IS NULL ORDER BY n.id DESC LIMIT ?",
+                        (BATCH,),
+                    ).fetchall()
+                )
+                if not batch:
+                    break
+                texts = [f"{name}\n{text}" for _, name, text in batch]
+                try:
+                    vectors = await asyncio.to_thread(
+                        embed, self.embeddings_url, self.embeddings_model, texts
+                    )
+                except EmbeddingsError as exc:
+                    self.vector_failures += 1
+                    log.warning("the memory could not compute embeddings now: %s", exc)
+                    break
+                rows = [
+                    (n, digest(name, text), pack(v))
+                    for (n, name, text), v in zip(batch, vectors, strict=True)
+                ]
+                await self.write(functools.partial(_store_vectors, rows=rows))
+                self._vectors_wanted.clear()  # our own write asked again; the loop goes on anyway
+            if not self._vectors_wanted.is_set():
+                self._vectors_idle.set()
+
+    async def vectorized(self) -> None:
+        """Returns once every node has its vector, or the endpoint failed (for tests)."""
+        if self._vectorizer is not None:
+            await self._vectors_idle.wait()
 
     async def recent_apps(self, limit: int = 10) -> list[tuple[str, int, int]]:
         """(package, last_used_ms, foreground_ms_today), newest first, from APP_STATE_CHANGED;
@@ -315,3 +405,13 @@ def _midnight(ms: int) -> int:
 
     moment = dt.datetime.fromtimestamp(ms / 1000)
     return int(moment.replace(hour=0, minute=0, second=0, microsecond=0).timestamp() * 1000)
+
+
+def _store_vectors(graph: Graph, *, rows: list[tuple[int, str, bytes]]) -> None:
+    """Stores each vector unless its node is gone or changed since it was read."""
+    for n, made_from, blob in rows:
+        row = graph.conn.execute("SELECT name, text FROM nodes WHERE id = ?", (n,)).fetchone()
+        if row is not None and digest(*row) == made_from:
+            graph.conn.execute(
+                "INSERT OR REPLACE INTO vectors (node, digest, vec) VALUES (?, ?, ?)", (n, made_from, blob)
+            )

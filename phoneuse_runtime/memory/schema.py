@@ -65,6 +65,8 @@ CREATE INDEX merges_kept ON merges (kept);
 CREATE VIRTUAL TABLE fts USING fts5 (
     name, text, aliases, tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3'
 );
+-- Semantic search (embeddings.py): a unit vector per node, and what it was made from.
+CREATE TABLE vectors (node INTEGER PRIMARY KEY, digest TEXT NOT NULL, vec BLOB NOT NULL);
 -- BM25 with the name weighing 10, aliases 5, the text 1: `ORDER BY rank` uses it.
 INSERT INTO fts (fts, rank) VALUES ('rank', 'bm25(10.0, 1.0, 5.0)');
 """

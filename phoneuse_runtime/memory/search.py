@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from ..errors import InvalidParams
@@ -33,6 +33,7 @@ from .resolve import fold
 from .store import parse_ref
 
 DAY_MS = 86_400_000
+RRF_K = 60  # reciprocal-rank fusion's constant, as its authors (Cormack et al.) chose it
 TOP = 100  # matches ranked by the blend; past them, by BM25 alone (q) or newest first
 RANKED = 2000  # the most recently stored matches of `q` that BM25 ranks; older ones follow, newest first
 HALF_LIFE_DAYS = 30.0
@@ -106,16 +107,36 @@ class Hits:
     scores: list[float]
     total: int
     rest: tuple[str, tuple[object, ...]] | None = None
+    # Where `rest` goes on (its OFFSET), and the ids it must not repeat (fused in from vectors).
+    offset: int = -1
+    skip: set[int] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        if self.offset < 0:
+            self.offset = len(self.ids)
 
 
-def search(conn: sqlite3.Connection, f: Filters) -> Hits:
-    """The matching nodes, best first."""
+@dataclass(frozen=True)
+class Conditions:
+    """The filters other than `q`, as SQL on `nodes AS n`, and the link scores of related_to."""
+
+    where: list[str]
+    args: list[object]
+    link: dict[int, float]
+
+    @property
+    def sql(self) -> str:
+        return " AND ".join(self.where) or "1"
+
+
+def conditions(conn: sqlite3.Connection, f: Filters) -> Conditions | None:
+    """None when nothing can match (an id that is no id, related_to without neighbours)."""
     where: list[str] = []
     args: list[object] = []
     if f.id is not None:
         n = parse_ref(f.id)
         if n is None:
-            return Hits([], [], 0)
+            return None
         where.append("n.id = ?")
         args.append(n)
     for value, clause in (
@@ -133,12 +154,21 @@ def search(conn: sqlite3.Connection, f: Filters) -> Hits:
     if f.related_to:
         anchor = parse_ref(f.related_to)
         if anchor is None:
-            return Hits([], [], 0)
+            return None
         link = neighbours(conn, anchor, depth=f.depth, relation=f.relation)
         if not link:
-            return Hits([], [], 0)
+            return None
         where.append("n.id IN (SELECT value FROM json_each(?))")
         args.append("[" + ",".join(map(str, link)) + "]")
+    return Conditions(where, args, link)
+
+
+def search(conn: sqlite3.Connection, f: Filters) -> Hits:
+    """The matching nodes, best first."""
+    found = conditions(conn, f)
+    if found is None:
+        return Hits([], [], 0)
+    where, args, link = found.where, found.args, found.link
     text: dict[int, float] = {}
     match = fts_query(f.q) if f.q else None
     if f.q and match is None:
@@ -247,3 +277,37 @@ def parse_time(value: str, what: str) -> int:
 
         moment = moment.replace(tzinfo=timezone.utc)
     return int(moment.timestamp() * 1000)
+
+
+def fuse(conn: sqlite3.Connection, hits: Hits, nearest: list[int], f: Filters, match: str | None) -> Hits:
+    """The lexical hits and the nearest vectors' nodes (those the other filters allow), by
+    reciprocal-rank fusion: each node scores the sum of 1 / (60 + its rank) in each list. The
+    lexical matches past the fused ones follow as before."""
+    found = conditions(conn, f)
+    if found is None or not nearest:
+        return hits
+    marks = ",".join("?" * len(nearest))
+    allowed = {
+        r[0]
+        for r in conn.execute(
+            f"SELECT n.id FROM nodes AS n WHERE n.id IN ({marks}) AND {found.sql}", (*nearest, *found.args)
+        )
+    }
+    vector = [n for n in nearest if n in allowed]
+    fused: dict[int, float] = {}
+    for ranking in (hits.ids, vector):
+        for rank, n in enumerate(ranking, 1):
+            fused[n] = fused.get(n, 0.0) + 1.0 / (RRF_K + rank)
+    order = sorted(fused, key=lambda n: (-fused[n], -n))
+    extra = [n for n in vector if n not in hits.ids]
+    lexical = set()
+    if extra and match is not None:  # already counted among the lexical matches past the top?
+        marks = ",".join("?" * len(extra))
+        lexical = {
+            r[0]
+            for r in conn.execute(
+                f"SELECT rowid FROM fts WHERE fts MATCH ? AND rowid IN ({marks})", (match, *extra)
+            )
+        }
+    total = hits.total + len([n for n in extra if n not in lexical])
+    return Hits(order, [round(fused[n], 6) for n in order], total, hits.rest, len(hits.ids), set(order))

@@ -202,6 +202,7 @@ class Graph:
     def _reindex(self, n: int) -> None:
         row = self.conn.execute("SELECT name, text FROM nodes WHERE id = ?", (n,)).fetchone()
         self.conn.execute("DELETE FROM fts WHERE rowid = ?", (n,))
+        self.conn.execute("DELETE FROM vectors WHERE node = ?", (n,))  # made again in the background
         if row is None:
             return
         aliases = " ".join(a for (a,) in self.conn.execute("SELECT alias FROM aliases WHERE node = ?", (n,)))
@@ -265,6 +266,7 @@ class Graph:
         conn.execute("DELETE FROM edges WHERE src = ?1 OR dst = ?1", (n,))
         conn.execute("DELETE FROM merges WHERE kept = ?1 OR merged = ?1", (n,))
         conn.execute("DELETE FROM fts WHERE rowid = ?", (n,))
+        conn.execute("DELETE FROM vectors WHERE node = ?", (n,))
         conn.execute("DELETE FROM nodes WHERE id = ?", (n,))
 
     def remember(
@@ -449,6 +451,7 @@ class Graph:
             conn.execute(f"DELETE FROM {table} WHERE node = ?", (merged,))
         conn.execute("DELETE FROM edges WHERE src = ?1 OR dst = ?1", (merged,))
         conn.execute("DELETE FROM fts WHERE rowid = ?", (merged,))
+        conn.execute("DELETE FROM vectors WHERE node = ?", (merged,))
         conn.execute("DELETE FROM nodes WHERE id = ?", (merged,))
         self.touch(kept, max(node[5], 0))
         self._reindex(kept)

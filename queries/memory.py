@@ -1,7 +1,8 @@
 """MEMORY: the phone's memory graph (phoneuse_runtime/memory/), searched and ranked.
 
 Ranking (see phoneuse_runtime/memory/search.py): text relevance (BM25), recency and closeness
-to `related_to`, blended; without `q` or `related_to`, newest first.
+to `related_to`, blended; without `q` or `related_to`, newest first. With an embeddings
+endpoint, `q` is also matched by meaning and the two lists fused (memory/embeddings.py).
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ import pytest
 
 from phoneuse_runtime.app import build_app
 from phoneuse_runtime.config import ConfigError, Settings, load_settings
+from phoneuse_runtime.device.base import ShellResult
+from phoneuse_runtime.device.sim import SimDevice
 from phoneuse_runtime.memory import Memory
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 
@@ -66,7 +68,9 @@ async def test_the_view_merges_memory_people_and_orders_by_match_then_last_conta
     assert [c["name"] for c in await contacts(client, {"name": "bob smith"})] == ["Bob Smith"]
 
 
-async def test_the_sim_country_or_the_setting_reads_national_numbers(make_client: ServerFactory) -> None:
+async def test_the_setting_reads_national_numbers_when_the_sim_does_not_say(
+    make_client: ServerFactory,
+) -> None:
     client = await fed(make_client, memory_default_region="GB")
     assert client.app.component("memory").region == "GB"  # type: ignore[attr-defined]
     await client.ok("ADD_CONTACT", {"name": "Lon Don", "phone": "020 7946 0000"})
@@ -107,3 +111,22 @@ async def test_bad_memory_settings_stop_start_up(
         await build_app(settings, token=TOKEN)
     assert not (tmp_path / "memory.db").exists()
     assert isinstance(Memory.from_settings(Settings(data_dir=tmp_path)), Memory)
+
+
+class SimInBritain(SimDevice):
+    """The simulator with a British SIM (as `getprop gsm.sim.operator.iso-country` says on a
+    dual-SIM phone: one country per slot)."""
+
+    async def shell(self, command: str, *, timeout_s: float) -> ShellResult:
+        if command == "getprop gsm.sim.operator.iso-country":
+            return ShellResult(0, "gb,fr\n", "")
+        return await super().shell(command, timeout_s=timeout_s)
+
+
+async def test_the_sim_country_wins_over_the_setting(make_client: ServerFactory) -> None:
+    client = await fed(make_client, device=SimInBritain(), memory_default_region="US")
+    assert client.app.component("memory").region == "GB"  # type: ignore[attr-defined]
+    await client.ok("ADD_CONTACT", {"name": "Lon Don", "phone": "020 7946 0000"})
+    await settle(client)
+    [found] = await contacts(client, {"phone": "+44 20 7946 0000"})
+    assert (found["phones_e164"], found["memory_id"] is not None) == (["+442079460000"], True)

@@ -9,14 +9,15 @@
 #      and so do pillow, lxml and pydantic-core; plus Termux:API's commands, termux-services
 #      (runit) and android-tools (adb, for the phone's own adb over wireless debugging);
 #   2. checks that pkg's grpcio is new enough for this package's generated stubs;
-#   3. pip installs phoneuse-runtime (its pure-Python dependencies come from PyPI);
+#   3. pip installs phoneuse-runtime (its pure-Python dependencies come from PyPI), held to
+#      pkg's grpcio version;
 #   4. installs the runit service ($PREFIX/var/service/phoneuse-runtime, logs in
 #      $PREFIX/var/log/sv/phoneuse-runtime) and the Termux:Boot script (~/.termux/boot/);
 #   5. starts the service when runit is running.
 # termux/README.md says what to do on the phone afterwards (apps, permissions, wireless debugging).
 set -eu
 
-GRPCIO_MIN=1.85.1  # the generated stubs' minimum (pyproject.toml's grpcio>=)
+GRPCIO_MIN=1.81.1  # the generated stubs' minimum (pyproject.toml's grpcio>=)
 PACKAGES="python python-pip python-grpcio python-pillow python-lxml python-pydantic-core termux-api termux-services android-tools"
 SERVICE=phoneuse-runtime
 
@@ -44,7 +45,12 @@ if [ "$lowest" != "$GRPCIO_MIN" ]; then
 fi
 
 echo "==> pip install $SOURCE"
-pip install --upgrade "$SOURCE"
+# pip must keep pkg's grpcio: grpcio-health-checking and -reflection are pinned to the same
+# version, or pip would pick their newest and try (and fail) to build a newer grpcio.
+constraints=$(mktemp "${TMPDIR:-$PREFIX/tmp}/phoneuse-constraints.XXXXXX")
+printf 'grpcio==%s\ngrpcio-health-checking==%s\ngrpcio-reflection==%s\n' "$have" "$have" "$have" > "$constraints"
+pip install --upgrade --constraint "$constraints" "$SOURCE"
+rm -f "$constraints"
 
 echo "==> the runit service: $PREFIX/var/service/$SERVICE"
 target="$PREFIX/var/service/$SERVICE"

@@ -330,3 +330,22 @@ def test_a_corrupt_state_file_stops_serve_with_one_line_and_exit_2(
         )
         assert client.returncode != 0
         assert client.stderr.splitlines() == [line]
+
+
+def test_a_reader_that_stops_early_costs_no_traceback() -> None:
+    """`phoneuse-runtime spec | head`: the pipe closes under the writer, which exits quietly."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first byte
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "phoneuse_runtime.cli", "spec"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            cwd=Path(__file__).resolve().parent.parent,
+        )
+    finally:
+        os.close(write_end)
+    assert done.returncode == 0
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr

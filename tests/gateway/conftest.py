@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import json
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ from phoneuse_runtime.config import Settings
 from phoneuse_runtime.gateway.db import connect as db_connect
 from phoneuse_runtime.gateway.db import db_path
 from phoneuse_runtime.gateway.pairing import Issued, PairingStore
+from phoneuse_runtime.gateway.parts import Part
 from phoneuse_runtime.gateway.server import Gateway
 from phoneuse_runtime.rpc import protocol_pb2_grpc as pb_grpc
 
@@ -40,6 +41,9 @@ from ..conftest import TOKEN, Client
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "proto" / "iris-wire-protocol.schema.json"
 SCHEMA: dict[str, Any] = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
 WAIT_S = 10.0  # how long a test waits for a frame before it fails (a hang, not a timing)
+# Frames the server relays from one app device to the owner's others: the schema describes them
+# among the app's frames ("server stores + broadcasts to other devices") and has no server entry.
+RELAYED = frozenset({"read.receipt"})
 
 
 def _payload_schema(spec: dict[str, Any]) -> dict[str, Any]:
@@ -51,7 +55,8 @@ def _payload_schema(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def _frame_schema(frame_type: str) -> dict[str, Any]:
-    spec = SCHEMA["frame_types"]["server_to_app"][frame_type]
+    side = "app_to_server" if frame_type in RELAYED else "server_to_app"
+    spec = SCHEMA["frame_types"][side][frame_type]
     envelope = dict(SCHEMA["envelope"])
     envelope["properties"] = {**envelope["properties"], "payload": _payload_schema(spec)}
     return {"definitions": SCHEMA["definitions"], **envelope}
@@ -65,7 +70,8 @@ def validate_server_frame(frame: Any) -> None:
     assert isinstance(frame, dict), frame
     frame_type = frame.get("type")
     assert isinstance(frame_type, str)
-    assert frame_type in SCHEMA["frame_types"]["server_to_app"], f"not a server frame type: {frame!r}"
+    known = frame_type in SCHEMA["frame_types"]["server_to_app"] or frame_type in RELAYED
+    assert known, f"not a server frame type: {frame!r}"
     assert "payload" in frame, f"a server frame always carries a payload: {frame!r}"
     validator = _VALIDATORS.get(frame_type)
     if validator is None:
@@ -312,15 +318,22 @@ GatewayFactory = Callable[..., Awaitable[GatewayServer]]
 @pytest.fixture
 async def make_gateway(tmp_path: Path) -> AsyncIterator[GatewayFactory]:
     """Starts apps through the production factory with the gateway and gRPC on port 0.
-    `data_dir` (default: a new one) lets a test restart on the same state."""
+    `data_dir` (default: a new one) lets a test restart on the same state; `parts` (default:
+    those `serve` runs) the gateway's parts."""
     started: list[GatewayServer] = []
 
-    async def factory(*, data_dir: Path | None = None, **overrides: Any) -> GatewayServer:
+    async def factory(
+        *, data_dir: Path | None = None, parts: Sequence[Part] | None = None, **overrides: Any
+    ) -> GatewayServer:
         data_dir = data_dir or tmp_path / f"data-{uuid.uuid4().hex[:8]}"
         settings = replace(
             Settings(data_dir=data_dir, grpc_listen="127.0.0.1:0", gateway_listen="127.0.0.1:0"), **overrides
         )
-        app = await build_app(settings, token=TOKEN, components=default_components(settings, token=TOKEN))
+        components = default_components(settings, token=TOKEN)
+        if parts is not None:  # a gateway with only these parts (e.g. the chat without the agent)
+            components = [c for c in components if not isinstance(c, Gateway)]
+            components.append(Gateway(settings, parts=parts))
+        app = await build_app(settings, token=TOKEN, components=components)
         channel = grpc.aio.insecure_channel(f"127.0.0.1:{app.port}")
         server = GatewayServer(app, data_dir, Client(app, channel, pb_grpc.AndroidRuntimeStub(channel)))  # type: ignore[arg-type]
         started.append(server)

@@ -49,6 +49,7 @@ class Termux:
 @pytest.fixture
 def termux_env(tmp_path: Path) -> Termux:
     prefix = tmp_path / "usr"
+    (prefix / "tmp").mkdir(parents=True)  # Termux's $TMPDIR
     shutil.copytree(FAKE_BIN, prefix / "bin")
     (prefix / "etc" / "profile.d").mkdir(parents=True)
     (prefix / "etc" / "profile.d" / "start-services.sh").write_text(
@@ -67,7 +68,14 @@ def test_install_takes_grpcio_from_pkg_then_pip_installs_and_sets_up_the_service
     assert pkg.split()[1:3] == ["install", "-y"]
     assert {"python", "python-grpcio", "termux-api", "termux-services", "android-tools"} <= set(pkg.split())
     pip = next(c for c in calls if c.startswith("pip "))
-    assert pip == f"pip install --upgrade {ROOT}"
+    assert pip.startswith("pip install --upgrade --constraint ") and pip.endswith(f" {ROOT}")
+    # Held to pkg's grpcio (1.86.0 here): pip must not try to build a newer one.
+    assert {c for c in calls if c.startswith("constraint ")} == {
+        "constraint grpcio==1.86.0",
+        "constraint grpcio-health-checking==1.86.0",
+        "constraint grpcio-reflection==1.86.0",
+    }
+    assert not list((termux_env.prefix / "tmp").iterdir())  # the constraints file is gone
     assert calls.index(pkg) < calls.index(pip)  # grpcio from pkg before pip could try to build it
     service = termux_env.prefix / "var" / "service" / SERVICE
     for script in (
@@ -89,9 +97,9 @@ def test_install_says_how_to_start_when_runit_is_not_running(termux_env: Termux)
 
 
 def test_install_stops_before_pip_when_pkg_grpcio_is_too_old(termux_env: Termux) -> None:
-    done = termux_env.sh(TERMUX / "install.sh", FAKE_GRPCIO_VERSION="1.81.1")
+    done = termux_env.sh(TERMUX / "install.sh", FAKE_GRPCIO_VERSION="1.80.0")
     assert done.returncode == 1
-    assert "pkg's grpcio is 1.81.1, but phoneuse-runtime needs 1.85.1 or newer" in done.stderr
+    assert "pkg's grpcio is 1.80.0, but phoneuse-runtime needs 1.81.1 or newer" in done.stderr
     assert not any(c.startswith("pip ") for c in termux_env.called())
     assert not (termux_env.prefix / "var" / "service").exists()
 

@@ -21,7 +21,7 @@ from .config import ConfigError, Settings
 from .device.base import Device
 from .endpoint import Record, claim_socket, socket_path, warn_if_shared, write_record
 from .events import EventBus
-from .memory import MemoryStore
+from .memory import Memory
 from .policies import ListPolicy, Policy
 from .registry import Registry, build_registry
 from .rpc.server import GrpcLimits, GrpcServer
@@ -72,12 +72,18 @@ class App:
         # Components begin stopping in reverse order and get a little longer than the actions,
         # so that the calls waiting on those actions can still answer, and streams, ended by
         # runtime.close, finish cleanly.
+        parts = list(self.components.values())
         stopping = [
-            asyncio.ensure_future(c.stop(grace_s=grace_s + 1.0)) for c in reversed(self.components.values())
+            asyncio.ensure_future(c.stop(grace_s=grace_s + 1.0))
+            for c in reversed(parts)
+            if not isinstance(c, Memory)
         ]
         await self.runtime.close(grace_s=grace_s)
-        await self.runtime.memory.close()  # every acknowledged REMEMBER is on disk before we return
         await asyncio.gather(*stopping)
+        # The memory last: every REMEMBER the grace let finish is on disk before we return.
+        for part in parts:
+            if isinstance(part, Memory):
+                await part.stop(grace_s=grace_s)
 
 
 def _check_listed_names(settings: Settings, registry: Registry) -> None:
@@ -131,6 +137,8 @@ async def build_app(
     names = [c.name for c in parts]
     if len(set(names)) != len(names):
         raise ConfigError(f"component names must be unique, got {', '.join(names)}")
+    if not any(isinstance(c, Memory) for c in parts):  # the phone's memory is always there
+        parts.insert(0, Memory.from_settings(settings))
     contributions = [(part.name, part.contribution()) for part in parts]  # asked once each
     registry = build_registry()
     for name, contribution in contributions:
@@ -146,7 +154,6 @@ async def build_app(
         device=device,
         registry=registry,
         settings=settings,
-        memory=MemoryStore(settings.data_dir / "memory.json"),
         bus=EventBus(queue_size=settings.event_queue_size),
         policies=chain,
         components={c.name: c for c in parts},

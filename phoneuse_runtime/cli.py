@@ -1,4 +1,4 @@
-"""`phoneuse-runtime serve | exec | query | subscribe | pair | actions | doctor | spec`."""
+"""`phoneuse-runtime serve | exec | query | subscribe | pair | actions | doctor | spec | memory`."""
 
 from __future__ import annotations
 
@@ -123,6 +123,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     spec = sub.add_parser("spec", help="print docs/protocol_spec.md, generated from the handler models")
     spec.add_argument("--output", type=Path, help="write to this file instead of stdout")
+
+    from .memory.cli import add_parser as add_memory_parser
+
+    add_memory_parser(sub)
     return parser
 
 
@@ -329,6 +333,10 @@ def _run(args: argparse.Namespace) -> int:
         from .gateway import pair_cli
 
         return pair_cli.main(args)
+    if args.command == "memory":
+        from .memory.cli import run as run_memory
+
+        return run_memory(args)
     return _spec(args)
 
 

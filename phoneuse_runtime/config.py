@@ -100,6 +100,16 @@ class Settings:
     # device is paired) or "off"; and the actions held for an approval.
     approvals: str = "paired"
     approval_actions: frozenset[str] = frozenset({"SEND_MESSAGE", "MAKE_CALL", "SHELL", "START_INTENT"})
+    # The phone's memory ([memory] in config.toml, PHONEUSE_MEMORY_* in the environment): the
+    # region numbers without a country code are read in when the SIM does not say, how many
+    # days messages and calls are kept (0: no limit), and whether the runtime feeds it.
+    memory_default_region: str = "US"
+    memory_retention_days: int = 365
+    memory_ingest: bool = True
+    # [memory.embeddings]: an OpenAI-compatible embeddings endpoint (the full URL, e.g. a local
+    # llama.cpp's http://127.0.0.1:8080/v1/embeddings) and the model to ask it for; "" = none.
+    memory_embeddings_url: str = ""
+    memory_embeddings_model: str = ""
 
     @property
     def device_kind(self) -> str:
@@ -157,6 +167,18 @@ def _apply(settings: Settings, values: dict[str, Any], where: str) -> Settings:
     return replace(settings, **changes)
 
 
+def _flatten(table: dict[str, Any]) -> dict[str, Any]:
+    """`[memory] retention_days = 30` as `memory_retention_days`: a table's keys are settings
+    named with the table's name in front, as the PHONEUSE_MEMORY_* variables name them."""
+    flat: dict[str, Any] = {}
+    for key, value in table.items():
+        if isinstance(value, dict):  # [memory.embeddings] url: memory_embeddings_url
+            flat.update({f"{key}_{inner}": v for inner, v in _flatten(value).items()})
+        else:
+            flat[key] = value
+    return flat
+
+
 def load_settings(flags: dict[str, Any], *, config_file: Path | None = None) -> Settings:
     """Flags (None = not given) over PHONEUSE_<NAME> environment over the TOML file over defaults."""
     settings = Settings()
@@ -169,7 +191,7 @@ def load_settings(flags: dict[str, Any], *, config_file: Path | None = None) -> 
             table = tomllib.loads(path.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{path}: {exc}") from exc
-        settings = _apply(settings, table, str(path))
+        settings = _apply(settings, _flatten(table), str(path))
     elif config_file is not None:
         raise ConfigError(f"config file {config_file} does not exist")
     env = {

@@ -13,7 +13,6 @@ if TYPE_CHECKING:
     from .components import Component
     from .config import Settings
     from .device.base import Device
-    from .memory import MemoryStore
 
 C = TypeVar("C")
 
@@ -23,7 +22,6 @@ class QueryContext:
     name: str  # the action_type or query type being served
     device: Device
     settings: Settings
-    memory: MemoryStore
     caller: Caller
     components: Mapping[str, Component]
 

@@ -52,7 +52,6 @@ from .limits import (
     too_long,
     utf8_size,
 )
-from .memory import MemoryStore
 from .params import parse_params
 from .policies import Policy, PolicyCall
 from .registry import AnyActionSpec, AnyQuerySpec, Registry
@@ -190,7 +189,6 @@ class Runtime:
         device: Device,
         registry: Registry,
         settings: Settings,
-        memory: MemoryStore,
         bus: EventBus,
         policies: Sequence[Policy] = (),
         components: Mapping[str, Component] | None = None,
@@ -198,7 +196,6 @@ class Runtime:
         self.device = device
         self.registry = registry
         self.settings = settings
-        self.memory = memory
         self.bus = bus
         self.policies = tuple(policies)
         self.components: Mapping[str, Component] = components or {}
@@ -214,7 +211,6 @@ class Runtime:
 
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
-        self.memory.load()
         await self.device.start(self.bus.publish, wanted=self.bus.interested)
 
     async def close(self, *, grace_s: float = 0.0) -> None:
@@ -413,7 +409,6 @@ class Runtime:
             call.name,
             self.device,
             self.settings,
-            self.memory,
             call.caller,
             self.components,
             call.app_target or None,
@@ -483,9 +478,7 @@ class Runtime:
         try:
             for policy in self.policies:
                 await policy.check(call)
-            ctx = QueryContext(
-                request.query_type, self.device, self.settings, self.memory, caller, self.components
-            )
+            ctx = QueryContext(request.query_type, self.device, self.settings, caller, self.components)
             call.phase = "device"
             deadline_token = set_deadline(call.deadline)
             try:

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from phoneuse_runtime.capabilities import APPS, UI
 from phoneuse_runtime.kit import Element, screen
+from phoneuse_runtime.memory import Memory
 from phoneuse_runtime.params import Params
 from phoneuse_runtime.registry import QueryContext, QueryResult, QuerySpec
 from phoneuse_runtime.ui import compact_elements, fingerprint
@@ -20,6 +21,13 @@ class AppStateFilters(Params):
     include_ui: bool = Field(default=False, description="add the foreground screen's elements")
 
 
+class RecentApp(QueryResult):
+    package: str
+    label: str
+    last_used_ms: int
+    foreground_ms_today: int
+
+
 class AppStateResult(QueryResult):
     package: str
     label: str
@@ -28,6 +36,11 @@ class AppStateResult(QueryResult):
     running: bool
     ui_fingerprint: str | None = Field(description="for the foreground app")
     elements: list[Element] | None = Field(description="with include_ui, for the foreground app")
+    recent_apps: list[RecentApp] | None = Field(
+        default=None,
+        description="on the foreground app's result: the apps last brought to the front, newest first, "
+        "from the memory's usage data (APP_STATE_CHANGED)",
+    )
 
 
 async def app_state(ctx: QueryContext, f: AppStateFilters) -> Sequence[AppStateResult]:
@@ -45,6 +58,10 @@ async def app_state(ctx: QueryContext, f: AppStateFilters) -> Sequence[AppStateR
     # nor on a device without UI.
     wants_front = front.package in order
     root = await screen(device) if wants_front and UI in device.capabilities else None
+    recent = [
+        RecentApp(package=p, label=labels.get(p, p), last_used_ms=used, foreground_ms_today=today)
+        for p, used, today in await ctx.component(Memory).recent_apps()
+    ]
     out = []
     for package in order:
         is_front = package == front.package
@@ -60,6 +77,7 @@ async def app_state(ctx: QueryContext, f: AppStateFilters) -> Sequence[AppStateR
                 running=is_front or package in running,
                 ui_fingerprint=fingerprint(root) if is_front and root is not None else None,
                 elements=elements,
+                recent_apps=recent if is_front else None,
             )
         )
     return out

@@ -1,24 +1,58 @@
-"""MEMORY: items the agent stored with REMEMBER."""
+"""MEMORY: the phone's memory graph (phoneuse_runtime/memory/), searched and ranked.
+
+Ranking (see phoneuse_runtime/memory/search.py): text relevance (BM25), recency and closeness
+to `related_to`, blended; without `q` or `related_to`, newest first. With an embeddings
+endpoint, `q` is also matched by meaning and the two lists fused (memory/embeddings.py).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
+from phoneuse_runtime.memory import Filters, Memory, Node
+from phoneuse_runtime.memory.search import parse_time
+from phoneuse_runtime.memory.store import SOURCES
 from phoneuse_runtime.params import Params
 from phoneuse_runtime.registry import QueryContext, QueryResult, QuerySpec
+
+Source = Literal["contacts", "sms", "calls", "calendar", "notifications", "app_usage", "agent"]
+assert set(Source.__args__) == set(SOURCES)  # type: ignore[attr-defined]
 
 
 class MemoryFilters(Params):
     id: str | None = None
-    kind: str | None = None
-    name: str | None = Field(default=None, description="part of the name, any case")
+    kind: str | None = Field(default=None, description="person, message, call, event, place, app, fact, ...")
+    name: str | None = Field(default=None, description="part of the name, any case or accents")
     tag: str | None = None
     q: str | None = Field(
-        default=None, description="words that must all appear in the name or text, any case"
+        default=None,
+        description="full text over name, aliases and text: every word, each as a prefix, any case "
+        "or accents; BM25-ranked",
     )
-    related_to: str | None = Field(default=None, description="items linked to this id, either way")
+    related_to: str | None = Field(default=None, description="nodes linked to this id, either way")
+    depth: int = Field(default=1, ge=1, le=2, description="with related_to: 1 (neighbours) or 2 (and theirs)")
+    relation: str | None = Field(default=None, description="with related_to: only edges of this relation")
+    source: Source | None = Field(default=None, description="nodes this source contributed to")
+    since: str | None = Field(default=None, description="updated at or after: epoch ms or ISO-8601")
+    until: str | None = Field(default=None, description="updated at or before: epoch ms or ISO-8601")
+
+    @field_validator("since", "until")
+    @classmethod
+    def _time(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_time(value, "time")
+        return value
+
+
+class MemoryEdge(QueryResult):
+    relation: str
+    node_id: str
+    name: str
+    ts: int
+    direction: str = Field(description="out: from this node; in: to it")
 
 
 class MemoryResult(QueryResult):
@@ -27,36 +61,62 @@ class MemoryResult(QueryResult):
     name: str
     text: str
     tags: list[str]
-    related_to: list[str]
+    related_to: list[str] = Field(description="the ids this node links to as related_to")
     created_ms: int
     updated_ms: int
+    attrs: dict[str, Any] = Field(description="per kind: phones and emails, start_ms, direction, ...")
+    sources: list[str]
+    aliases: list[str]
+    score: float = Field(
+        description="the ranking's blend of text, recency and link (0 without q and related_to)"
+    )
+    edges: list[MemoryEdge] = Field(description="the strongest edges, heaviest then newest first")
+
+
+def to_result(node: Node, score: float) -> MemoryResult:
+    return MemoryResult(
+        id=node.id,
+        kind=node.kind,
+        name=node.name,
+        text=node.text,
+        tags=node.tags,
+        related_to=node.related_to,
+        created_ms=node.created_ms,
+        updated_ms=node.updated_ms,
+        attrs=node.attrs,
+        sources=node.sources,
+        aliases=node.aliases,
+        score=score,
+        edges=[
+            MemoryEdge(relation=e.relation, node_id=e.node_id, name=e.name, ts=e.ts, direction=e.direction)
+            for e in node.edges
+        ],
+    )
 
 
 async def memory(ctx: QueryContext, f: MemoryFilters) -> Sequence[MemoryResult]:
-    items = ctx.memory.items()
-    linked: set[str] = set()
-    if f.related_to:
-        anchor = ctx.memory.get(f.related_to)
-        linked = set(anchor.related_to) if anchor else set()
-        linked |= {i.id for i in items if f.related_to in i.related_to}
-    words = f.q.casefold().split() if f.q else []
-    out = []
-    for item in reversed(items):  # newest first
-        if f.id is not None and item.id != f.id:
-            continue
-        if f.kind is not None and item.kind != f.kind:
-            continue
-        if f.name and f.name.casefold() not in item.name.casefold():
-            continue
-        if f.tag is not None and f.tag not in item.tags:
-            continue
-        if f.related_to and item.id not in linked:
-            continue
-        haystack = f"{item.name} {item.text}".casefold()
-        if not all(w in haystack for w in words):
-            continue
-        out.append(MemoryResult.model_validate(item, from_attributes=True))
-    return out
+    filters = Filters(
+        id=f.id,
+        kind=f.kind,
+        name=f.name,
+        tag=f.tag,
+        q=f.q,
+        related_to=f.related_to,
+        depth=f.depth,
+        relation=f.relation,
+        source=f.source,
+        since_ms=None if f.since is None else parse_time(f.since, "since"),
+        until_ms=None if f.until is None else parse_time(f.until, "until"),
+    )
+    return await ctx.component(Memory).search(filters, to_result)
 
 
-QUERIES = (QuerySpec("MEMORY", MemoryFilters, memory, MemoryResult, "Memory items, newest first"),)
+QUERIES = (
+    QuerySpec(
+        "MEMORY",
+        MemoryFilters,
+        memory,
+        MemoryResult,
+        "The memory graph: people, messages, calls, events, places, apps and the agent's items, best first",
+    ),
+)

@@ -98,14 +98,15 @@ async def make_client(tmp_path: Path) -> AsyncIterator[ServerFactory]:
         components: Sequence[Component] = (),
         **overrides: Any,
     ) -> Client:
-        settings = replace(
-            Settings(
-                data_dir=tmp_path / f"data{len(started)}",
-                grpc_listen="127.0.0.1:0",
-                gateway=False,  # tests/gateway/ starts it; the runtime's own tests see no gateway
-            ),
-            **overrides,
+        # The memory feeds itself from the phone only in the tests that ask (memory_ingest=True):
+        # elsewhere its background reads would interleave with the reads a test counts.
+        base = Settings(
+            data_dir=tmp_path / f"data{len(started)}",
+            grpc_listen="127.0.0.1:0",
+            gateway=False,  # tests/gateway/ starts it; the runtime's own tests see no gateway
+            memory_ingest=False,
         )
+        settings = replace(base, **overrides)
         parts = [*default_components(settings, token=TOKEN), *components]
         app = await build_app(settings, token=TOKEN, device=device, policies=policies, components=parts)
         channel = grpc.aio.insecure_channel(f"127.0.0.1:{app.port}")

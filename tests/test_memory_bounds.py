@@ -1,8 +1,9 @@
-"""The memory store keeps its own bounds (limits.py), whoever adds to it: REMEMBER's params are
-checked the same way first, but a plug-in may reach the store through its context."""
+"""The memory graph keeps its own bounds (limits.py), whoever adds to it: REMEMBER's params are
+checked the same way first, but a plug-in may reach the graph through its component."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,7 +17,8 @@ from phoneuse_runtime.limits import (
     MEMORY_TAGS,
     MEMORY_TEXT_CHARS,
 )
-from phoneuse_runtime.memory import MemoryStore
+from phoneuse_runtime.memory.schema import connect
+from phoneuse_runtime.memory.store import Graph
 
 GOOD: dict[str, Any] = {"kind": "fact", "name": "n", "text": "", "tags": [], "related_to": []}
 
@@ -33,18 +35,18 @@ GOOD: dict[str, Any] = {"kind": "fact", "name": "n", "text": "", "tags": [], "re
     ],
     ids=["kind", "name", "text", "tag", "tags", "links"],
 )
-async def test_an_item_past_the_limits_is_refused_and_not_stored(
-    change: dict[str, Any], message: str
+def test_an_item_past_the_limits_is_refused_and_not_stored(
+    change: dict[str, Any], message: str, tmp_path: Path
 ) -> None:
-    store = MemoryStore(None)
+    graph = Graph(connect(tmp_path / "memory.db"))
     with pytest.raises(InvalidParams, match=f"^{message}; at most"):
-        await store.add(**{**GOOD, **change})
-    assert store.items() == []
-    at_limits = await store.add(
+        graph.remember(**{**GOOD, **change})
+    assert graph.conn.execute("SELECT count(*) FROM nodes").fetchone() == (0,)
+    at_limits, _ = graph.remember(
         kind="k" * MEMORY_KIND_CHARS,
         name="n" * MEMORY_NAME_CHARS,
         text="\x01" * MEMORY_TEXT_CHARS,
         tags=["t" * MEMORY_TAG_CHARS] * MEMORY_TAGS,
         related_to=[],
     )
-    assert [item.id for item in store.items()] == [at_limits.id]
+    assert graph.conn.execute("SELECT id FROM nodes").fetchall() == [(at_limits,)]

@@ -37,9 +37,11 @@ async def make_frontend(request: pytest.FixtureRequest, tmp_path: Path) -> Async
         components: Sequence[Component] = (),
         **overrides: Any,
     ) -> FrontEnd:
-        settings = replace(
-            Settings(data_dir=tmp_path / f"data{len(started)}", grpc_listen="127.0.0.1:0"), **overrides
+        # The memory feeds itself from the phone only where a test asks (memory_ingest=True).
+        base = Settings(
+            data_dir=tmp_path / f"data{len(started)}", grpc_listen="127.0.0.1:0", memory_ingest=False
         )
+        settings = replace(base, **overrides)
         fe = await start(settings, device=device, policies=policies, components=components)
         started.append(fe)
         return fe

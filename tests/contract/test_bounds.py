@@ -25,7 +25,7 @@ from ..extras import Extra
 from .frontend import SCREEN_WITH_TEXT, FrontEnd, FrontEndFactory, ok, refused, sim
 
 EVENT_KEYS = "all_day, calendar, description, end, location, start, timezone, title"
-REMEMBER_KEYS = "kind, name, related_to, tags, text"
+REMEMBER_KEYS = "emails, kind, name, phones, related_to, tags, text"
 
 
 @pytest.mark.parametrize(
@@ -195,8 +195,13 @@ async def test_a_result_too_large_to_send_is_replaced_by_a_marker(frontend: Fron
         "id": contact.id,
         "name": contact.name,
         "phones": contact.phones,
+        "phones_e164": ["+15550100"],
         "emails": [],
         "starred": False,
+        "sources": ["contacts"],
+        "last_contacted": None,
+        "memory_id": None,
+        "relevance": 0.0,
     }
     assert page.results == [
         {"omitted": "TOO_LARGE", "bytes": json_size(as_json), "max_bytes": MAX_RESPONSE_JSON_BYTES}

@@ -88,7 +88,9 @@ async def test_params_and_filters_are_validated_before_policies(make_frontend: F
     answer = await frontend.execute("SET_CLIPBOARD", {"bogus": "1"})
     assert answer.error == "INVALID_PARAMS: unknown param(s) bogus; allowed: text"
     refusal = await refused(frontend.query("CONTACTS", {"colour": "red"}))
-    assert refusal.error == "INVALID_PARAMS: unknown param(s) colour; allowed: id, name, offset, phone, q"
+    assert (
+        refusal.error == "INVALID_PARAMS: unknown param(s) colour; allowed: email, id, name, offset, phone, q"
+    )
     unknown = await frontend.execute("SET_CLIPBOARDS", {"text": "x"})
     assert unknown.code == "UNKNOWN_ACTION"
 

@@ -51,7 +51,7 @@ async def test_limit_is_clamped_to_the_maximum(frontend: FrontEnd) -> None:
             "CONTACTS",
             {"colour": "red"},
             0,
-            "INVALID_PARAMS: unknown param(s) colour; allowed: id, name, offset, phone, q",
+            "INVALID_PARAMS: unknown param(s) colour; allowed: email, id, name, offset, phone, q",
         ),
         (
             "CONTACTS",
@@ -98,8 +98,13 @@ async def test_contacts_reflect_add_contact(frontend: FrontEnd) -> None:
         "id": added["contact_id"],
         "name": "Zoë Ünicode",
         "phones": ["+49 30 1234567"],
+        "phones_e164": ["+49301234567"],
         "emails": ["zoe@example.org"],
         "starred": False,
+        "sources": ["contacts"],
+        "last_contacted": None,
+        "memory_id": None,
+        "relevance": 2.0,  # the start of the name
     }
     by_phone = await frontend.query("CONTACTS", {"phone": "1234567"})
     assert [c["name"] for c in by_phone.results] == ["Zoë Ünicode"]

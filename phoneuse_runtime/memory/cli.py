@@ -1,0 +1,80 @@
+"""`phoneuse-runtime memory export [FILE] | import FILE | stats [--json]`.
+
+They work on the data dir's memory.db directly, safely beside a running server (transfer.py
+says how), so they need neither the server nor its token.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def add_parser(sub: Any) -> None:
+    """Adds the `memory` command to the CLI's subcommands."""
+    memory = sub.add_parser("memory", help="export, import or describe the phone's memory (JSON Lines)")
+    memory.add_argument(
+        "--data-dir", type=Path, help="state dir (default $PHONEUSE_DATA_DIR, else XDG data dir)"
+    )
+    verbs = memory.add_subparsers(dest="verb", required=True)
+    export = verbs.add_parser("export", help="write every node and edge as JSON Lines")
+    export.add_argument("file", nargs="?", type=Path, help="default: standard output")
+    load = verbs.add_parser("import", help="add the nodes and edges of a JSON Lines export")
+    load.add_argument("file", type=Path)
+    stats = verbs.add_parser("stats", help="what is stored, from where")
+    stats.add_argument("--json", action="store_true")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..config import default_data_dir
+    from ..files import StateFileError
+    from .transfer import BadImport, import_lines, open_existing, stats, write_export
+
+    data_dir = args.data_dir or default_data_dir()
+    try:
+        conn = open_existing(data_dir, create=args.verb == "import")
+    except StateFileError as exc:
+        print(f"phoneuse-runtime: {exc}", file=sys.stderr)
+        return 2
+    try:
+        if args.verb == "export":
+            if args.file is None:
+                write_export(conn, sys.stdout)
+            else:
+                with args.file.open("w", encoding="utf-8") as out:
+                    count = write_export(conn, out)
+                print(f"exported {count} record(s) to {args.file}", file=sys.stderr)
+            return 0
+        if args.verb == "import":
+            try:
+                with args.file.open(encoding="utf-8") as lines:
+                    counts = import_lines(conn, lines)
+            except (OSError, UnicodeDecodeError, BadImport) as exc:
+                print(f"phoneuse-runtime: {args.file}: {exc}; nothing was imported", file=sys.stderr)
+                return 2
+            print(
+                f"imported {counts['nodes']} node(s) and {counts['edges']} edge(s); "
+                f"{counts['merged']} node(s) joined people the memory knew",
+                file=sys.stderr,
+            )
+            return 0
+        found = stats(conn)
+        if args.json:
+            print(json.dumps(found, indent=2))
+        else:
+            print(
+                f"{found['nodes']} nodes, {found['edges']} edges, {found['merges']} merges, "
+                f"{found['bytes']} bytes"
+            )
+            for title, table in (
+                ("by kind", "kinds"),
+                ("by source", "sources"),
+                ("by relation", "relations"),
+            ):
+                print(f"{title}: " + (", ".join(f"{k} {v}" for k, v in found[table].items()) or "none"))
+        return 0
+    finally:
+        conn.close()

@@ -1,0 +1,417 @@
+"""The memory as a component of the app: it owns the SQLite file and its threads, serves
+REMEMBER, FORGET, MEMORY and CONTACTS (their handlers reach it with `ctx.component(Memory)`),
+and feeds itself from the bus and the phone's providers (ingest.py).
+
+Threads: one writer (every change, each a transaction that is durable when it returns) and a
+small pool of readers, each with its own connection; WAL lets them read while it writes. The
+event loop never waits on the disk, except to read the rows of a page past the first ones that
+a query prepared (`Ranked`), a handful of primary-key lookups.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar, overload
+
+from ..components import Contribution
+from ..errors import Internal
+from .embeddings import BATCH, QUERY_TIMEOUT_S, EmbeddingsError, digest, embed, nearest, pack
+from .migrate import migrate_json
+from .resolve import DEFAULT_REGION, email_key, fold, phone_key
+from .schema import DB_FILE, check, connect
+from .search import TOP, Filters, Hits, fts_query, fuse, search
+from .store import Graph, Node
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..runtime import Runtime
+    from .ingest import Ingestor
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+PREFETCH = 20  # nodes read in the reader's thread with a query's ids: a default page
+READERS = 2
+
+
+def open_graph(path: Path, *, legacy: Path | None = None) -> sqlite3.Connection:
+    """The writer's connection: the file opened (or made), checked, and the JSON store migrated."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    conn = connect(path)
+    try:
+        check(conn, path)
+        conn.create_function("fold", 1, fold, deterministic=True)
+        if legacy is not None:
+            migrate_json(Graph(conn), legacy)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+class Ranked(Sequence[T]):
+    """A query's matches in order, read lazily: the first PREFETCH were read with the ids, the
+    rest are read when a page reaches them. `len` is the exact count of matches."""
+
+    def __init__(
+        self,
+        hits: Hits,
+        nodes: dict[int, Node],
+        load: Callable[[list[int]], dict[int, Node]],
+        more: Callable[[Hits, int], None],
+        convert: Callable[[Node, float], T],
+    ) -> None:
+        self._hits, self._nodes, self._load, self._more, self._convert = hits, nodes, load, more, convert
+        self._ids, self._scores = hits.ids, hits.scores
+
+    def __len__(self) -> int:
+        return self._hits.total
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[T]: ...
+    def __getitem__(self, index: int | slice) -> T | list[T]:
+        if isinstance(index, int):
+            return self[index : index + 1 if index != -1 else None][0]
+        positions = range(self._hits.total)[index]
+        if positions and max(positions) >= len(self._ids):
+            self._more(self._hits, max(positions) + 1)
+        positions = range(len(self._ids))[index]
+        wanted = [self._ids[i] for i in positions if self._ids[i] not in self._nodes]
+        if wanted:
+            self._nodes.update(self._load(wanted))
+        # A node forgotten between the ids and the read is left out of the page.
+        return [
+            self._convert(self._nodes[self._ids[i]], self._scores[i])
+            for i in positions
+            if self._ids[i] in self._nodes
+        ]
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self[:])
+
+
+class Memory:
+    """The memory graph component (name "memory"). The app adds one unless it is given one."""
+
+    name = "memory"
+
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        default_region: str = DEFAULT_REGION,
+        retention_days: int = 365,
+        ingest: bool = True,
+        embeddings_url: str = "",
+        embeddings_model: str = "",
+    ) -> None:
+        self.path = data_dir / DB_FILE
+        self.legacy = data_dir / "memory.json"
+        self.default_region = default_region
+        self.region = default_region
+        self.retention_days = retention_days
+        self.ingest_enabled = ingest
+        self._writer: ThreadPoolExecutor | None = None
+        self._readers: ThreadPoolExecutor | None = None
+        self._write_conn: sqlite3.Connection | None = None
+        self._loop_conn: sqlite3.Connection | None = None
+        self._local = threading.local()
+        self._reader_conns: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        self.ingestor: Ingestor | None = None
+        self.embeddings_url = embeddings_url
+        self.embeddings_model = embeddings_model
+        self._vectors_wanted = asyncio.Event()
+        self._vectors_idle = asyncio.Event()
+        self._vectorizer: asyncio.Task[None] | None = None
+        self.vector_failures = 0
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Memory:
+        from ..config import ConfigError
+        from .resolve import valid_region
+
+        if not valid_region(settings.memory_default_region):
+            raise ConfigError(
+                f"memory.default_region must be a two-letter region such as US, GB or FR, "
+                f"got {settings.memory_default_region!r}"
+            )
+        if settings.memory_retention_days < 0:
+            raise ConfigError(
+                "memory.retention_days must be 0 (keep everything) or more, "
+                f"got {settings.memory_retention_days}"
+            )
+        return cls(
+            settings.data_dir,
+            default_region=settings.memory_default_region,
+            retention_days=settings.memory_retention_days,
+            ingest=settings.memory_ingest,
+            embeddings_url=settings.memory_embeddings_url,
+            embeddings_model=settings.memory_embeddings_model,
+        )
+
+    # --- lifecycle ---------------------------------------------------------------
+    def contribution(self) -> Contribution:
+        return Contribution()  # REMEMBER, FORGET, MEMORY and CONTACTS are built-in handlers
+
+    async def start(self, runtime: Runtime) -> None:
+        self._writer = ThreadPoolExecutor(1, thread_name_prefix="memory-writer")
+        self._readers = ThreadPoolExecutor(READERS, thread_name_prefix="memory-reader")
+        loop = asyncio.get_running_loop()
+        try:
+            self._write_conn = await loop.run_in_executor(
+                self._writer, lambda: open_graph(self.path, legacy=self.legacy)
+            )
+        except BaseException:
+            self._writer.shutdown(wait=True)
+            self._readers.shutdown(wait=True)
+            self._writer = self._readers = None
+            raise
+        self._loop_conn = self._reader_conn()
+        if self.embeddings_url:
+            self._vectors_wanted.set()
+            self._vectorizer = asyncio.create_task(self._vectorize(), name="memory-vectors")
+        if self.ingest_enabled:
+            from .ingest import Ingestor
+
+            self.ingestor = Ingestor(self, runtime)
+            await self.ingestor.start()
+
+    async def stop(self, *, grace_s: float) -> None:
+        if self.ingestor is not None:
+            await self.ingestor.stop(grace_s=grace_s)
+        if self._vectorizer is not None:
+            self._vectorizer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._vectorizer
+        writer, readers = self._writer, self._readers
+        self._writer = self._readers = None
+        # Every change already handed to the writer is committed before the file is closed.
+        for pool in (writer, readers):
+            if pool is not None:
+                await asyncio.to_thread(pool.shutdown, wait=True)
+        for conn in (self._write_conn, self._loop_conn, *self._reader_conns):
+            if conn is not None:
+                conn.close()
+        self._write_conn = self._loop_conn = None
+        self._reader_conns.clear()
+
+    # --- running work --------------------------------------------------------------
+    def _reader_conn(self) -> sqlite3.Connection:
+        conn = connect(self.path)
+        conn.execute("PRAGMA query_only = 1")
+        conn.execute("PRAGMA cache_size = -512")  # KiB: a phone runs this beside everything else
+        conn.create_function("fold", 1, fold, deterministic=True)
+        with self._lock:
+            self._reader_conns.append(conn)
+        return conn
+
+    def _thread_conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._local.conn = self._reader_conn()
+        return conn
+
+    async def write(self, work: Callable[[Graph], T]) -> T:
+        """Runs `work` in one transaction in the writer's thread; durable when this returns."""
+        writer = self._writer
+        if writer is None:
+            raise Internal("the memory is closed (the server is stopping)")
+
+        def run() -> T:
+            assert self._write_conn is not None
+            graph = Graph(self._write_conn)
+            graph.begin()
+            try:
+                result = work(graph)
+                graph.commit()
+            except BaseException:
+                graph.rollback()
+                raise
+            return result
+
+        try:
+            result = await asyncio.get_running_loop().run_in_executor(writer, run)
+        except sqlite3.Error as exc:  # the runtime's own disk, not the phone: not DEVICE_UNAVAILABLE
+            raise Internal(f"the memory could not save the change to {self.path}: {exc}") from exc
+        if self._vectorizer is not None:
+            self._vectors_idle.clear()
+            self._vectors_wanted.set()
+        return result
+
+    async def read(self, work: Callable[[Graph], T]) -> T:
+        """Runs `work` on a reader's connection in its thread."""
+        readers = self._readers
+        if readers is None:
+            raise Internal("the memory is closed (the server is stopping)")
+        try:
+            return await asyncio.get_running_loop().run_in_executor(
+                readers, lambda: work(Graph(self._thread_conn()))
+            )
+        except sqlite3.Error as exc:
+            raise Internal(f"the memory could not read {self.path}: {exc}") from exc
+
+    def _load_on_loop(self, ids: list[int]) -> dict[int, Node]:
+        if self._loop_conn is None:
+            return {}
+        return Graph(self._loop_conn).nodes(ids)
+
+    def _more_on_loop(self, hits: Hits, upto: int) -> None:
+        """Reads the ids of the matches past those read so far, up to `upto`."""
+        if hits.rest is None or self._loop_conn is None:
+            return
+        sql, args = hits.rest
+        while len(hits.ids) < upto:
+            wanted = upto - len(hits.ids)
+            found = [r[0] for r in self._loop_conn.execute(sql, (*args, wanted, hits.offset))]
+            hits.offset += len(found)
+            new = [n for n in found if n not in hits.skip]  # fused in from the vectors already
+            hits.ids.extend(new)
+            hits.scores.extend([0.0] * len(new))
+            if len(found) < wanted:  # the end: fewer than counted if some were forgotten meanwhile
+                hits.total = len(hits.ids)
+                return
+
+    # --- what the handlers call ----------------------------------------------------------
+    async def search(self, filters: Filters, convert: Callable[[Node, float], T]) -> Ranked[T]:
+        query_vector = await self._query_vector(filters.q) if filters.q else None
+
+        def run(graph: Graph) -> tuple[Hits, dict[int, Node]]:
+            hits = search(graph.conn, filters)
+            if query_vector is not None:
+                close = [n for n, _ in nearest(graph.conn, query_vector, limit=TOP)]
+                hits = fuse(graph.conn, hits, close, filters, fts_query(filters.q or ""))
+            return hits, graph.nodes(hits.ids[:PREFETCH])
+
+        hits, nodes = await self.read(run)
+        return Ranked(hits, nodes, self._load_on_loop, self._more_on_loop, convert)
+
+    def person_keys(self, phones: Sequence[str], emails: Sequence[str]) -> list[str]:
+        keys = [k for p in phones if (k := phone_key(p, self.region))]
+        keys += [k for e in emails if (k := email_key(e))]
+        return keys
+
+    # --- semantic search (embeddings.py) ------------------------------------------------
+    async def _query_vector(self, q: str) -> list[float] | None:
+        """`q` embedded, or None (lexical search only) without an endpoint or when it fails."""
+        if not self.embeddings_url:
+            return None
+        try:
+            [vector] = await asyncio.to_thread(
+                embed, self.embeddings_url, self.embeddings_model, [q], timeout_s=QUERY_TIMEOUT_S
+            )
+        except EmbeddingsError as exc:
+            log.info("searching lexically only: the embeddings endpoint failed (%s)", exc)
+            return None
+        return vector
+
+    async def _vectorize(self) -> None:
+        """Embeds the nodes that have no vector, BATCH at a time, after every change. A failing
+        endpoint is logged and tried again at the next change."""
+        with contextlib.suppress(Internal):  # the memory closed under it: the server is stopping
+            await self._vectorize_forever()
+
+    async def _vectorize_forever(self) -> None:
+        while True:
+            await self._vectors_wanted.wait()
+            self._vectors_wanted.clear()
+            while True:
+                batch = await self.read(
+                    lambda g: g.conn.execute(
+                        "SELECT n.id, n.name, n.text FROM nodes AS n LEFT JOIN vectors AS v ON v.node = n.id "
+                        "WHERE v.node IS NULL ORDER BY n.id DESC LIMIT ?",
+                        (BATCH,),
+                    ).fetchall()
+                )
+                if not batch:
+                    break
+                texts = [f"{name}\n{text}" for _, name, text in batch]
+                try:
+                    vectors = await asyncio.to_thread(
+                        embed, self.embeddings_url, self.embeddings_model, texts
+                    )
+                except EmbeddingsError as exc:
+                    self.vector_failures += 1
+                    log.warning("the memory could not compute embeddings now: %s", exc)
+                    break
+                rows = [
+                    (n, digest(name, text), pack(v))
+                    for (n, name, text), v in zip(batch, vectors, strict=True)
+                ]
+                await self.write(functools.partial(_store_vectors, rows=rows))
+                self._vectors_wanted.clear()  # our own write asked again; the loop goes on anyway
+            if not self._vectors_wanted.is_set():
+                self._vectors_idle.set()
+
+    async def vectorized(self) -> None:
+        """Returns once every node has its vector, or the endpoint failed (for tests)."""
+        if self._vectorizer is not None:
+            await self._vectors_idle.wait()
+
+    async def recent_apps(self, limit: int = 10) -> list[tuple[str, int, int]]:
+        """(package, last_used_ms, foreground_ms_today), newest first, from APP_STATE_CHANGED;
+        the app in front now counts its time up to now."""
+        import datetime as dt
+
+        from ..events import now_ms
+
+        def run(graph: Graph) -> list[tuple[str, int, int, str]]:
+            return graph.conn.execute(
+                "SELECT n.name, json_extract(n.attrs, '$.last_used_ms'), "
+                "coalesce(json_extract(n.attrs, '$.foreground_ms_today'), 0), "
+                "coalesce(json_extract(n.attrs, '$.usage_day'), '') FROM nodes AS n "
+                "WHERE n.kind = 'app' AND json_extract(n.attrs, '$.last_used_ms') IS NOT NULL "
+                "ORDER BY 2 DESC LIMIT ?",
+                (limit,),
+            ).fetchall()
+
+        rows = await self.read(run)
+        now = now_ms()
+        today = dt.datetime.fromtimestamp(now / 1000).date().isoformat()
+        front = self.ingestor.front() if self.ingestor is not None else None
+        out = []
+        for package, last_used, foreground, day in rows:
+            total = int(foreground) if day == today else 0
+            if front is not None and front[0] == package:
+                total += max(0, now - max(front[1], _midnight(now)))
+            out.append((str(package), int(last_used), total))
+        return out
+
+    async def settled(self) -> None:
+        """Returns once every event and sync handed to ingestion so far is stored."""
+        if self.ingestor is not None:
+            await self.ingestor.settled()
+
+    def graph_stats(self) -> dict[str, Any]:
+        from .transfer import stats
+
+        assert self._loop_conn is not None
+        return stats(self._loop_conn)
+
+
+def _midnight(ms: int) -> int:
+    """Epoch ms of the local midnight that began the day `ms` falls in."""
+    import datetime as dt
+
+    moment = dt.datetime.fromtimestamp(ms / 1000)
+    return int(moment.replace(hour=0, minute=0, second=0, microsecond=0).timestamp() * 1000)
+
+
+def _store_vectors(graph: Graph, *, rows: list[tuple[int, str, bytes]]) -> None:
+    """Stores each vector unless its node is gone or changed since it was read."""
+    for n, made_from, blob in rows:
+        row = graph.conn.execute("SELECT name, text FROM nodes WHERE id = ?", (n,)).fetchone()
+        if row is not None and digest(*row) == made_from:
+            graph.conn.execute(
+                "INSERT OR REPLACE INTO vectors (node, digest, vec) VALUES (?, ?, ?)", (n, made_from, blob)
+            )

@@ -14,7 +14,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -38,6 +38,9 @@ class Event:
     payload_json: str
     source: str
     timestamp: int = field(default_factory=now_ms)
+    # What the event is about, for subscribers that want only some of a type: the action type
+    # of TASK_STARTED and TASK_COMPLETED. Not sent on any wire.
+    subject: str = ""
 
 
 class EventPayload(BaseModel):
@@ -46,12 +49,12 @@ class EventPayload(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
     event_type: str = ""
 
-    def to_event(self, source: str) -> Event:
+    def to_event(self, source: str, *, subject: str = "") -> Event:
         payload = self.model_dump(mode="json", by_alias=True, exclude={"event_type"})
         text = json.dumps(payload, ensure_ascii=False)
         # A payload no client could receive (TASK_STARTED's params escape to six times their
         # size) would end every stream it reached: it travels as the omitted-result marker.
-        return Event(self.event_type, fit_json(text), source)
+        return Event(self.event_type, fit_json(text), source, subject=subject)
 
 
 class CallerInfo(BaseModel):
@@ -206,10 +209,20 @@ EventSink = Callable[[Event], None]
 class Subscription:
     """One subscriber's bounded queue. Iterate it to receive events until it is closed."""
 
-    def __init__(self, subscriber_id: str, event_types: Iterable[str], maxsize: int) -> None:
+    def __init__(
+        self,
+        subscriber_id: str,
+        event_types: Iterable[str],
+        maxsize: int,
+        narrow: Mapping[str, Iterable[str]] | None = None,
+    ) -> None:
         self.subscriber_id = subscriber_id
         self.scope = ""
         self.event_types = frozenset(event_types)
+        # Per event type, the only subjects wanted (e.g. TASK_COMPLETED of SEND_MESSAGE alone).
+        self.narrow = {t: frozenset(subjects) for t, subjects in (narrow or {}).items()}
+        if not self.narrow.keys() <= self.event_types:
+            raise ValueError("a subscription narrows only event types it names")
         self.maxsize = maxsize
         self.dropped = 0
         self.delivered = 0
@@ -218,7 +231,10 @@ class Subscription:
         self._closed = False
 
     def wants(self, event: Event) -> bool:
-        return not self.event_types or event.event_type in self.event_types
+        if self.event_types and event.event_type not in self.event_types:
+            return False
+        subjects = self.narrow.get(event.event_type) if self.narrow else None
+        return subjects is None or event.subject in subjects
 
     def offer(self, event: Event) -> None:
         if self._closed:
@@ -265,10 +281,12 @@ class EventBus:
     def __init__(self, *, queue_size: int = DEFAULT_QUEUE_SIZE) -> None:
         self.queue_size = queue_size
         self._subs: dict[tuple[str, str], Subscription] = {}
-        # How many subscribers want every event, and how many want each named type: lets a
-        # publisher skip building an event nobody would receive.
+        # How many subscribers want every event, how many want each named type, and how many
+        # want a type for some subjects only: lets a publisher skip building an event nobody
+        # would receive (a TASK_COMPLETED per Execute, when only SEND_MESSAGE's are wanted).
         self._wants_all = 0
         self._wants: collections.Counter[str] = collections.Counter()
+        self._wants_subject: collections.Counter[tuple[str, str]] = collections.Counter()
         self._closed = False
 
     def publish(self, event: Event) -> None:
@@ -276,14 +294,27 @@ class EventBus:
             if sub.wants(event):
                 sub.offer(event)
 
-    def interested(self, event_type: str) -> bool:
+    def interested(self, event_type: str, subject: str = "") -> bool:
+        """Whether an event of this type (about `subject`, where it has one) would reach anyone."""
         # get, not []: a Counter's missing key goes through a Python-level __missing__.
-        return self._wants_all > 0 or self._wants.get(event_type, 0) > 0
+        return (
+            self._wants_all > 0
+            or self._wants.get(event_type, 0) > 0
+            or (self._wants_subject.get((event_type, subject), 0) > 0 if subject else False)
+        )
 
-    def subscribe(self, subscriber_id: str, event_types: Iterable[str], *, scope: str = "") -> Subscription:
-        """Registers a subscriber; a live one with the same id in the same scope is closed and replaced."""
+    def subscribe(
+        self,
+        subscriber_id: str,
+        event_types: Iterable[str],
+        *,
+        scope: str = "",
+        narrow: Mapping[str, Iterable[str]] | None = None,
+    ) -> Subscription:
+        """Registers a subscriber; a live one with the same id in the same scope is closed and
+        replaced. `narrow` keeps some of the named types to the given subjects only."""
         sid = subscriber_id or f"anon-{uuid.uuid4().hex}"
-        sub = Subscription(sid, event_types, self.queue_size)
+        sub = Subscription(sid, event_types, self.queue_size, narrow)
         if self._closed:
             sub.close()
             return sub
@@ -293,18 +324,24 @@ class EventBus:
             self._drop((scope, sid))
         self._subs[(scope, sid)] = sub
         sub.scope = scope
-        if sub.event_types:
-            self._wants.update(sub.event_types)
-        else:
-            self._wants_all += 1
+        self._count(sub, 1)
         return sub
+
+    def _count(self, sub: Subscription, step: int) -> None:
+        if not sub.event_types:
+            self._wants_all += step
+            return
+        for event_type in sub.event_types:
+            subjects = sub.narrow.get(event_type)
+            if subjects is None:
+                self._wants[event_type] += step
+            else:
+                for subject in subjects:
+                    self._wants_subject[(event_type, subject)] += step
 
     def _drop(self, key: tuple[str, str]) -> None:
         sub = self._subs.pop(key)
-        if sub.event_types:
-            self._wants.subtract(sub.event_types)
-        else:
-            self._wants_all -= 1
+        self._count(sub, -1)
         sub.close()
 
     def unsubscribe(self, sub: Subscription) -> None:

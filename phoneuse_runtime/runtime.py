@@ -349,7 +349,8 @@ class Runtime:
             call.outcome = outcome
             if call.answer is not None and not call.answer.done():
                 call.answer.set_result(outcome)
-            if self.bus.interested("TASK_COMPLETED"):  # building the event costs; skip it when nobody listens
+            # Building the event costs: skipped when nobody listens for this action's.
+            if self.bus.interested("TASK_COMPLETED", call.name):
                 self.bus.publish(
                     TaskCompleted(
                         request_id=call.request_id,
@@ -359,7 +360,7 @@ class Runtime:
                         duration_ms=outcome.duration_ms,
                         held_ms=call.held_ms,
                         caller=CallerInfo(**call.caller.as_json()),
-                    ).to_event(SOURCE)
+                    ).to_event(SOURCE, subject=call.name)
                 )
 
     def _escaped(self, exc: BaseException, *, doing: str) -> RuntimeFailure:
@@ -396,14 +397,14 @@ class Runtime:
             call.effects = effects | {call.name}
             for policy in self.policies:
                 await policy.check(call)
-        if self.bus.interested("TASK_STARTED"):
+        if self.bus.interested("TASK_STARTED", call.name):
             self.bus.publish(
                 TaskStarted(
                     request_id=call.request_id,
                     action_type=call.name,
                     params=dict(call.wire_params),
                     caller=CallerInfo(**call.caller.as_json()),
-                ).to_event(SOURCE)
+                ).to_event(SOURCE, subject=call.name)
             )
         ctx = ActionContext(
             call.name,

@@ -10,8 +10,9 @@ import json
 from typing import Any
 
 import grpc
+import pytest
 
-from phoneuse_runtime.events import CallerInfo, EventBus, TaskCompleted
+from phoneuse_runtime.events import CallerInfo, Event, EventBus, TaskCompleted
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 from phoneuse_runtime.rpc import protocol_pb2_grpc as pb_grpc
 
@@ -92,3 +93,46 @@ async def test_overflow_drops_oldest_and_tells_the_subscriber() -> None:
         "message": "7 event(s) dropped: queue full",
     }
     assert [json.loads(e.payload_json)["request_id"] for e in events[1:]] == ["7", "8", "9"]
+
+
+def _completed(action_type: str) -> Event:
+    return TaskCompleted(
+        request_id="r",
+        action_type=action_type,
+        success=True,
+        error="",
+        duration_ms=0,
+        held_ms=0,
+        caller=CallerInfo(frontend="test", principal="p"),
+    ).to_event("t", subject=action_type)
+
+
+async def test_a_narrowed_subscription_gets_only_its_subjects_and_costs_no_other_events() -> None:
+    """An in-process consumer (the memory) wants TASK_COMPLETED of a few actions: the runtime
+    builds none for the others while nobody else listens, and other types pass unnarrowed."""
+    bus = EventBus()
+    sub = bus.subscribe(
+        "memory", ("TASK_COMPLETED", "MESSAGE_RECEIVED"), narrow={"TASK_COMPLETED": ["SEND_MESSAGE"]}
+    )
+    assert bus.interested("TASK_COMPLETED", "SEND_MESSAGE")
+    assert not bus.interested("TASK_COMPLETED", "SET_CLIPBOARD")
+    assert not bus.interested("TASK_COMPLETED")  # an event without a subject reaches nobody narrowed
+    assert bus.interested("MESSAGE_RECEIVED")
+    for action_type in ("SET_CLIPBOARD", "SEND_MESSAGE", "TAP"):
+        bus.publish(_completed(action_type))
+    bus.publish(Event("MESSAGE_RECEIVED", "{}", "t"))
+    # A plain subscriber widens TASK_COMPLETED again, for itself only.
+    everything = bus.subscribe("agent", ())
+    assert bus.interested("TASK_COMPLETED", "SET_CLIPBOARD")
+    bus.publish(_completed("TAP"))
+    bus.unsubscribe(everything)
+    assert not bus.interested("TASK_COMPLETED", "TAP")
+    bus.close()
+    got = [(e.event_type, e.subject) async for e in sub]
+    assert got == [("TASK_COMPLETED", "SEND_MESSAGE"), ("MESSAGE_RECEIVED", "")]
+    assert bus.subscriber_count == 0 and not bus.interested("MESSAGE_RECEIVED")
+
+
+def test_a_subscription_narrows_only_types_it_names() -> None:
+    with pytest.raises(ValueError, match="narrows only event types it names"):
+        EventBus().subscribe("x", ("MESSAGE_RECEIVED",), narrow={"TASK_COMPLETED": ["TAP"]})

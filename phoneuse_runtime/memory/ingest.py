@@ -110,7 +110,11 @@ class Ingestor:
 
     # --- lifecycle -----------------------------------------------------------------
     async def start(self) -> None:
-        sub = self.runtime.bus.subscribe(SUBSCRIBER, EVENT_TYPES, scope=SCOPE)
+        # Only the TASK_COMPLETED of the actions that wrote to a provider: the runtime then
+        # builds no event for the rest (every other Execute).
+        sub = self.runtime.bus.subscribe(
+            SUBSCRIBER, EVENT_TYPES, scope=SCOPE, narrow={"TASK_COMPLETED": ACTION_SYNCS}
+        )
         self._tasks = [
             asyncio.create_task(self._receive(sub), name="memory-receive"),
             asyncio.create_task(self._work(), name="memory-ingest"),

@@ -124,6 +124,21 @@ class SmsMessage:
     read: bool = True
 
 
+# CalendarContract.Attendees.ATTENDEE_STATUS, by name.
+AttendeeStatus = Literal["none", "accepted", "declined", "invited", "tentative"]
+
+
+@dataclass(frozen=True)
+class Attendee:
+    """One guest of an event (a row of content://com.android.calendar/attendees): the provider may
+    know only a name (a guest typed in) or only an address (an invitation from another calendar)."""
+
+    name: str = ""
+    email: str = ""
+    status: AttendeeStatus = "none"
+    organizer: bool = False  # ATTENDEE_RELATIONSHIP is RELATIONSHIP_ORGANIZER
+
+
 @dataclass
 class CalendarEvent:
     id: str
@@ -134,6 +149,9 @@ class CalendarEvent:
     location: str = ""
     description: str = ""
     calendar: str = ""
+    # Read, never written: insert_event ignores them (a phone invites guests through its
+    # calendar app's sync, which the runtime does not drive).
+    attendees: tuple[Attendee, ...] = ()
 
 
 @dataclass

@@ -40,7 +40,7 @@ from .resolve import e164, email_key, fold, phone_key, valid_region
 from .store import Entity, Graph
 
 if TYPE_CHECKING:
-    from ..device.base import CalendarEvent, CallRecord, Contact, SmsMessage
+    from ..device.base import Attendee, CalendarEvent, CallRecord, Contact, SmsMessage
     from ..runtime import Runtime
     from .component import Memory
 
@@ -476,26 +476,33 @@ class Ingestor:
                     Entity("place", event.location, "calendar", (f"place:{fold(event.location)}",))
                 )
                 graph.link("located_at", node, place, ts=event.start_ms)
-            # Attendees where the provider gives them: "Name <email>", an email or a number.
-            for attendee in getattr(event, "attendees", None) or []:
-                person = self._attendee(graph, str(attendee))
+            for attendee in event.attendees:
+                person = self._attendee(graph, attendee)
                 if person is not None:
-                    graph.link("attends", person, node, ts=event.start_ms)
+                    graph.link(
+                        "attends",
+                        person,
+                        node,
+                        ts=event.start_ms,
+                        attrs={"status": attendee.status, "organizer": attendee.organizer},
+                    )
 
-    def _attendee(self, graph: Graph, text: str) -> int | None:
-        name, _, rest = text.partition("<")
-        address = rest.rstrip(">").strip() if rest else name.strip()
-        name = name.strip() if rest else ""
-        key = email_key(address) or phone_key(address, self.memory.region)
+    def _attendee(self, graph: Graph, attendee: Attendee) -> int | None:
+        """The person a guest is. An address decides (whatever its case), so that the contact
+        with that address and the guest are one; a guest with only a name is the one person
+        known by that name, else a person of its own, the same for every event it attends."""
+        name, address = attendee.name.strip(), attendee.email.strip()
+        key = email_key(address)
         if key is None:
-            return None
-        label = name or address.split("@")[0]
-        attrs = (
-            {"emails": [address]}
-            if "@" in address
-            else {"phones": [e164(address, self.memory.region) or address]}
-        )
-        return graph.upsert(Entity("person", label, "calendar", (key,), attrs=attrs))
+            if not name:
+                return None
+            known = graph.person_named(name)
+            if known is not None:
+                graph.add_source(known, "calendar")
+                return known
+            key = f"attendee:{fold(name)}"
+        attrs: dict[str, Any] = {"emails": [address]} if address else {}
+        return graph.upsert(Entity("person", name or address.split("@")[0], "calendar", (key,), attrs=attrs))
 
     def _expire(self, graph: Graph) -> None:
         days = self.memory.retention_days

@@ -24,6 +24,7 @@ from ..limits import (
     MEMORY_TEXT_CHARS,
     too_long,
 )
+from .resolve import fold
 
 # Which source's name wins when two name one person: the phone's contacts, then what the agent
 # said, then calendars; a number an SMS came from names a person only until one of these does.
@@ -195,6 +196,16 @@ class Graph:
         row = self.conn.execute("SELECT node FROM keys WHERE key = ?", (key,)).fetchone()
         return int(row[0]) if row else None
 
+    def person_named(self, name: str) -> int | None:
+        """The one person known by this name or alias (case and accents folded); None when no
+        one is, or when several are, since a name alone does not say which of them it means."""
+        rows = self.conn.execute(
+            "SELECT DISTINCT a.node FROM aliases a JOIN nodes n ON n.id = a.node "
+            "WHERE n.kind = 'person' AND fold(a.alias) = ? LIMIT 2",
+            (fold(name),),
+        ).fetchall()
+        return int(rows[0][0]) if len(rows) == 1 else None
+
     def keys_of(self, n: int) -> list[str]:
         return [r[0] for r in self.conn.execute("SELECT key FROM keys WHERE node = ? ORDER BY key", (n,))]
 
@@ -358,7 +369,7 @@ class Graph:
         changed = False
         for key, value in entity.attrs.items():
             if isinstance(value, list) and isinstance(attrs.get(key), list):
-                merged = list(dict.fromkeys([*attrs[key], *value]))
+                merged = _merged(key, attrs[key], value)
                 if merged != attrs[key]:
                     attrs[key], changed = merged, True
             elif attrs.get(key) != value:
@@ -531,3 +542,16 @@ class Graph:
         for n in old:
             self.remove(n)
         return len(old)
+
+
+def _merged(key: str, have: list[Any], new: list[Any]) -> list[Any]:
+    """A list attribute with another source's values added; emails meet whatever their case (a
+    calendar may spell an address as the contact does not), the first spelling kept."""
+    out: list[Any] = []
+    seen: set[Any] = set()
+    for value in (*have, *new):
+        same = str(value).casefold() if key == "emails" else value
+        if same not in seen:
+            seen.add(same)
+            out.append(value)
+    return out

@@ -200,7 +200,8 @@ def run_content(state: PhoneState, argv: list[str]) -> tuple[str, str]:
         if authority not in PROVIDERS:
             raise CommandError("java.lang.IllegalStateException", f"Could not find provider: {authority}")
         cls, perm = PROVIDERS[authority]
-        if authority in state.faults.denied_providers:
+        table = f"{authority}/{parts.path.strip('/').split('/')[0]}"
+        if authority in state.faults.denied_providers or table in state.faults.denied_providers:
             verb = "reading" if req.op == "query" else "writing"
             kind = "READ" if req.op == "query" else "WRITE"
             raise CommandError(

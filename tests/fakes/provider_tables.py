@@ -13,6 +13,7 @@ from .intents import CommandError, illegal
 from .providers import (
     SMS_COLUMNS,
     Row,
+    attendee_rows,
     calendar_rows,
     call_rows,
     contact_rows,
@@ -270,6 +271,12 @@ def _calendar(state: PhoneState, req: Request, path: list[str], params: dict[str
                     if column in req.values:
                         setattr(event, attr, req.values[column])
         return ""
+    if kind == "attendees":
+        if req.op != "query":
+            raise CommandError(
+                "java.lang.UnsupportedOperationException", "the fake phone's attendees are read-only"
+            )
+        return _query("Attendees", attendee_rows(state), req, base, None)
     if kind == "instances" and len(path) >= 4 and path[1] == "when" and req.op == "query":
         begin, end = int(path[2]), int(path[3])
         rows = [

@@ -1,5 +1,5 @@
 """The content providers' data as rows (sms, contacts' raw_contacts/data/contacts views,
-calendars/events, call log), with the columns and derived values the real providers expose
+calendars/events/attendees, call log), with the columns and derived values the real providers expose
 (a contact's display name from its name, email or phone row; events only with their calendar).
 The `content` command that queries them is in content.py; per-URI behaviour in provider_tables.py.
 """
@@ -133,6 +133,23 @@ TABLE_COLUMNS = {
         "account_type",
         "ownerAccount",
         "visible",
+    ],
+    # CalendarProvider2's attendees query: the Attendees table joined with its event (whose
+    # columns it also offers; the ones a caller filters on are here).
+    "Attendees": [
+        "_id",
+        "event_id",
+        "attendeeName",
+        "attendeeEmail",
+        "attendeeStatus",
+        "attendeeRelationship",
+        "attendeeType",
+        "attendeeIdentity",
+        "attendeeIdNamespace",
+        "calendar_id",
+        "title",
+        "dtstart",
+        "deleted",
     ],
     "calls": [
         "_id",
@@ -316,6 +333,31 @@ def event_rows(state: PhoneState) -> list[Row]:
             }
         )
     return out
+
+
+def attendee_rows(state: PhoneState) -> list[Row]:
+    """Each guest with its event's columns; guests of an event the Events view hides (orphaned,
+    or deleted and awaiting its sync adapter) are hidden too, as the provider's join does."""
+    events = {int(str(r["_id"])): r for r in event_rows(state) if not r["deleted"]}
+    return [
+        {
+            "_id": a.id,
+            "event_id": a.event_id,
+            "attendeeName": a.name,
+            "attendeeEmail": a.email,
+            "attendeeStatus": a.status,
+            "attendeeRelationship": a.relationship,
+            "attendeeType": a.type,
+            "attendeeIdentity": None,
+            "attendeeIdNamespace": None,
+            "calendar_id": events[a.event_id]["calendar_id"],
+            "title": events[a.event_id]["title"],
+            "dtstart": events[a.event_id]["dtstart"],
+            "deleted": 0,
+        }
+        for a in state.attendees
+        if a.event_id in events
+    ]
 
 
 def call_rows(state: PhoneState) -> list[Row]:

@@ -213,6 +213,21 @@ class Event:
 
 
 @dataclass
+class AttendeeRow:
+    """content://com.android.calendar/attendees (CalendarContract.AttendeesColumns). `status`:
+    0 none, 1 accepted, 2 declined, 3 invited, 4 tentative; `relationship`: 0 none, 1 attendee,
+    2 organizer, 3 performer, 4 speaker; `type`: 0 none, 1 required, 2 optional, 3 resource."""
+
+    id: int
+    event_id: int
+    name: str | None
+    email: str | None
+    status: int = 0
+    relationship: int = 1
+    type: int = 1
+
+
+@dataclass
 class CallLogRow:
     """content://call_log/calls. `type`: 1 incoming, 2 outgoing, 3 missed, 5 rejected."""
 
@@ -355,7 +370,8 @@ class Faults:
     sms_outcome: Literal["sent", "failed", "outbox", "never"] = "sent"
     # When > 0 the message sits in the outbox (type 4) this long before reaching its outcome.
     sms_delay_s: float = 0.0
-    # Provider authorities ("sms", "com.android.contacts", ...) that throw Permission Denial.
+    # Provider authorities ("sms", "com.android.contacts", ...) that throw Permission Denial, or
+    # one table of one ("com.android.calendar/attendees", as a locked-down OEM provider may).
     denied_providers: set[str] = field(default_factory=set)
     # AppOps lets only the default SMS app write content://sms; the shell's inserts are dropped.
     shell_can_write_sms: bool = False
@@ -404,6 +420,7 @@ class PhoneState:
     data: list[DataRow] = field(default_factory=list)
     calendars: list[Calendar] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
+    attendees: list[AttendeeRow] = field(default_factory=list)
     call_log: list[CallLogRow] = field(default_factory=list)
     call: Call | None = None
     notifications: list[Notification] = field(default_factory=list)

@@ -60,7 +60,11 @@ async def test_the_view_merges_memory_people_and_orders_by_match_then_last_conta
     everyone = await contacts(client, {})
     assert [c["name"] for c in everyone[:2]] == ["Alice Johnson", "Mom"]
     assert everyone[0]["last_contacted"] > everyone[1]["last_contacted"] > 0
-    assert len(everyone) == 9  # the 8 seed contacts and Renée; the short code 72345 is no contact
+    # The 8 seed contacts, Renée, and Priya, a guest of the seed standup whom only the calendar
+    # knows; the short code 72345 is no contact, and Alice as a guest is Alice the contact.
+    assert len(everyone) == 10
+    [priya] = [c for c in everyone if c["name"] == "Priya Natarajan"]
+    assert (priya["id"], priya["sources"], priya["emails"]) == ("", ["calendar"], ["priya.natarajan@example.com"])
     # "bob": Bob Smith and Bobby Tables both start with it; a new SMS makes Bobby the latest.
     await client.ok("SIM_RECEIVE_SMS", {"from": "+1 415 555 0103", "body": "hi"})
     await settle(client)

@@ -47,15 +47,29 @@ async def test_a_contact_an_sms_sender_and_an_attendee_are_one_person(make_clien
     client = await fed(make_client)
     alice = await one(client, {"kind": "person", "q": "alice"})
     assert alice["name"] == "Alice Johnson"
-    assert set(alice["sources"]) == {"contacts", "sms"}
+    assert set(alice["sources"]) == {"contacts", "sms", "calendar"}
     assert alice["attrs"]["phones"] == ["+14155550101"]
-    assert alice["attrs"]["emails"] == ["alice.johnson@example.com"]
+    # The standup lists her as Alice.Johnson@Example.com: one address, however it is spelled.
+    assert [e.casefold() for e in alice["attrs"]["emails"]] == ["alice.johnson@example.com"]
+    standup = await one(client, {"kind": "event", "q": "standup"})
+    guests = await nodes(client, {"related_to": standup["id"], "relation": "attends"})
+    assert sorted((g["kind"], g["name"]) for g in guests) == [
+        ("person", "Alice Johnson"),
+        ("person", "Priya Natarajan"),
+    ]
+    assert alice["id"] in {g["id"] for g in guests}
+    [attended] = await nodes(client, {"related_to": alice["id"], "relation": "attends"})
+    assert attended["id"] == standup["id"]
+    # Priya is known only from the calendar: her own person, with her address.
+    [priya] = [g for g in guests if g["id"] != alice["id"]]
+    assert (priya["sources"], priya["attrs"]["emails"]) == (["calendar"], ["priya.natarajan@example.com"])
+    assert [e["relation"] for e in priya["edges"]] == ["attends"]
     # Her three seed SMS hang off her node, newest edge first among equals.
     messages = await nodes(client, {"related_to": alice["id"], "relation": "messaged"})
     assert len(messages) == 3
     assert {m["attrs"]["direction"] for m in messages} == {"in", "out"}
     assert all(m["kind"] == "message" and m["sources"] == ["sms"] for m in messages)
-    assert all(e["relation"] == "messaged" for e in alice["edges"])
+    assert {e["relation"] for e in alice["edges"]} <= {"messaged", "attends"}
     # A new SMS from her number in another format lands on the same node.
     await client.ok("SIM_RECEIVE_SMS", {"from": "(415) 555-0101", "body": "Dinner at Luigi's on Friday?"})
     await settle(client)
@@ -212,7 +226,7 @@ async def test_memory_filters_source_depth_since_until(make_client: ServerFactor
     }
     assert await nodes(client, {"until": "1970-01-02T00:00:00Z"}) == []
     everything = await nodes(client, {"until": "2999-01-01T00:00:00+00:00"}, limit=200)
-    assert len(everything) == 19  # 8 contacts, a short code, 6 SMS, 2 events and their 2 places
+    assert len(everything) == 20  # 8 contacts, a guest, a short code, 6 SMS, 2 events, their 2 places
     for bad, fragment in (
         ({"depth": "3"}, "depth: Input should be less than or equal to 2"),
         ({"source": "gossip"}, "source: Input should be 'contacts', 'sms'"),

@@ -24,7 +24,9 @@ SMS threads (thread id: rows, oldest first)
         [6] inbox  "Your verification code is 482913. It expires in 10 minutes."  5 min ago, unread
 
 Calendar events
-  [1] Team standup          tomorrow 09:30-09:45, location "Google Meet"
+  [1] Team standup          tomorrow 09:30-09:45, location "Google Meet"; attendees
+        Priya Natarajan <priya.natarajan@example.com> (organizer, accepted) and
+        Alice Johnson <Alice.Johnson@Example.com> (invited): the contact [1], her address in another case
   [2] Dentist appointment   in 3 days 15:00-16:00, location "123 Main St"
 
 Alarms
@@ -44,7 +46,7 @@ from __future__ import annotations
 import datetime as dt
 
 from ...events import now_ms
-from ..base import Alarm, CalendarEvent
+from ..base import Alarm, Attendee, CalendarEvent
 from .state import SimState
 
 SEED = __doc__
@@ -88,7 +90,15 @@ def seed_state() -> SimState:
         date_ms=now - 5 * _MIN,
     )
 
-    s.add_event(CalendarEvent("", "Team standup", _at(1, 9, 30), _at(1, 9, 45), location="Google Meet"))
+    team = (
+        Attendee("Priya Natarajan", "priya.natarajan@example.com", "accepted", organizer=True),
+        Attendee("Alice Johnson", "Alice.Johnson@Example.com", "invited"),
+    )
+    s.add_event(
+        CalendarEvent(
+            "", "Team standup", _at(1, 9, 30), _at(1, 9, 45), location="Google Meet", attendees=team
+        )
+    )
     s.add_event(
         CalendarEvent("", "Dentist appointment", _at(3, 15, 0), _at(3, 16, 0), location="123 Main St")
     )

@@ -15,7 +15,7 @@ import json
 import pathlib
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -308,7 +308,7 @@ class SimState:
             raise InvalidParams("an event cannot end before it starts")
         if len(self.events) >= EVENTS_MAX:
             raise Unsupported(f"the phone's calendar is full ({EVENTS_MAX:,} events); it keeps no more")
-        stored = CalendarEvent(**{**asdict(event), "id": self.new_id("events")})
+        stored = replace(event, id=self.new_id("events"))
         if not stored.calendar:
             stored.calendar = "Personal"
         self.events.append(stored)
@@ -450,7 +450,7 @@ class SimState:
     def snapshot(self) -> dict[str, Any]:
         """The data stores as plain JSON values, copied so that the live state may change as soon
         as this returns. Quick enough for the event loop: one dict per row, no deep copies (the
-        only lists inside rows, phones, emails and days, are copied too)."""
+        only lists inside rows, phones, emails, days and attendees, are copied too)."""
         return {
             "version": FORMAT_VERSION,
             "contacts": [
@@ -458,7 +458,7 @@ class SimState:
             ],
             "sms": [dict(vars(m)) for m in self.sms],
             "threads": dict(self.threads),
-            "events": [dict(vars(e)) for e in self.events],
+            "events": [{**vars(e), "attendees": [dict(vars(a)) for a in e.attendees]} for e in self.events],
             "alarms": [{**vars(a), "days": list(a.days)} for a in self.alarms],
             "notifications": [dict(vars(n)) for n in self.notifications],
             "notification_targets": dict(self.notification_targets),

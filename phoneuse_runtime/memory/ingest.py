@@ -76,6 +76,9 @@ ACTION_SYNCS = {
     "CREATE_EVENT": "calendar",
     "ADD_CONTACT": "contacts",
 }
+# In this order when several are due: contacts first, so that a number, an address or a name
+# seen in the other sources finds the contact it belongs to (a calendar guest named only "Bob
+# Smith" is the contact Bob Smith only if the contact is there when the guest is read).
 SYNC_NEEDS = {"contacts": CONTACTS, "sms": SMS, "calls": CALLS, "calendar": CALENDAR}
 ME = "self"  # the key of the phone's owner: the one who uses apps
 
@@ -199,7 +202,7 @@ class Ingestor:
                     await self._apply(ops)
                 self.ingested += len(batch)
                 if not self.events and self.syncs:
-                    name = sorted(self.syncs)[0]
+                    name = min(self.syncs, key=list(SYNC_NEEDS).index)
                     self.syncs.discard(name)
                     await self._sync(name)
             self._idle.set()

@@ -6,7 +6,22 @@ Activity names are the ones these apps use on real phones where known; where not
 
 from __future__ import annotations
 
-from .state import ActivityRecord, Calendar, Package, PhoneState, Task
+from collections.abc import Sequence
+
+from .state import (
+    MIME_EMAIL,
+    MIME_NAME,
+    MIME_PHONE,
+    ActivityRecord,
+    AttendeeRow,
+    Calendar,
+    DataRow,
+    Event,
+    Package,
+    PhoneState,
+    RawContact,
+    Task,
+)
 
 LAUNCHER = "com.google.android.apps.nexuslauncher"
 MESSAGES = "com.google.android.apps.messaging"
@@ -183,3 +198,38 @@ def default_state() -> PhoneState:
     for name in (SYSTEMUI, LAUNCHER, GBOARD, "com.android.providers.telephony"):
         state.processes[name] = state.next_id("pid")
     return state
+
+
+# --- provider rows a test adds --------------------------------------------------------------------
+
+
+def add_contact(state: PhoneState, name: str, phones: Sequence[str] = (), emails: Sequence[str] = ()) -> int:
+    """A local raw contact with its name, mobile numbers and home addresses; its contact id."""
+    raw = RawContact(state.next_id("raw_contact"), account_type=None)
+    state.raw_contacts.append(raw)
+    rows: list[tuple[str, dict[str, object]]] = [(MIME_NAME, {"data1": name})]
+    rows += [(MIME_PHONE, {"data1": p, "data2": 2}) for p in phones]
+    rows += [(MIME_EMAIL, {"data1": e, "data2": 1}) for e in emails]
+    state.data += [DataRow(state.next_id("data"), raw.id, mime, dict(values)) for mime, values in rows]
+    return raw.id
+
+
+def add_event(state: PhoneState, title: str, dtstart: int, dtend: int, *, calendar_id: int = 1) -> int:
+    """An event in the primary calendar (as its owner's calendar app saves one); its id."""
+    event = Event(state.next_id("event"), calendar_id, title, dtstart, dtend)
+    state.events.append(event)
+    return event.id
+
+
+def add_attendee(
+    state: PhoneState,
+    event_id: int,
+    name: str | None,
+    email: str | None,
+    *,
+    status: int = 3,  # ATTENDEE_STATUS_INVITED
+    relationship: int = 1,  # RELATIONSHIP_ATTENDEE; 2 is the organizer
+) -> AttendeeRow:
+    row = AttendeeRow(state.next_id("attendee"), event_id, name, email, status, relationship)
+    state.attendees.append(row)
+    return row

@@ -64,7 +64,11 @@ async def test_the_view_merges_memory_people_and_orders_by_match_then_last_conta
     # knows; the short code 72345 is no contact, and Alice as a guest is Alice the contact.
     assert len(everyone) == 10
     [priya] = [c for c in everyone if c["name"] == "Priya Natarajan"]
-    assert (priya["id"], priya["sources"], priya["emails"]) == ("", ["calendar"], ["priya.natarajan@example.com"])
+    assert (priya["id"], priya["sources"], priya["emails"]) == (
+        "",
+        ["calendar"],
+        ["priya.natarajan@example.com"],
+    )
     # "bob": Bob Smith and Bobby Tables both start with it; a new SMS makes Bobby the latest.
     await client.ok("SIM_RECEIVE_SMS", {"from": "+1 415 555 0103", "body": "hi"})
     await settle(client)

@@ -151,7 +151,7 @@ class CalendarEvent:
     calendar: str = ""
     # Read, never written: insert_event ignores them (a phone invites guests through its
     # calendar app's sync, which the runtime does not drive).
-    attendees: tuple[Attendee, ...] = ()
+    attendees: list[Attendee] = field(default_factory=list)
 
 
 @dataclass

@@ -441,7 +441,7 @@ def calendar_events(run: Run, budget: Budget, f: EventFilter, limits: SortLimits
     events = events[: f.limit] if f.limit is not None else events
     guests = attendees(run, budget, [e.id for e in events])
     for event in events:
-        event.attendees = tuple(guests.get(event.id, ()))
+        event.attendees = guests.get(event.id, [])
     return events
 
 

@@ -90,10 +90,10 @@ def seed_state() -> SimState:
         date_ms=now - 5 * _MIN,
     )
 
-    team = (
+    team = [
         Attendee("Priya Natarajan", "priya.natarajan@example.com", "accepted", organizer=True),
         Attendee("Alice Johnson", "Alice.Johnson@Example.com", "invited"),
-    )
+    ]
     s.add_event(
         CalendarEvent(
             "", "Team standup", _at(1, 9, 30), _at(1, 9, 45), location="Google Meet", attendees=team

@@ -308,7 +308,7 @@ class SimState:
             raise InvalidParams("an event cannot end before it starts")
         if len(self.events) >= EVENTS_MAX:
             raise Unsupported(f"the phone's calendar is full ({EVENTS_MAX:,} events); it keeps no more")
-        stored = replace(event, id=self.new_id("events"))
+        stored = replace(event, id=self.new_id("events"), attendees=list(event.attendees))
         if not stored.calendar:
             stored.calendar = "Personal"
         self.events.append(stored)

@@ -24,6 +24,8 @@ from .limits import fit_json
 log = logging.getLogger(__name__)
 
 DEFAULT_QUEUE_SIZE = 1024
+RESULT_PREVIEW_CHARS = 512  # TASK_COMPLETED's result_preview, at most
+PREVIEW_VALUE_CHARS = 80  # a string value in it, at most
 
 
 def now_ms() -> int:
@@ -87,6 +89,36 @@ class TaskCompleted(EventPayload):
     duration_ms: int
     held_ms: int = Field(description="of duration_ms, the time the call waited for an approval")
     caller: CallerInfo
+    result_preview: str = Field(
+        default="",
+        description=f"on success, the result JSON shortened to at most {RESULT_PREVIEW_CHARS} characters "
+        f"(string values past {PREVIEW_VALUE_CHARS} characters cut, ending in …), for front ends "
+        "that mirror the agent's work; empty on failure",
+    )
+
+
+def result_preview(result_json: str) -> str:
+    """`result_json` as TASK_COMPLETED shows it: whole when short, else with its long string
+    values (a screenshot's base64, a UI dump) cut, then cut to RESULT_PREVIEW_CHARS."""
+    if len(result_json) <= RESULT_PREVIEW_CHARS:
+        return result_json
+    try:
+        result = json.loads(result_json)
+    except ValueError:
+        result = None
+    if isinstance(result, dict):
+        result_json = json.dumps(
+            {k: _short(v) for k, v in result.items()}, ensure_ascii=False, separators=(",", ":")
+        )
+    if len(result_json) <= RESULT_PREVIEW_CHARS:
+        return result_json
+    return result_json[: RESULT_PREVIEW_CHARS - 1] + "…"
+
+
+def _short(value: object) -> object:
+    if isinstance(value, str) and len(value) > PREVIEW_VALUE_CHARS:
+        return value[: PREVIEW_VALUE_CHARS - 1] + "…"
+    return value
 
 
 class ApprovalRequested(EventPayload):

@@ -36,7 +36,7 @@ from .errors import (
     Unsupported,
     translate,
 )
-from .events import CallerInfo, ErrorEvent, EventBus, Subscription, TaskCompleted, TaskStarted
+from .events import CallerInfo, ErrorEvent, EventBus, Subscription, TaskCompleted, TaskStarted, result_preview
 from .idempotency import IdempotencyCache
 from .limits import (
     MAX_APP_TARGET_CHARS,
@@ -360,6 +360,7 @@ class Runtime:
                         duration_ms=outcome.duration_ms,
                         held_ms=call.held_ms,
                         caller=CallerInfo(**call.caller.as_json()),
+                        result_preview=result_preview(result_json) if success else "",
                     ).to_event(SOURCE, subject=call.name)
                 )
 

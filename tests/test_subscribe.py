@@ -12,7 +12,7 @@ from typing import Any
 import grpc
 import pytest
 
-from phoneuse_runtime.events import CallerInfo, Event, EventBus, TaskCompleted
+from phoneuse_runtime.events import CallerInfo, Event, EventBus, TaskCompleted, result_preview
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 from phoneuse_runtime.rpc import protocol_pb2_grpc as pb_grpc
 
@@ -136,3 +136,13 @@ async def test_a_narrowed_subscription_gets_only_its_subjects_and_costs_no_other
 def test_a_subscription_narrows_only_types_it_names() -> None:
     with pytest.raises(ValueError, match="narrows only event types it names"):
         EventBus().subscribe("x", ("MESSAGE_RECEIVED",), narrow={"TASK_COMPLETED": ["TAP"]})
+
+
+def test_result_previews_stay_short() -> None:
+    assert result_preview('{"via":"sim"}') == '{"via":"sim"}'
+    long_value = json.dumps({"via": "sim", "xml": "<a>" * 1000, "n": 1}, separators=(",", ":"))
+    preview = result_preview(long_value)
+    assert json.loads(preview) == {"via": "sim", "xml": ("<a>" * 1000)[:79] + "…", "n": 1}
+    many = json.dumps({f"k{i}": i for i in range(500)})  # long without any long value
+    assert len(result_preview(many)) == 512 and result_preview(many).endswith("…")
+    assert len(result_preview("[" + "1," * 400 + "1]")) == 512

@@ -41,6 +41,7 @@ async def test_task_completed_after_every_execute(frontend: FrontEnd) -> None:
         "duration_ms": first.payload["duration_ms"],
         "held_ms": 0,
         "caller": caller(frontend),
+        "result_preview": '{"via":"sim","length":2,"verified":true}',
     }
     assert second.payload == {
         "request_id": "e-2",
@@ -50,6 +51,7 @@ async def test_task_completed_after_every_execute(frontend: FrontEnd) -> None:
         "duration_ms": second.payload["duration_ms"],
         "held_ms": 0,
         "caller": caller(frontend),
+        "result_preview": "",
     }
     for event in (first, second):
         assert event.timestamp > 1_600_000_000_000

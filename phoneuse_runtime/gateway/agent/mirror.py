@@ -109,7 +109,8 @@ async def task_completed(part: AgentPart, payload: dict[str, Any]) -> None:
         "name": name,
         "ok": payload["success"],
         "duration": payload["duration_ms"] / 1000,
-        "output_preview": clip(payload["error"]),
+        # The result on success (TASK_COMPLETED's preview of it), the error otherwise.
+        "output_preview": clip(payload["result_preview"] if payload["success"] else payload["error"]),
     }
     await part.gateway.broadcast("tool.end", frame, chat_id=run.scope.chat_id, thread_id=run.scope.thread_id)
 

@@ -18,6 +18,18 @@ async def test_every_execute_is_a_tool_start_and_a_tool_end(server: GatewayServe
     assert end["payload"]["name"] == "OPEN_APP"
     assert end["payload"]["ok"] is True
     assert end["payload"]["duration"] >= 0
+    # What the phone did, from the result: the app it opened.
+    assert '"package":"com.android.settings"' in end["payload"]["output_preview"]
+
+
+async def test_a_long_result_is_previewed_with_its_long_values_cut(
+    server: GatewayServer, app: IrisClient
+) -> None:
+    await server.grpc.ok("SCREENSHOT")
+    end = await app.next("tool.end")
+    preview = end["payload"]["output_preview"]
+    assert end["payload"]["ok"] is True and '"format":"png"' in preview
+    assert '"image_base64":"' in preview and "…" in preview and len(preview) <= 512
 
 
 async def test_a_refused_execute_shows_as_a_failed_tool(server: GatewayServer, app: IrisClient) -> None:

@@ -496,6 +496,7 @@ class Ingestor:
         known by that name, else a person of its own, the same for every event it attends."""
         name, address = attendee.name.strip(), attendee.email.strip()
         key = email_key(address)
+        attrs: dict[str, Any] = {"emails": [address]} if key else {}  # not a number or a name put there
         if key is None:
             if not name:
                 return None
@@ -504,7 +505,6 @@ class Ingestor:
                 graph.add_source(known, "calendar")
                 return known
             key = f"attendee:{fold(name)}"
-        attrs: dict[str, Any] = {"emails": [address]} if address else {}
         return graph.upsert(Entity("person", name or address.split("@")[0], "calendar", (key,), attrs=attrs))
 
     def _expire(self, graph: Graph) -> None:

@@ -140,11 +140,17 @@ class ScrollResult(ActionResult):
 _OPPOSITE: dict[Direction, Direction] = {"down": "up", "up": "down", "left": "right", "right": "left"}
 
 
-def _scroll_area(root: UiNode) -> tuple[int, int, int, int]:
+SYSTEM_UI = "com.android.systemui"
+
+
+def _scroll_node(root: UiNode) -> UiNode:
+    """What a scroll moves: the largest scrollable element, else the app's window (not the
+    status bar's), else the whole screen."""
     scrollables = [n for n in root.walk() if n.scrollable]
     if not scrollables:
-        return root.bounds
-    return max(scrollables, key=lambda n: (n.bounds[2] - n.bounds[0]) * (n.bounds[3] - n.bounds[1])).bounds
+        windows = [n for n in root.children if n.package != SYSTEM_UI]
+        return windows[0] if len(windows) == 1 else root
+    return max(scrollables, key=lambda n: (n.bounds[2] - n.bounds[0]) * (n.bounds[3] - n.bounds[1]))
 
 
 async def scroll(ctx: ActionContext, p: ScrollParams) -> ScrollResult:
@@ -157,11 +163,14 @@ async def scroll(ctx: ActionContext, p: ScrollParams) -> ScrollResult:
             return ScrollResult(swipes=0, reached_end=False, element=Element.of(node), via=ctx.device.via)
     limit = p.max_swipes if wanted is not None else 1
     for count in range(1, limit + 1):
-        before = fingerprint(root)
-        x1, y1, x2, y2 = _finger_path(_scroll_area(root), _OPPOSITE[p.direction], 0.6)
+        # The end is where the scrolled content stopped changing; the rest of the screen (the
+        # status bar's clock, a notification) may change meanwhile.
+        area = _scroll_node(root)
+        before = fingerprint(area)
+        x1, y1, x2, y2 = _finger_path(area.bounds, _OPPOSITE[p.direction], 0.6)
         await ctx.device.swipe(x1, y1, x2, y2, 400)
         root = await screen(ctx.device)
-        at_end = fingerprint(root) == before
+        at_end = fingerprint(_scroll_node(root)) == before
         if wanted is not None:
             node = wanted.find(root)
             if node is not None:

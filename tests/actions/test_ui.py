@@ -5,11 +5,15 @@ from __future__ import annotations
 import asyncio
 import base64
 import io
+import itertools
+import types
 import xml.etree.ElementTree as ET
 from typing import Any
 
 import pytest
 from PIL import Image
+
+from phoneuse_runtime.device.sim import widgets as sim_widgets
 
 from ..conftest import Client
 from .conftest import (
@@ -256,7 +260,14 @@ async def test_scroll_down_until_an_offscreen_contact_is_visible(client: Client)
     assert back_up["swipes"] >= 1 and back_up["element"]["text"] == "Alice Johnson"
 
 
-async def test_scroll_without_selector_moves_one_page_and_reports_the_end(client: Client) -> None:
+async def test_scroll_without_selector_moves_one_page_and_reports_the_end(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The status bar's clock shows another minute at every look, as when a minute turns
+    # mid-scroll: the end is still the end.
+    minutes = itertools.count()
+    clock = types.SimpleNamespace(strftime=lambda _fmt: f"12:{next(minutes) % 60:02d}")
+    monkeypatch.setattr(sim_widgets, "time", clock)
     await client.ok("OPEN_APP", {"package": CONTACTS})  # eight seed contacts fit on one screen
     result = await client.ok("SCROLL", {})
     assert result == {"swipes": 1, "reached_end": True, "element": None, "via": "sim"}

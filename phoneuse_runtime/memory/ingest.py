@@ -516,8 +516,11 @@ class Ingestor:
 def _add_foreground(graph: Graph, package: str, since_ms: int, until_ms: int) -> None:
     """Adds the time an app was in front to its total for the day (local time) it ended in."""
     n = graph.by_key(f"app:{package}")
-    if n is None or until_ms <= since_ms:
+    if n is None:
         return
+    # Two switches in one millisecond (or a clock step back) count as no time, and still
+    # record the day's total: an app that was in front has one.
+    until_ms = max(until_ms, since_ms)
     row = graph.conn.execute("SELECT attrs FROM nodes WHERE id = ?", (n,)).fetchone()
     attrs = json.loads(row[0])
     day = dt.datetime.fromtimestamp(until_ms / 1000).date().isoformat()

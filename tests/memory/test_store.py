@@ -3,12 +3,14 @@ retention, on a real SQLite file, with times set by the test."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from phoneuse_runtime.errors import ElementNotFound, InvalidParams
 from phoneuse_runtime.events import now_ms
+from phoneuse_runtime.memory.ingest import _add_foreground
 from phoneuse_runtime.memory.privacy import mask_secrets
 from phoneuse_runtime.memory.resolve import e164, email_key, fold, phone_key
 from phoneuse_runtime.memory.schema import connect
@@ -199,3 +201,18 @@ def test_times_are_epoch_ms_or_iso() -> None:
     assert parse_time("2023-11-14T23:13:20+01:00", "since") == 1_700_000_000_000
     with pytest.raises(InvalidParams, match="since: expected epoch milliseconds or an ISO-8601 time"):
         parse_time("tomorrow", "since")
+
+
+@pytest.mark.parametrize(
+    ("since", "until", "total"), [(1_000, 61_000, 60_000), (5_000, 5_000, 0), (9_000, 8_000, 0)]
+)
+def test_an_app_that_was_in_front_has_a_foreground_total(
+    graph: Graph, since: int, until: int, total: int
+) -> None:
+    """Even two switches within one millisecond (fast phones, fast tests) record the day's total."""
+    app = graph.upsert(
+        Entity("app", "com.android.chrome", "app_usage", ("app:com.android.chrome",), ts=since)
+    )
+    _add_foreground(graph, "com.android.chrome", since, until)
+    attrs = json.loads(graph.conn.execute("SELECT attrs FROM nodes WHERE id = ?", (app,)).fetchone()[0])
+    assert attrs["foreground_ms_today"] == total and attrs["usage_day"]

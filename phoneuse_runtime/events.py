@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .limits import fit_json
+from .limits import fit_json, shorten
 
 log = logging.getLogger(__name__)
 
@@ -110,15 +110,11 @@ def result_preview(result_json: str) -> str:
         result_json = json.dumps(
             {k: _short(v) for k, v in result.items()}, ensure_ascii=False, separators=(",", ":")
         )
-    if len(result_json) <= RESULT_PREVIEW_CHARS:
-        return result_json
-    return result_json[: RESULT_PREVIEW_CHARS - 1] + "…"
+    return shorten(result_json, RESULT_PREVIEW_CHARS)
 
 
 def _short(value: object) -> object:
-    if isinstance(value, str) and len(value) > PREVIEW_VALUE_CHARS:
-        return value[: PREVIEW_VALUE_CHARS - 1] + "…"
-    return value
+    return shorten(value, PREVIEW_VALUE_CHARS) if isinstance(value, str) else value
 
 
 class ApprovalRequested(EventPayload):

@@ -76,6 +76,11 @@ def fit_json(text: str) -> str:
     return text
 
 
+def shorten(text: str, limit: int) -> str:
+    """`text` itself, at most `limit` characters: cut ones end in an ellipsis."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def clip(text: str, limit: int = 40) -> str:
     """`text` as a message shows a caller's input: its repr, shortened past `limit` characters."""
     if len(text) <= limit:

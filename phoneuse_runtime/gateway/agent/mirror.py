@@ -16,6 +16,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from ...events import Event, now_ms
+from ...limits import shorten
 from .actions import CHAT_ACTIONS
 from .part import Scope, ToolRun, bounded_put
 from .pickers import APPROVE, DENY, Picker
@@ -30,7 +31,7 @@ PREVIEW_CHARS = 200
 
 
 def clip(text: str, limit: int = PREVIEW_CHARS) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return shorten(text, limit)
 
 
 def call_preview(name: str, params: dict[str, str]) -> str:

@@ -94,12 +94,20 @@ def measure_bare(calls: int, idle_s: float) -> Sample:
     return Sample("bare", started, rss, uss)
 
 
-def measure_ours(calls: int, idle_s: float) -> Sample:
-    with ServeProcess() as server:
+# Ours as `serve` runs it, then without the parts later issues added to every serve: what each costs.
+VARIANTS: tuple[tuple[str, dict[str, str]], ...] = (
+    ("ours", {}),
+    ("ours, no gateway", {"PHONEUSE_GATEWAY": "false"}),
+    ("ours, no gateway, no memory ingest", {"PHONEUSE_GATEWAY": "false", "PHONEUSE_MEMORY_INGEST": "false"}),
+)
+
+
+def measure_ours(label: str, env: dict[str, str], calls: int, idle_s: float) -> Sample:
+    with ServeProcess(env=env) as server:
         started, _ = memory(server.pid)
         asyncio.run(warm_up(server.port, calls, auth=True))
         rss, uss = settle(server.pid, idle_s)
-    return Sample("ours", started, rss, uss)
+    return Sample(label, started, rss, uss)
 
 
 def breakdown() -> None:
@@ -134,19 +142,21 @@ def main() -> None:
     args = parser.parse_args()
 
     bare = measure_bare(args.calls, args.idle)
-    ours = measure_ours(args.calls, args.idle)
+    variants = [measure_ours(label, env, args.calls, args.idle) for label, env in VARIANTS]
+    ours = variants[0]
     rows = [
         [s.server, f"{s.started_rss / MIB:.1f}", f"{s.idle_rss / MIB:.1f}", f"{s.idle_uss / MIB:.1f}"]
-        for s in (bare, ours)
+        for s in (bare, *variants)
     ]
-    rows.append(
-        [
-            "ours/bare",
-            ratio(ours.started_rss, bare.started_rss),
-            ratio(ours.idle_rss, bare.idle_rss),
-            ratio(ours.idle_uss, bare.idle_uss),
-        ]
-    )
+    for variant in variants:
+        rows.append(
+            [
+                f"{variant.server} / bare",
+                ratio(variant.started_rss, bare.started_rss),
+                ratio(variant.idle_rss, bare.idle_rss),
+                ratio(variant.idle_uss, bare.idle_uss),
+            ]
+        )
     print(f"Idle memory after {args.calls} Execute calls and {args.idle:.1f} s idle; {machine()}")
     print("bare = bench/_servers.py bare-echo; ours = phoneuse-runtime serve --device sim (token auth)")
     print()

@@ -10,6 +10,7 @@ in the order they finished, and expiry happens as entries finish.
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -46,6 +47,9 @@ class IdempotencyCache(Generic[T]):
         self.clock = clock
         self._running: dict[Hashable, _Entry[T]] = {}
         self._finished: OrderedDict[Hashable, _Entry[T]] = OrderedDict()
+        # When the oldest finished entry finished, or earlier (never later): an entry that
+        # `begin` dropped as expired may have been that one.
+        self._oldest_at = math.inf
 
     def begin(self, key: Hashable, fingerprint: int, label: str) -> Replay[T] | None:
         """None when the key is new (it is then recorded as running), else the replay."""
@@ -82,12 +86,18 @@ class IdempotencyCache(Generic[T]):
             entry.waiters = None
         finished = self._finished
         finished[key] = entry
+        if self._oldest_at == math.inf:  # it was empty: this entry is the oldest
+            self._oldest_at = now
         cutoff = now - self.ttl_s
+        if len(finished) <= self.max_entries and self._oldest_at > cutoff:
+            return  # nothing is due to go (most calls): no need to look at the oldest entry
         while finished:
             oldest = next(iter(finished.values()))
             if oldest.finished_at > cutoff and len(finished) <= self.max_entries:
-                break
+                self._oldest_at = oldest.finished_at
+                return
             finished.popitem(last=False)
+        self._oldest_at = math.inf
 
     def __len__(self) -> int:
         return len(self._running) + len(self._finished)

@@ -7,7 +7,6 @@ names when none does, so the caller can correct itself in one step.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
@@ -27,6 +26,8 @@ def closest_names(names: Sequence[str], wanted: str) -> list[str]:
         for key in {folded, *folded.split()}:
             by_key.setdefault(key, []).append(name)
     found: list[str] = []
+    import difflib  # here: only a miss needs it
+
     for key in difflib.get_close_matches(wanted.strip().casefold(), list(by_key), n=max(1, len(by_key))):
         found.extend(n for n in by_key[key] if n not in found)
     return found[:SUGGESTIONS]

@@ -86,6 +86,17 @@ class ActionSpec(Generic[P, R]):
     def takes_turns(self) -> bool:
         return bool(self.requires) if self.exclusive is None else self.exclusive
 
+    @functools.cached_property
+    def own_effect(self) -> frozenset[str]:
+        """The action's own name, the effect every call of it has (one set, not one per call)."""
+        return frozenset({self.action_type})
+
+    def effects_of(self, params: P) -> frozenset[str]:
+        """What a call with these params does: the action itself, and the `effects` it names."""
+        if self.effects is None:
+            return self.own_effect
+        return self.effects(params) | self.own_effect
+
 
 @dataclass(frozen=True)
 class QuerySpec(Generic[P, Q]):

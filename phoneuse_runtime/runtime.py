@@ -394,8 +394,7 @@ class Runtime:
         call.params = params = parse_params(spec.params, call.wire_params)
         if self.policies:
             call.phase = "policies"
-            effects = spec.effects(params) if spec.effects is not None else frozenset()
-            call.effects = effects | {call.name}
+            call.effects = spec.effects_of(params)
             for policy in self.policies:
                 await policy.check(call)
         if self.bus.interested("TASK_STARTED", call.name):

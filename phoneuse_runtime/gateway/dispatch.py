@@ -39,7 +39,7 @@ class Payload(BaseModel):
     """Base of the app-to-server payload models. Types are strict (a `"5"` is no integer); fields
     the schema does not name are ignored, as the app ignores the server's extra fields."""
 
-    model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True, defer_build=True)
 
 
 class Empty(Payload):

@@ -15,8 +15,6 @@ import hashlib
 import json
 import math
 import sqlite3
-import urllib.error
-import urllib.request
 from array import array
 
 BATCH = 32  # texts per request
@@ -34,6 +32,8 @@ class EmbeddingsError(Exception):
 
 def embed(url: str, model: str, texts: list[str], *, timeout_s: float = TIMEOUT_S) -> list[list[float]]:
     """POSTs `{"model", "input"}` and returns the `data[].embedding`s in input order."""
+    import urllib.request  # here: half a megabyte resident, for servers that set an endpoint
+
     body = json.dumps({"model": model, "input": texts}).encode()
     request = urllib.request.Request(  # noqa: S310 (the user's own endpoint, http or https)
         url, data=body, headers={"Content-Type": "application/json"}, method="POST"
@@ -43,7 +43,7 @@ def embed(url: str, model: str, texts: list[str], *, timeout_s: float = TIMEOUT_
             answer = json.loads(response.read())
         rows = sorted(answer["data"], key=lambda row: row["index"])
         vectors = [[float(x) for x in row["embedding"]] for row in rows]
-    except (OSError, ValueError, KeyError, TypeError, urllib.error.URLError) as exc:
+    except (OSError, ValueError, KeyError, TypeError) as exc:  # URLError is an OSError
         raise EmbeddingsError(f"{url}: {exc}") from exc
     if len(vectors) != len(texts):
         raise EmbeddingsError(f"{url}: {len(vectors)} embeddings for {len(texts)} inputs")

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import unicodedata
 
-import phonenumbers
-
 from ..numbers import digits
+
+# phonenumbers is imported where it is used: it holds over a megabyte resident, and a server
+# whose memory reads no number (ingest off, nothing asked) never needs it.
 
 DEFAULT_REGION = "US"
 
@@ -23,6 +24,8 @@ def e164(number: str, region: str = DEFAULT_REGION) -> str | None:
     text = number.strip()
     if not text or not any(c.isdecimal() for c in text):
         return None
+    import phonenumbers
+
     try:
         parsed = phonenumbers.parse(text, region.upper() or DEFAULT_REGION)
     except phonenumbers.NumberParseException:
@@ -57,4 +60,8 @@ def fold(text: str) -> str:
 
 def valid_region(region: str) -> bool:
     """Whether `region` is a two-letter region phonenumbers knows (US, GB, FR, ...)."""
+    if region.upper() == DEFAULT_REGION:
+        return True
+    import phonenumbers
+
     return region.upper() in phonenumbers.SUPPORTED_REGIONS

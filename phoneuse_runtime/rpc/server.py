@@ -7,12 +7,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import resource
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
+from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2_grpc
 
 from ..components import Contribution
 from ..config import Settings, positive_group
@@ -138,10 +139,7 @@ class GrpcServer:
         health_servicer = health.aio.HealthServicer()
         open_to_all = DecodingRegistrar(server)  # no token needed: garbage must not cost a traceback
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, open_to_all)
-        reflection_pb2_grpc.add_ServerReflectionServicer_to_server(
-            reflection.aio.ReflectionServicer((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME)),
-            open_to_all,
-        )
+        reflection_pb2_grpc.add_ServerReflectionServicer_to_server(LazyReflection(), open_to_all)
         try:
             port = server.add_insecure_port(self.address)
         except RuntimeError as exc:  # grpc's way of saying the bind failed
@@ -165,6 +163,26 @@ class GrpcServer:
     async def stop(self, *, grace_s: float) -> None:
         if self._server is not None:
             await self._server.stop(grace_s)
+
+
+class LazyReflection:
+    """Server reflection, loaded on its first call: grpc_reflection brings all of protobuf's
+    descriptor messages (half a megabyte resident), which most servers never need."""
+
+    def __init__(self) -> None:
+        self._servicer: Any = None
+
+    async def ServerReflectionInfo(
+        self, requests: AsyncIterator[Any], context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[Any]:
+        if self._servicer is None:
+            from grpc_reflection.v1alpha import reflection
+
+            self._servicer = reflection.aio.ReflectionServicer(
+                (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME)
+            )
+        async for response in self._servicer.ServerReflectionInfo(requests, context):
+            yield response
 
 
 def _status(up: bool) -> int:

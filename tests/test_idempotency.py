@@ -65,6 +65,26 @@ async def test_expired_entries_go_as_others_finish(clock: Clock) -> None:
     assert len(replays) == 1  # "old" went without being looked up
 
 
+async def test_expiry_still_follows_time_after_a_lookup_dropped_the_oldest(clock: Clock) -> None:
+    """`finish` only looks at the oldest entry when one may be due; an entry that `begin`
+    dropped as expired must not leave later ones kept past their time, nor dropped early."""
+    replays = cache(clock, ttl_s=60)
+    finished(replays, "a", "A")
+    clock.now += 61
+    assert replays.begin("a", 1, "ACTION") is None  # expired: dropped by the lookup, running again
+    replays.finish("a", "A2")
+    clock.now += 30
+    finished(replays, "b", "B")
+    assert len(replays) == 2  # neither is due yet
+    clock.now += 31  # "a" (A2) is 61 s old, "b" 31 s
+    finished(replays, "c", "C")
+    assert len(replays) == 2
+    assert replays.begin("a", 1, "ACTION") is None  # gone as "c" finished
+    for key in ("b", "c"):
+        replay = replays.begin(key, 1, "ACTION")
+        assert replay is not None and replay.outcome == key.upper()
+
+
 async def test_the_oldest_finished_go_beyond_max_entries(clock: Clock) -> None:
     replays = cache(clock, max_entries=2)
     for key in ("a", "b", "c"):

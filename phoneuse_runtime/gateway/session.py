@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
 import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from websockets.asyncio.server import ServerConnection, broadcast
 from websockets.exceptions import ConnectionClosed
 
+from ..tasks import cancel_and_wait
 from .errors import GatewayError
 from .protocol import COALESCABLE, Request, encode_frame
 
@@ -203,6 +203,4 @@ class Session:
         self.closed = True
         self._drained.set()
         if self._writer is not None and not self._writer.done():
-            self._writer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._writer
+            await cancel_and_wait(self._writer)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from ..components import Contribution
 from ..errors import Internal
+from ..tasks import cancel_and_wait
 from .embeddings import BATCH, QUERY_TIMEOUT_S, EmbeddingsError, digest, embed, nearest, pack
 from .migrate import migrate_json
 from .resolve import DEFAULT_REGION, email_key, fold, phone_key
@@ -190,10 +191,7 @@ class Memory:
     async def stop(self, *, grace_s: float) -> None:
         if self.ingestor is not None:
             await self.ingestor.stop(grace_s=grace_s)
-        if self._vectorizer is not None:
-            self._vectorizer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._vectorizer
+        await cancel_and_wait(self._vectorizer)
         writer, readers = self._writer, self._readers
         self._writer = self._readers = None
         # Every change already handed to the writer is committed before the file is closed.

@@ -35,6 +35,7 @@ from ..capabilities import CALENDAR, CALLS, CONTACTS, SHELL, SMS
 from ..device.base import CallFilter, EventFilter, SmsFilter, set_deadline
 from ..errors import RuntimeFailure
 from ..events import Event, now_ms
+from ..tasks import cancel_and_wait
 from .privacy import mask_secrets
 from .resolve import e164, email_key, fold, phone_key, valid_region
 from .store import Entity, Graph
@@ -128,11 +129,7 @@ class Ingestor:
     async def stop(self, *, grace_s: float) -> None:
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(self.settled(), timeout=max(grace_s, 0.1))
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(*self._tasks)
 
     async def settled(self) -> None:
         # Yields first: the receiver takes what the bus queued for it on its next turn.

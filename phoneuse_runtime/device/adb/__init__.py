@@ -49,6 +49,7 @@ from ...capabilities import (
 from ...config import ConfigError
 from ...errors import DeviceUnavailable, ElementNotFound, PermissionDenied, RuntimeFailure, Unsupported
 from ...events import EventSink
+from ...tasks import cancel_and_wait
 from ...ui import Selector, UiNode, parse_hierarchy
 from ..base import (
     KEYCODES,
@@ -213,11 +214,7 @@ class AdbDevice(Device):
 
     async def close(self) -> None:
         self._closing = True
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(*self._tasks)
         self._tasks = []
         if self._tracker is not None:
             await asyncio.to_thread(self._tracker.stop)

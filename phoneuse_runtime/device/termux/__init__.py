@@ -18,7 +18,6 @@ that does not answer (the app missing, a permission not granted) fails the call 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -40,6 +39,7 @@ from ...config import ConfigError
 from ...errors import DeviceUnavailable, RuntimeFailure, Unsupported
 from ...events import EventSink
 from ...numbers import same_number
+from ...tasks import cancel_and_wait
 from ...ui import Selector, UiNode
 from ..adb import AdbDevice
 from ..base import (
@@ -138,11 +138,8 @@ class TermuxDevice(Device):
         self.link.connected(serial=SERIAL, model=self._info.model)
 
     async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await cancel_and_wait(self._task)
+        self._task = None
         await self.self_adb.close()
         self.link.lost(reason="closed")
 

@@ -20,7 +20,6 @@ adb coming and going (DEVICE_CONNECTED / DEVICE_DISCONNECTED, device `adb`) on t
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import ipaddress
 import logging
 import re
@@ -29,6 +28,7 @@ from collections.abc import Callable
 
 from ...config import ConfigError
 from ...events import EventSink
+from ...tasks import cancel_and_wait
 from ..adb import AdbDevice
 
 log = logging.getLogger(__name__)
@@ -124,11 +124,8 @@ class SelfAdb:
         self._task = asyncio.create_task(self._watch(), name="termux self-adb watch")
 
     async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await cancel_and_wait(self._task)
+        self._task = None
         await self._drop()
 
     async def _watch(self) -> None:

@@ -190,7 +190,9 @@ def broadcast(state: PhoneState, it: IntentRecord) -> tuple[int, str | None]:
             "java.lang.SecurityException",
             f"Permission Denial: not allowed to send broadcast {action} from pid=4321, uid=2000",
         )
-    if action.startswith("ADB_KEYBOARD_") and current_ime(state) == seed.U2_IME:
+    # A broadcast with `-p` reaches that package's receivers only.
+    to_ime = it.package in (None, seed.U2_IME.split("/", 1)[0])
+    if action.startswith("ADB_KEYBOARD_") and to_ime and current_ime(state) == seed.U2_IME:
         it.resolved = seed.U2_IME
         return -1, _adb_keyboard(state, it)
     return 0, None

@@ -49,6 +49,10 @@ STOP_S = 5.0
 MAIN_CLASS = "com.wetest.uia2.Main"  # the server's class in u2.jar, as uiautomator2 launches it
 # uiautomator2's input method (from its app-uiautomator.apk; `python -m uiautomator2 init`).
 IME_ID = "com.github.uiautomator/.AdbKeyboard"
+# Its package: the only receiver the typed text is broadcast to. `am broadcast -a
+# ADB_KEYBOARD_INPUT_TEXT` without `-p` (as uiautomator2 itself sends it) reaches every app that
+# registered a receiver for the action, passwords included.
+IME_PACKAGE = IME_ID.split("/", 1)[0]
 # After switching to it, its broadcast receiver may take a moment to register: the broadcast is
 # sent again at this interval (it is only received, and only types, once the IME is up).
 IME_READY_POLL_S = 0.1
@@ -403,7 +407,9 @@ class Ui:
         keyboard. A keyboard that is not up yet (its receiver registers a moment after the
         switch) gets the text again every IME_READY_POLL_S, up to IME_READY_S."""
         encoded = base64.b64encode(text.encode("utf-8")).decode("ascii")
-        broadcast = command("am", "broadcast", "-a", "ADB_KEYBOARD_INPUT_TEXT", "--es", "text", encoded)
+        broadcast = command(
+            "am", "broadcast", "-p", IME_PACKAGE, "-a", "ADB_KEYBOARD_INPUT_TEXT", "--es", "text", encoded
+        )
         first = self.shell(
             budget,
             " ; ".join(

@@ -11,6 +11,7 @@ from phoneuse_runtime.capabilities import APPS
 from phoneuse_runtime.device.base import AppInfo, ExtraValue, Intent
 from phoneuse_runtime.errors import InvalidParams, PermissionDenied, Unsupported
 from phoneuse_runtime.names import match_name
+from phoneuse_runtime.owner_controls import intent_refusal, package_refusal
 from phoneuse_runtime.params import Params
 from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
 
@@ -54,10 +55,23 @@ def match_app(apps: list[AppInfo], name: str) -> AppInfo:
     )
 
 
+def _not_owners(ctx: ActionContext, package: str, *, what: str = "app") -> None:
+    """PERMISSION_DENIED for one of the owner's controls (owner_controls.py), unless the owner asks."""
+    if package and not ctx.caller.owner:
+        refusal = package_refusal(ctx.settings, package, what=what)
+        if refusal is not None:
+            raise PermissionDenied(f"{ctx.name}: {refusal}")
+
+
+def _check_open_app(ctx: ActionContext, p: OpenAppParams) -> None:
+    _not_owners(ctx, p.package or "")
+
+
 async def open_app(ctx: ActionContext, p: OpenAppParams) -> OpenAppResult:
     apps = await ctx.device.installed_apps()
     if p.name:
         app = match_app(apps, p.name)
+        _not_owners(ctx, app.package)  # known only now
     else:
         found = next((a for a in apps if a.package == p.package), None)
         if found is None:
@@ -76,6 +90,10 @@ class CloseAppParams(Params):
 class CloseAppResult(ActionResult):
     package: str
     was_running: bool
+
+
+def _check_close_app(ctx: ActionContext, p: CloseAppParams) -> None:
+    _not_owners(ctx, p.package)
 
 
 async def close_app(ctx: ActionContext, p: CloseAppParams) -> CloseAppResult:
@@ -166,10 +184,16 @@ def _open_url_effects(p: OpenUrlParams) -> frozenset[str]:
     return url_effects(p.url)
 
 
-async def open_url(ctx: ActionContext, p: OpenUrlParams) -> OpenUrlResult:
+def _check_open_url(ctx: ActionContext, p: OpenUrlParams) -> None:
+    """Before any hold: a URL with no scheme or one the server does not allow, or opened in one
+    of the owner's controls."""
     if not urlsplit(p.url).scheme:
         raise InvalidParams(f"url {p.url!r} has no scheme; e.g. https://example.com")
     _require_scheme(ctx, "", p.url)
+    _not_owners(ctx, ctx.app_target or "", what="app_target")
+
+
+async def open_url(ctx: ActionContext, p: OpenUrlParams) -> OpenUrlResult:
     intent = Intent(action="android.intent.action.VIEW", data=p.url, package=ctx.app_target or "")
     result = await ctx.device.start_intent(intent)
     return OpenUrlResult(url=p.url, handled_by=result.handled_by, via=result.via)
@@ -216,9 +240,20 @@ class StartIntentResult(IntentResultModel):
     kind: str
 
 
-async def start_intent(ctx: ActionContext, p: StartIntentParams) -> StartIntentResult:
-    if urlsplit(p.data).scheme:  # data with a scheme is a URL, held to the same list as OPEN_URL
+def _check_start_intent(ctx: ActionContext, p: StartIntentParams) -> None:
+    """Before any hold: data with a scheme is a URL, held to the same list as OPEN_URL; an intent
+    aimed at the owner's controls (their packages, a settings screen) is refused."""
+    if urlsplit(p.data).scheme:
         _require_scheme(ctx, "data ", p.data)
+    if not ctx.caller.owner:
+        refusal = intent_refusal(
+            ctx.settings, action=p.action, package=p.package or ctx.app_target or "", component=p.component
+        )
+        if refusal is not None:
+            raise PermissionDenied(f"{ctx.name}: {refusal}")
+
+
+async def start_intent(ctx: ActionContext, p: StartIntentParams) -> StartIntentResult:
     intent = Intent(
         kind=p.kind,
         action=p.action,
@@ -241,6 +276,7 @@ ACTIONS = (
         OpenAppResult,
         "Bring an app to the front by package or name",
         requires=frozenset({APPS}),
+        check=_check_open_app,
     ),
     ActionSpec(
         "CLOSE_APP",
@@ -249,6 +285,7 @@ ACTIONS = (
         CloseAppResult,
         "Force-stop an app",
         requires=frozenset({APPS}),
+        check=_check_close_app,
     ),
     ActionSpec(
         "OPEN_URL",
@@ -257,6 +294,7 @@ ACTIONS = (
         OpenUrlResult,
         "Open a URL (schemes allowed by config)",
         requires=frozenset({APPS}),
+        check=_check_open_url,
         effects=_open_url_effects,
         notes="Policies judge it by its effect too: `tel:` as MAKE_CALL, `sms:`/`smsto:` as SEND_MESSAGE.",
     ),
@@ -267,6 +305,7 @@ ACTIONS = (
         StartIntentResult,
         "Send an Android intent to an activity, broadcast receiver or service",
         requires=frozenset({APPS}),
+        check=_check_start_intent,
         effects=intent_effects,
         notes=(
             "`data` with a scheme is held to `url_schemes`, as OPEN_URL's url is. Policies judge an "

@@ -25,9 +25,13 @@ class ShellActionResult(ActionResult):
     truncated: bool
 
 
-async def shell(ctx: ActionContext, p: ShellParams) -> ShellActionResult:
+def _allowed(ctx: ActionContext, p: ShellParams) -> None:
+    """Before any hold: a SHELL the server never runs is not put to the owner."""
     if not ctx.settings.allow_shell:
         raise PermissionDenied("SHELL is disabled; start the server with --allow-shell to enable it")
+
+
+async def shell(ctx: ActionContext, p: ShellParams) -> ShellActionResult:
     remaining = max(0.1, ctx.deadline - asyncio.get_running_loop().time())
     result = await ctx.device.shell(p.command, timeout_s=remaining)
     truncated = len(result.stdout) > MAX_OUTPUT_CHARS or len(result.stderr) > MAX_OUTPUT_CHARS
@@ -48,5 +52,6 @@ ACTIONS = (
         ShellActionResult,
         "Run a shell command (needs --allow-shell)",
         requires=frozenset({SHELL}),
+        check=_allowed,
     ),
 )

@@ -312,6 +312,21 @@ class PressKeyResult(ActionResult):
     keycode: int
 
 
+# Keys that leave what is in front, or only wake, sleep or sound the phone: allowed even in front
+# of the owner's controls (owner_controls.py), so an agent is never stuck in the shade.
+LEAVING_KEYS = frozenset(
+    KEYCODES[k] for k in ("HOME", "BACK", "WAKEUP", "SLEEP", "POWER", "VOLUME_UP", "VOLUME_DOWN")
+)
+
+
+def _key_drives_ui(p: PressKeyParams) -> bool:
+    return p.keycode() not in LEAVING_KEYS
+
+
+def _check_key(ctx: ActionContext, p: PressKeyParams) -> None:
+    p.keycode()  # INVALID_PARAMS for an unknown key, before any hold
+
+
 async def press_key(ctx: ActionContext, p: PressKeyParams) -> PressKeyResult:
     code = p.keycode()
     await ctx.device.press_key(code)
@@ -481,6 +496,7 @@ ACTIONS = (
         PressResult,
         "Tap a point (x, y) or the center of an element",
         requires=frozenset({UI}),
+        drives_ui=True,
     ),
     ActionSpec(
         "LONG_PRESS",
@@ -489,6 +505,7 @@ ACTIONS = (
         PressResult,
         "Press and hold a point or an element",
         requires=frozenset({UI}),
+        drives_ui=True,
     ),
     ActionSpec(
         "SWIPE",
@@ -497,6 +514,7 @@ ACTIONS = (
         SwipeResult,
         "Swipe between two points, or across the screen",
         requires=frozenset({UI}),
+        drives_ui=True,
     ),
     ActionSpec(
         "SCROLL",
@@ -505,6 +523,7 @@ ACTIONS = (
         ScrollResult,
         "Scroll the main list one page, or until an element is visible",
         requires=frozenset({UI}),
+        drives_ui=True,
     ),
     ActionSpec(
         "TYPE_TEXT",
@@ -513,9 +532,16 @@ ACTIONS = (
         TypeTextResult,
         "Type Unicode text into a field (the focused one by default) and read it back",
         requires=frozenset({UI}),
+        drives_ui=True,
     ),
     ActionSpec(
-        "CLEAR_TEXT", FieldParams, clear_text, ClearTextResult, "Empty a text field", requires=frozenset({UI})
+        "CLEAR_TEXT",
+        FieldParams,
+        clear_text,
+        ClearTextResult,
+        "Empty a text field",
+        requires=frozenset({UI}),
+        drives_ui=True,
     ),
     ActionSpec(
         "PRESS_KEY",
@@ -524,6 +550,8 @@ ACTIONS = (
         PressKeyResult,
         "Press a hardware or navigation key",
         requires=frozenset({UI}),
+        check=_check_key,
+        drives_ui=_key_drives_ui,
     ),
     ActionSpec(
         "WAIT_FOR",

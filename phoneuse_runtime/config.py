@@ -8,6 +8,8 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from .owner_controls import DEFAULT_OWNER_APPS
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -100,6 +102,13 @@ class Settings:
     # device is paired) or "off"; and the actions held for an approval.
     approvals: str = "paired"
     approval_actions: frozenset[str] = frozenset({"SEND_MESSAGE", "MAKE_CALL", "SHELL", "START_INTENT"})
+    # Packages in front of which every UI action (TAP, TYPE_TEXT, ...) is held for the owner's
+    # approval, e.g. ["com.whatsapp"]; empty: none.
+    approve_ui_in: frozenset[str] = frozenset()
+    # The owner's own controls, which no agent drives, opens, closes or sends intents to
+    # (owner_controls.py): the Iris app, Termux, Settings, the permission controller, the
+    # package installer and the system UI (the notification shade, the lock screen).
+    owner_apps: frozenset[str] = field(default_factory=lambda: DEFAULT_OWNER_APPS)
     # The phone's memory ([memory] in config.toml, PHONEUSE_MEMORY_* in the environment): the
     # region numbers without a country code are read in when the SIM does not say, how many
     # days messages and calls are kept (0: no limit), and whether the runtime feeds it.

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from .errors import Denied
 from .params import Params
@@ -42,6 +42,9 @@ class PolicyCall:
     # Progress, for the deadline's message and the outcome:
     phase: str = "starting"
     holding: str | None = None  # the approval id while held
+    approved: bool = False  # a person approved it: it no longer waits on other calls' holds
+    waiting_on: str | None = None  # the approval id of another call's hold it waits on
+    approved_in: str | None = None  # the package in front it was held for (approve_ui_in)
     held_ms: int = 0
     expired: bool = False  # set by the deadline, just before it cancels the call
     timer: asyncio.TimerHandle | None = None
@@ -59,6 +62,17 @@ class Policy(Protocol):
 
     async def check(self, call: PolicyCall) -> None:
         """Returns to allow; raises Denied, or holds with `call.ask`, otherwise."""
+
+
+@runtime_checkable
+class FrontPolicy(Protocol):
+    """A policy that also judges a UI action (`ActionSpec.drives_ui`) by the app in front,
+    which is known only once the action has its turn on the phone, just before it runs."""
+
+    name: str
+
+    async def hold_in_front(self, call: PolicyCall, package: str) -> str | None:
+        """The reason to hold the call for an approval with `package` in front; None to let it run."""
 
 
 class ListPolicy:

@@ -81,6 +81,19 @@ class ActionSpec(Generic[P, R]):
     # The other actions whose effect a call with these params has (START_INTENT with CALL
     # tel:... places a call, as MAKE_CALL does): policies judge a call by all of them.
     effects: Callable[[P], frozenset[str]] | None = None
+    # Refusals that need no person, run once the params are valid and before the policies (so
+    # before any hold): raise a RuntimeFailure (PERMISSION_DENIED for SHELL without
+    # --allow-shell, a URL scheme the server does not allow, an intent aimed at the owner's
+    # controls). It must not touch the device: the call has no turn on the phone yet.
+    check: Callable[[ActionContext, P], None] | None = None
+    # Whether the action drives the screen (taps, types, keys), or a function of its params that
+    # says (PRESS_KEY HOME only leaves): for every caller but the owner it is refused while one of
+    # the owner's controls is in front (owner_controls.py), and held while a package in
+    # `approve_ui_in` is.
+    drives_ui: bool | Callable[[P], bool] = False
+
+    def drives_ui_with(self, params: P) -> bool:
+        return self.drives_ui if isinstance(self.drives_ui, bool) else self.drives_ui(params)
 
     @functools.cached_property  # asked on every call of the action
     def takes_turns(self) -> bool:

@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .approvals import Approvals
+from .approvals import Approvals, how_to_answer
 from .callers import Caller
 from .components import Component
 from .config import Settings
@@ -31,6 +31,7 @@ from .errors import (
     Conflict,
     DeviceUnavailable,
     Internal,
+    PermissionDenied,
     RuntimeFailure,
     Timeout,
     Unsupported,
@@ -52,8 +53,9 @@ from .limits import (
     too_long,
     utf8_size,
 )
+from .owner_controls import front_refusal
 from .params import parse_params
-from .policies import Policy, PolicyCall
+from .policies import FrontPolicy, Policy, PolicyCall
 from .registry import AnyActionSpec, AnyQuerySpec, Registry
 from .turns import Turns
 
@@ -198,6 +200,7 @@ class Runtime:
         self.settings = settings
         self.bus = bus
         self.policies = tuple(policies)
+        self._front_policies = tuple(p for p in self.policies if isinstance(p, FrontPolicy))
         self.components: Mapping[str, Component] = components or {}
         self.approvals = Approvals(bus)
         self._replays: IdempotencyCache[ActionOutcome] = IdempotencyCache(
@@ -375,8 +378,15 @@ class Runtime:
         if call.holding is not None:
             return Timeout(
                 f"no answer came to approval {call.holding} for {call.name} within {timeout_ms} ms; "
-                "nothing was done",
+                f"nothing was done. {how_to_answer(call.holding)}",
                 details={"approval_id": call.holding, "held_ms": call.held_ms},
+            )
+        if call.phase == "waiting" and call.waiting_on is not None:
+            return Timeout(
+                f"{call.name} waited for approval {call.waiting_on} (another call held for the owner) "
+                f"to be answered, and {timeout_ms} ms passed first; nothing was done. "
+                f"{how_to_answer(call.waiting_on)}",
+                details={"approval_id": call.waiting_on},
             )
         if call.phase == "turn":
             return Timeout(
@@ -386,12 +396,28 @@ class Runtime:
         return Timeout(f"{call.name} did not finish within {timeout_ms} ms; its device work was cancelled")
 
     async def _perform(self, call: PolicyCall, spec: AnyActionSpec | None) -> str:
+        """The stages of an action, each refusing as early as it can: the checks that need no
+        person (capabilities, params, the spec's own `check`), then the policies (which may hold
+        it), then its drive stage (`_drive`), where it waits for other calls' holds, takes its
+        turn on the phone and, for a UI action, looks at what is in front."""
         log.debug("action %s (request %s) started", call.name, call.request_id)
         if spec is None:
             spec = self.registry.action(call.name)  # UnknownAction, with the names it may have meant
         if spec.requires:
             self._supported(call.name, spec.requires)
         call.params = params = parse_params(spec.params, call.wire_params)
+        ctx = ActionContext(
+            call.name,
+            self.device,
+            self.settings,
+            call.caller,
+            self.components,
+            call.app_target or None,
+            call.request_id,
+            call.deadline,
+        )
+        if spec.check is not None:
+            spec.check(ctx, params)
         if self.policies:
             call.phase = "policies"
             call.effects = spec.effects_of(params)
@@ -406,31 +432,76 @@ class Runtime:
                     caller=CallerInfo(**call.caller.as_json()),
                 ).to_event(SOURCE, subject=call.name)
             )
-        ctx = ActionContext(
-            call.name,
-            self.device,
-            self.settings,
-            call.caller,
-            self.components,
-            call.app_target or None,
-            call.request_id,
-            call.deadline,
-        )
         set_deadline(call.deadline)  # this task's own context: its primitives and their threads see it
-        if spec.takes_turns:
-            turns = self.turns
-            if not turns.take_now():
-                call.phase = "turn"
-                await turns.take()
-            try:
-                call.phase = "device"
-                result = await spec.handler(ctx, params)
-            finally:
-                turns.give_back()
-        else:
+        if call.caller.owner or not (spec.requires or spec.drives_ui):
+            # The owner's own calls, and those that leave the phone alone (CHAT_REPLY), run as they come.
+            if spec.takes_turns:
+                return await self._in_turn(call, spec, ctx, params)
+            call.phase = "device"
+            return _result_json(await spec.handler(ctx, params))
+        return await self._drive(call, spec, ctx, params)
+
+    async def _in_turn(self, call: PolicyCall, spec: AnyActionSpec, ctx: ActionContext, params: Any) -> str:
+        turns = self.turns
+        if not turns.take_now():
+            call.phase = "turn"
+            await turns.take()
+        try:
             call.phase = "device"
             result = await spec.handler(ctx, params)
+        finally:
+            turns.give_back()
         return _result_json(result)
+
+    async def _drive(self, call: PolicyCall, spec: AnyActionSpec, ctx: ActionContext, params: Any) -> str:
+        """Runs a caller's device work once no other call's hold is pending (a call a person
+        approved goes on regardless: it was the one asked about), in its turn on the phone, and,
+        for a UI action, with what is in front read after the turn was taken: one of the owner's
+        controls refuses it (PERMISSION_DENIED), a package in `approve_ui_in` holds it. Holds
+        are waited for without the turn, so an approved call is never stuck behind one."""
+        turns = self.turns
+        approvals = self.approvals
+        while True:
+            if not call.approved:
+                call.phase = "waiting"
+                await approvals.settled(call)
+            took = False
+            if spec.takes_turns:
+                if not turns.take_now():
+                    call.phase = "turn"
+                    await turns.take()
+                took = True
+            try:
+                reason = await self._front(call) if spec.drives_ui_with(params) else None
+                if reason is None and (call.approved or approvals.blocking(call) is None):
+                    call.phase = "device"
+                    result = await spec.handler(ctx, params)
+                    return _result_json(result)
+            finally:
+                if took:
+                    turns.give_back()
+            if reason is not None:
+                call.phase = "policies"
+                await call.ask(reason)
+            # else another call was held while this one waited for its turn: wait for that one.
+
+    async def _front(self, call: PolicyCall) -> str | None:
+        """Reads what is in front for a UI action: PermissionDenied for the owner's controls; the
+        reason to hold it when a policy wants the owner to approve UI in that app; else None."""
+        call.phase = "front"
+        front = await self.device.foreground()
+        refusal = front_refusal(self.settings, front)
+        if refusal is not None:
+            raise PermissionDenied(f"{call.name}: {refusal}")
+        if call.approved_in == front.package:
+            return None
+        for policy in self._front_policies:
+            reason = await policy.hold_in_front(call, front.package)
+            if reason is not None:
+                call.approved_in = front.package
+                call.approved = False
+                return reason
+        return None
 
     # --- Query -------------------------------------------------------------
     async def query(self, caller: Caller, request: QueryCall) -> QueryPage:
@@ -493,7 +564,7 @@ class Runtime:
                 if call.holding is not None:
                     raise Timeout(
                         f"no answer came to approval {call.holding} for {request.query_type} within "
-                        f"{within_ms} ms; nothing was read",
+                        f"{within_ms} ms; nothing was read. {how_to_answer(call.holding)}",
                         details={"approval_id": call.holding, "held_ms": call.held_ms},
                     ) from None
                 raise Timeout(f"{request.query_type} query did not finish within {within_ms} ms") from None

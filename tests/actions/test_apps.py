@@ -18,7 +18,6 @@ from .conftest import (
     DIALER,
     LAUNCHER,
     MESSAGES,
-    SETTINGS,
     URL_BAR,
     WHATSAPP,
     elements,
@@ -57,7 +56,7 @@ def _record_intents(monkeypatch: pytest.MonkeyPatch, client: Client) -> list[Int
         ({"name": "cHrOmE"}, CHROME, "Chrome"),
         ({"name": "  whatsapp "}, WHATSAPP, "WhatsApp"),
         ({"name": "What"}, WHATSAPP, "WhatsApp"),
-        ({"name": "sett"}, SETTINGS, "Settings"),
+        ({"name": "Clo"}, CLOCK, "Clock"),
         # "Contacts" is exact, though "Contacts Storage" starts with it too.
         ({"name": "contacts"}, CONTACTS, "Contacts"),
         # Packages without a launcher entry ("Phone Services", ...) never make a name ambiguous.
@@ -93,7 +92,10 @@ async def test_open_app_with_an_ambiguous_name_lists_the_candidates(client: Clie
         ({"name": "Telegram"}, "INVALID_PARAMS", "no app named 'Telegram'"),
         # Installed, but without a launcher entry: no name reaches it, its package does.
         ({"name": "System UI"}, "INVALID_PARAMS", "apps without a launcher icon open by package"),
-        ({"package": "com.android.systemui"}, "UNSUPPORTED", "No activities found"),
+        ({"package": "com.android.phone"}, "UNSUPPORTED", "No activities found"),
+        # The owner's controls (owner_controls.py), by package or by name.
+        ({"package": "com.android.systemui"}, "PERMISSION_DENIED", "one of the owner's controls"),
+        ({"name": "Settings"}, "PERMISSION_DENIED", "com.android.settings is one of the owner's controls"),
         ({"package": CHROME, "name": "Chrome"}, "INVALID_PARAMS", "give either package or name"),
         ({}, "INVALID_PARAMS", "give either package or name"),
         ({"package": ""}, "INVALID_PARAMS", "give either package or name"),
@@ -365,9 +367,9 @@ async def test_start_intent_explicit_component(client: Client) -> None:
     )
     assert result["handled_by"] == "com.google.android.calendar/com.android.calendar.AllInOneActivity"
     assert (await front(client))[0] == CALENDAR
-    launched = await client.ok("START_INTENT", {"action": "android.intent.action.MAIN", "package": SETTINGS})
-    assert launched["handled_by"].startswith(SETTINGS + "/")
-    assert (await front(client))[0] == SETTINGS
+    launched = await client.ok("START_INTENT", {"action": "android.intent.action.MAIN", "package": CHROME})
+    assert launched["handled_by"].startswith(CHROME + "/")
+    assert (await front(client))[0] == CHROME
 
 
 async def test_start_intent_broadcast_and_service(client: Client) -> None:

@@ -6,7 +6,7 @@ import pytest
 
 from phoneuse_runtime.device.base import SmsFilter
 
-from ..conftest import Client
+from ..conftest import Client, ServerFactory
 from .conftest import (
     DIALER,
     LAUNCHER,
@@ -61,7 +61,8 @@ async def test_receive_sms_into_an_existing_thread(client: Client) -> None:
     assert (await texts(client, MESSAGES + ":id/message_text"))[-1] == "Running 5 min late"
 
 
-async def test_receive_sms_posts_a_notification_that_opens_the_thread(client: Client) -> None:
+async def test_receive_sms_posts_a_notification_that_opens_the_thread(make_client: ServerFactory) -> None:
+    client = await make_client(owner_apps=frozenset())  # the shade is the owner's unless the list says not
     await client.ok("SIM_RECEIVE_SMS", {"from": "+1 555 0177", "body": "Your parcel is at the door"})
     notifications = await sim(client).notifications()
     assert (notifications[0].package, notifications[0].title, notifications[0].text) == (

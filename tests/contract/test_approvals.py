@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from phoneuse_runtime.approvals import Approvals, NoSuchApproval
+from phoneuse_runtime.approvals import Approvals, NoSuchApproval, how_to_answer
 from phoneuse_runtime.errors import Conflict
 from phoneuse_runtime.policies import AskFirst
 
@@ -139,7 +139,8 @@ async def test_no_answer_is_a_timeout_never_a_denial(make_frontend: FrontEndFact
     requested = (await events.next("APPROVAL_REQUESTED")).payload
     approval_id = requested["approval_id"]
     assert answer.error == (
-        f"TIMEOUT: no answer came to approval {approval_id} for SET_CLIPBOARD within 200 ms; nothing was done"
+        f"TIMEOUT: no answer came to approval {approval_id} for SET_CLIPBOARD within 200 ms; "
+        f"nothing was done. {how_to_answer(approval_id)}"
     )
     assert answer.result == {"approval_id": approval_id, "held_ms": answer.result["held_ms"]}
     assert 190 <= answer.result["held_ms"] <= answer.duration_ms
@@ -272,7 +273,7 @@ async def test_a_held_query_past_its_deadline_is_a_timeout(make_frontend: FrontE
     assert refusal.code == "TIMEOUT"
     assert refusal.message is not None  # the runtime's answer, not gRPC's own deadline
     prefix = f"no answer came to approval {requested['approval_id']} for CONTACTS within "
-    assert refusal.message.startswith(prefix) and refusal.message.endswith(" ms; nothing was read")
+    assert refusal.message.startswith(prefix) and " ms; nothing was read. " in refusal.message
     within_ms = int(refusal.message[len(prefix) :].split()[0])
     assert 200 <= within_ms <= 300  # the RPC's 300 ms, less the margin for the answer to travel
     resolved = await until(events, "APPROVAL_RESOLVED", approval_id=requested["approval_id"])

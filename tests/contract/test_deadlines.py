@@ -134,7 +134,8 @@ async def test_request_id_is_echoed_and_duration_measured(frontend: FrontEnd) ->
     assert 290 <= answer.duration_ms < 3000
 
 
-async def test_timeout_cancels_the_device_work(frontend: FrontEnd) -> None:
+async def test_timeout_cancels_the_device_work(make_frontend: FrontEndFactory) -> None:
+    frontend = await make_frontend(owner_apps=frozenset())  # Settings is the owner's by default
     await ok(frontend, "OPEN_APP", {"name": "Settings"})  # a scrollable list
     before = (await ok(frontend, "DUMP_UI"))["ui_fingerprint"]
     started = time.monotonic()

@@ -55,9 +55,8 @@ async def test_an_intent_is_denied_for_the_effect_it_has(
     assert (await phone.call_state()).state == "idle"
     assert len(await phone.alarms()) == alarms and len(await phone.sms_messages(sent_box)) == sent
     # An intent with no such effect still runs.
-    await ok(
-        frontend, "START_INTENT", {"action": "android.intent.action.MAIN", "package": "com.android.settings"}
-    )
+    main = {"action": "android.intent.action.MAIN", "package": "com.android.chrome"}
+    await ok(frontend, "START_INTENT", main)
 
 
 async def test_an_allow_list_is_judged_by_effect_too(make_frontend: FrontEndFactory) -> None:

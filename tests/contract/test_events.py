@@ -134,7 +134,7 @@ async def test_another_principal_sees_whose_call_it_was(frontend: FrontEnd) -> N
 
 async def test_empty_event_types_means_all(frontend: FrontEnd) -> None:
     stream = await frontend.subscribe()
-    await ok(frontend, "OPEN_APP", {"package": "com.android.settings"}, request_id="open")
+    await ok(frontend, "OPEN_APP", {"package": "com.google.android.deskclock"}, request_id="open")
     types = [event.event_type for event in await events_until_completed(stream, "open")]
     assert {"TASK_STARTED", "APP_STATE_CHANGED", "TASK_COMPLETED"} <= set(types)
 

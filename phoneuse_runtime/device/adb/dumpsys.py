@@ -31,9 +31,19 @@ def _activity(package: str, activity: str) -> str:
     return package + activity if activity.startswith(".") else activity
 
 
+# The system UI's own windows: with one of them focused, the notification shade (or the lock
+# screen) is in front of the app, and the front is the system UI's (the sim reports it so too).
+_SYSTEM_UI_FOCUS = re.compile(r"mCurrentFocus=Window\{\S+ \S+ (?P<title>NotificationShade|StatusBar)\}")
+SYSTEM_UI = "com.android.systemui"
+
+
 def parse_window_focus(output: str) -> tuple[str, str] | None:
-    """(package, activity) from `dumpsys window windows`: the focused window's, else the
-    focused app's (while a dialog or the keyboard holds the focus)."""
+    """(package, activity) from `dumpsys window windows`: the focused window's; the system UI's
+    while the notification shade or lock screen has the focus (activity: the window's title);
+    else the focused app's (while a dialog or the keyboard holds the focus)."""
+    shade = _SYSTEM_UI_FOCUS.search(output)
+    if shade:
+        return SYSTEM_UI, shade.group("title")
     for pattern in (_FOCUS, _FOCUSED_APP):
         match = pattern.search(output)
         if match:

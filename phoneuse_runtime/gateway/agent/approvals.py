@@ -5,9 +5,13 @@ The policy holds a call through the runtime's approvals (`call.ask`): the hold i
 and the first `picker.select` answers it (`pickers.py`), bound to the digest of the exact call
 shown. An answer of "deny" is `DENIED`; no answer by the call's deadline is `TIMEOUT`.
 
-It runs after the configuration's deny and allow lists (they come first in the chain), so a
-denied action is never offered. A call the owner makes from the app (a slash command) is the
-owner's own decision and is not held.
+It runs after the configuration's deny and allow lists and every refusal that needs no person
+(the runtime's checks come first), so a refused action is never offered. A call the owner makes
+from the app (a slash command, `Caller.owner`) is the owner's own decision and is not held.
+
+With `approve_ui_in` (e.g. `["com.whatsapp"]`) it also holds every UI action (TAP, TYPE_TEXT, ...)
+while one of those packages is in front: the runtime asks `hold_in_front` once the action has its
+turn on the phone and has read the front.
 """
 
 from __future__ import annotations
@@ -42,16 +46,25 @@ class OwnerApproval:
     def __init__(self, part: AgentPart) -> None:
         self.part = part
 
-    async def check(self, call: PolicyCall) -> None:
+    async def _active(self, call: PolicyCall) -> bool:
+        """Whether calls are held now: not for the owner, nor with approvals off, nor (paired)
+        while no app device is paired."""
         gateway = self.part.gateway
         settings = gateway.settings
-        if settings.approvals == "off" or call.caller.frontend == OWNER_FRONTEND:
-            return
-        held = (call.effects or frozenset({call.name})) & settings.approval_actions
-        if not held:
-            return
+        if settings.approvals == "off" or call.caller.owner:
+            return False
         if settings.approvals == "paired" and not await gateway.paired_devices():
-            return
+            return False
         self.part.listen()  # the hold must reach the devices as a picker
-        what = ", ".join(sorted(held))
-        await call.ask(f"{what} needs the owner's approval in the Iris app")
+        return True
+
+    async def check(self, call: PolicyCall) -> None:
+        held = (call.effects or frozenset({call.name})) & self.part.gateway.settings.approval_actions
+        if held and await self._active(call):
+            what = ", ".join(sorted(held))
+            await call.ask(f"{what} needs the owner's approval")
+
+    async def hold_in_front(self, call: PolicyCall, package: str) -> str | None:
+        if package not in self.part.gateway.settings.approve_ui_in or not await self._active(call):
+            return None
+        return f"{call.name} while {package} is in front needs the owner's approval (approve_ui_in)"

@@ -194,7 +194,7 @@ async def run_command(part: AgentPart, session: Session, scope: Scope, line: str
         await part.say(scope, str(exc))
         return
     request_id = f"iris-{uuid.uuid4().hex}"
-    caller = Caller(OWNER_FRONTEND, session.principal)
+    caller = Caller(OWNER_FRONTEND, session.principal, owner=True)
     bounded_put(part.scopes, (caller.principal, request_id), scope)  # its tool frames go here
     try:
         outcome = await part.gateway.runtime.execute(

@@ -17,7 +17,7 @@ WINDOW MANAGER WINDOWS (dumpsys window windows)
   mFocusedApp=ActivityRecord{c0ffee u0 com.android.settings/.Settings t12}
 """
 WINDOW_DIALOG = """
-  mCurrentFocus=Window{3c4d5e u0 StatusBar}
+  mCurrentFocus=Window{3c4d5e u0 PopupWindow:1f2e3d}
   mFocusedApp=AppWindowToken{422df168 token=Token{422def98 ActivityRecord{422dee38 u0 com.example/.ui.Play t14}}}
 """
 ACTIVITIES_12 = "    topResumedActivity=ActivityRecord{9f1 u0 com.android.chrome/com.google.android.apps.chrome.Main t5}\n"
@@ -28,6 +28,12 @@ def test_foreground_from_window_then_activities() -> None:
     assert dumpsys.parse_window_focus(WINDOW_14) == ("com.android.settings", "com.android.settings.Settings")
     assert dumpsys.parse_window_focus(WINDOW_DIALOG) == ("com.example", "com.example.ui.Play")
     assert dumpsys.parse_window_focus("nothing here") is None
+    # The shade (Android 12+) or the status bar's expanded panel (older) in front of the app.
+    for title in ("NotificationShade", "StatusBar"):
+        focus = (
+            f"  mCurrentFocus=Window{{3c4d5e u0 {title}}}\n  mFocusedApp=ActivityRecord{{c u0 com.x/.A t1}}"
+        )
+        assert dumpsys.parse_window_focus(focus) == ("com.android.systemui", title)
     assert dumpsys.parse_resumed_activity(ACTIVITIES_12) == (
         "com.android.chrome",
         "com.google.android.apps.chrome.Main",

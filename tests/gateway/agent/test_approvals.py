@@ -111,7 +111,7 @@ async def test_each_listed_action_is_held(server: GatewayServer, app: IrisClient
 
 
 async def test_unlisted_actions_are_not_held(server: GatewayServer, app: IrisClient) -> None:
-    await server.grpc.ok("OPEN_APP", {"name": "Settings"})
+    await server.grpc.ok("OPEN_APP", {"name": "Clock"})
     assert not [f for f in app.received if f["type"] == "picker.approval"]
 
 

@@ -8,18 +8,18 @@ from ..conftest import GatewayFactory, GatewayServer, IrisClient
 
 
 async def test_every_execute_is_a_tool_start_and_a_tool_end(server: GatewayServer, app: IrisClient) -> None:
-    await server.grpc.ok("OPEN_APP", {"name": "Settings"})
+    await server.grpc.ok("OPEN_APP", {"name": "Clock"})
     start = await app.next("tool.start")
     assert start["payload"]["name"] == "OPEN_APP"
-    assert start["payload"]["args"] == {"name": "Settings"}
-    assert start["payload"]["preview"] == "OPEN_APP name=Settings"
+    assert start["payload"]["args"] == {"name": "Clock"}
+    assert start["payload"]["preview"] == "OPEN_APP name=Clock"
     end = await app.next("tool.end")
     assert end["payload"]["index"] == start["payload"]["index"]
     assert end["payload"]["name"] == "OPEN_APP"
     assert end["payload"]["ok"] is True
     assert end["payload"]["duration"] >= 0
     # What the phone did, from the result: the app it opened.
-    assert '"package":"com.android.settings"' in end["payload"]["output_preview"]
+    assert '"package":"com.google.android.deskclock"' in end["payload"]["output_preview"]
 
 
 async def test_a_long_result_is_previewed_with_its_long_values_cut(

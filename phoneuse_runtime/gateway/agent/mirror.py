@@ -6,7 +6,10 @@
 - `MESSAGE_RECEIVED`, `NOTIFICATION_POSTED`, a ringing call, and the phone lost or back become
   `notification {kind: "generic"}`; lost and back also send `status` degraded / online.
 - `APPROVAL_REQUESTED` becomes a `picker.approval` on every device; `APPROVAL_RESOLVED` closes
-  it, with a `notification {kind: "approval"}` saying how it ended.
+  it, with a `notification {kind: "approval"}` saying how it ended. Its `command` and
+  `description` show the action and its target first, never cut (approval_text.py); the frame
+  also carries the whole call: `action`, `target`, `app_target`, `params` (every value, uncut),
+  `digest`, `reason` and `deadline_ms` (extra fields the app may ignore).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any
 
+from ...approval_text import call_line, full_params, stripped, target
 from ...events import Event, now_ms
 from ...limits import shorten
 from .actions import CHAT_ACTIONS
@@ -34,10 +38,9 @@ def clip(text: str, limit: int = PREVIEW_CHARS) -> str:
     return shorten(text, limit)
 
 
-def call_preview(name: str, params: dict[str, str]) -> str:
-    """A one-line account of a call: `SEND_MESSAGE to=+1555 body=hi`."""
-    shown = " ".join(f"{k}={v}" for k, v in params.items())
-    return clip(f"{name} {shown}".strip())
+def call_preview(name: str, params: dict[str, str], app_target: str | None = None) -> str:
+    """A one-line account of a call: `SEND_MESSAGE to=+1555 body=hi`, its target first."""
+    return call_line(name, params, app_target)
 
 
 async def pump(part: AgentPart, sub: Subscription) -> None:
@@ -149,15 +152,26 @@ async def approval_requested(part: AgentPart, payload: dict[str, Any]) -> None:
     name = payload["name"]
     seconds = max(0, (payload["deadline_ms"] - now_ms()) // 1000)
     spec = part.gateway.runtime.registry.actions.get(name)
-    what = f"{spec.summary[:1].lower()}{spec.summary[1:]} ({name})" if spec is not None else name
-    target = f" in {payload['app_target']}" if payload["app_target"] else ""
+    what = f"{spec.summary[:1].lower()}{spec.summary[1:]} ({name})" if spec is not None else stripped(name)
+    params, app_target = payload["params"], payload["app_target"]
+    aimed = target(params, app_target)
+    who = stripped(payload["caller"]["principal"])
     frame = {
         "picker_id": picker_id,
-        "command": call_preview(name, payload["params"]),
+        "command": call_preview(name, params, app_target),
+        # What and to whom first: a cut can take only the reason and the time left.
         "description": clip(
-            f"{payload['caller']['principal']} asks to {what}{target}. Approve or deny within {seconds} s.",
-            500,
+            f"{who} asks to {what}{': ' + aimed if aimed else ''}. {stripped(payload['reason'])}. "
+            f"Approve or deny within {seconds} s.",
+            max(500, len(aimed) + len(what) + len(who) + 20),
         ),
+        "action": stripped(name),
+        "target": aimed,
+        "app_target": app_target,
+        "params": full_params(params),
+        "digest": payload["digest"],
+        "reason": stripped(payload["reason"]),
+        "deadline_ms": payload["deadline_ms"],
     }
     scope = await part.current_scope()
     part.pickers[picker_id] = Picker(

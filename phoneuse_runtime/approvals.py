@@ -134,6 +134,15 @@ class Approvals:
                 deadline_ms=now_ms() + int((call.deadline - started) * 1000),
             ).to_event(SOURCE)
         )
+        log.info(
+            "approval %s: %s (%s) is held: %s; the owner answers in the Iris app or with "
+            "`phoneuse-runtime approvals approve %s` (or deny)",
+            hold.approval_id,
+            call.name,
+            call.caller,
+            reason,
+            hold.approval_id,
+        )
         outcome, by = "cancelled", ""
         call.holding = hold.approval_id
         try:

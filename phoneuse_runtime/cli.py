@@ -120,6 +120,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .gateway import pair_cli
 
     pair_cli.add_parser(sub)
+    from . import approvals_cli
+
+    approvals_cli.add_parser(sub)
 
     spec = sub.add_parser("spec", help="print docs/protocol_spec.md, generated from the handler models")
     spec.add_argument("--output", type=Path, help="write to this file instead of stdout")
@@ -333,6 +336,10 @@ def _run(args: argparse.Namespace) -> int:
         from .gateway import pair_cli
 
         return pair_cli.main(args)
+    if args.command == "approvals":
+        from . import approvals_cli
+
+        return approvals_cli.main(args)
     if args.command == "memory":
         from .memory.cli import run as run_memory
 

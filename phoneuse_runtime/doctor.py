@@ -90,8 +90,44 @@ def _token_check(settings: Settings) -> Check:
     return Check("token", "ok", f"{path} (mode {mode:04o})")
 
 
+def approvals_check(settings: Settings) -> Check:
+    """What approvals hold now: with approvals = "paired", a warning when no pairing works
+    (the last one expired or was revoked): nothing is held any more."""
+    listed = ", ".join(sorted(settings.approval_actions)) or "nothing"
+    if settings.approvals == "off":
+        return Check(
+            "approvals", "warn", 'approvals = "off": nothing is held for the owner', 'approvals = "paired"'
+        )
+    if settings.approvals == "always" or not settings.gateway:
+        return Check("approvals", "ok", f"approvals = {settings.approvals!r}: {listed} wait for the owner")
+    import sqlite3
+
+    from .events import now_ms
+    from .gateway.agent.approvals import UNPAIRED_FIX, unpaired_note
+    from .gateway.db import connect, db_path
+    from .gateway.pairing import Pairing, PairingStore
+
+    path = db_path(settings.data_dir)
+    pairings: list[Pairing] = []
+    if path.exists():
+        try:
+            conn = connect(path)
+            try:
+                PairingStore.create_tables(conn)
+                pairings = PairingStore(conn).pairings()
+            finally:
+                conn.close()
+        except sqlite3.Error as exc:
+            return Check("approvals", "fail", f"the pairing store {path} cannot be read: {exc}")
+    note = unpaired_note(pairings, now_ms())
+    if note is not None:  # a warning once something was paired: what was held is not any more
+        return Check("approvals", "warn" if pairings else "ok", note, UNPAIRED_FIX)
+    return Check("approvals", "ok", f'approvals = "paired", an app is paired: {listed} wait for the owner')
+
+
 async def run_checks(settings: Settings) -> list[Check]:
     found = data_dir_checks(settings)
+    found.append(approvals_check(settings))
     target = BACKEND_CHECKS.get(settings.device_kind)
     if target is not None:
         module_name, _, attribute = target.partition(":")

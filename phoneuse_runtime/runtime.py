@@ -20,6 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from .approval_store import TerminalAnswers
 from .approvals import Approvals, how_to_answer
 from .callers import Caller
 from .components import Component
@@ -203,6 +204,8 @@ class Runtime:
         self._front_policies = tuple(p for p in self.policies if isinstance(p, FrontPolicy))
         self.components: Mapping[str, Component] = components or {}
         self.approvals = Approvals(bus)
+        # The owner answers from the terminal too (`phoneuse-runtime approvals`), through the data dir.
+        self.terminal_answers = TerminalAnswers(settings.data_dir, self.approvals)
         self._replays: IdempotencyCache[ActionOutcome] = IdempotencyCache(
             ttl_s=settings.idempotency_ttl_s, max_entries=settings.idempotency_max_entries
         )
@@ -225,6 +228,7 @@ class Runtime:
                 task.cancel()
             if pending:
                 await asyncio.wait(pending)
+        await self.terminal_answers.close()
         await self.device.close()
         self.bus.close()
 

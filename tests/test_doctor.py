@@ -60,6 +60,6 @@ def test_json_is_one_object_with_every_check(tmp_path: Path, capsys: pytest.Capt
     code, out = _doctor(capsys, tmp_path, "--json")
     report = json.loads(out)
     assert code == 0 and report["ok"] is True and report["device"] == "sim"
-    assert [c["name"] for c in report["checks"]] == ["data dir", "token"]
+    assert [c["name"] for c in report["checks"]] == ["data dir", "token", "approvals"]
     assert all(c["status"] == "ok" for c in report["checks"])
     assert "abc" not in out  # the token itself is never printed

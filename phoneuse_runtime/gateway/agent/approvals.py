@@ -16,9 +16,16 @@ turn on the phone and has read the front.
 
 from __future__ import annotations
 
+import datetime
+import logging
 from typing import TYPE_CHECKING
 
 from ...policies import PolicyCall
+
+if TYPE_CHECKING:
+    from ..pairing import Pairing
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from .part import AgentPart
@@ -45,6 +52,7 @@ class OwnerApproval:
 
     def __init__(self, part: AgentPart) -> None:
         self.part = part
+        self.paired: bool | None = None  # whether an app device was paired at the last call
 
     async def _active(self, call: PolicyCall) -> bool:
         """Whether calls are held now: not for the owner, nor with approvals off, nor (paired)
@@ -53,8 +61,18 @@ class OwnerApproval:
         settings = gateway.settings
         if settings.approvals == "off" or call.caller.owner:
             return False
-        if settings.approvals == "paired" and not await gateway.paired_devices():
-            return False
+        if settings.approvals == "paired":
+            paired = bool(await gateway.paired_devices())
+            if self.paired and not paired:
+                log.warning(
+                    'the last app pairing has expired or was revoked: with approvals = "paired" '
+                    "nothing is held any more (%s runs unasked); `phoneuse-runtime pair new` pairs "
+                    'the app again, approvals = "always" holds even with nothing paired',
+                    call.name,
+                )
+            self.paired = paired
+            if not paired:
+                return False
         self.part.listen()  # the hold must reach the devices as a picker
         return True
 
@@ -68,3 +86,27 @@ class OwnerApproval:
         if package not in self.part.gateway.settings.approve_ui_in or not await self._active(call):
             return None
         return f"{call.name} while {package} is in front needs the owner's approval (approve_ui_in)"
+
+
+def unpaired_note(pairings: list[Pairing], now: int) -> str | None:
+    """With approvals = "paired": why nothing is held, when no pairing works now (`pairings`
+    empty: none was ever made); None when one works."""
+    if any(p.state(now) == "paired" for p in pairings):
+        return None
+    if not pairings:
+        return 'no app device is paired, so with approvals = "paired" nothing is held'
+    last = max(pairings, key=lambda p: p.expires_ms or p.created_ms)
+    when = ""
+    if last.expires_ms is not None and not last.revoked:
+        at = datetime.datetime.fromtimestamp(last.expires_ms / 1000, tz=datetime.timezone.utc)
+        when = f" on {at:%Y-%m-%d %H:%M} UTC"
+    return (
+        f"the last app pairing {'was revoked' if last.revoked else 'expired'}{when}: with "
+        'approvals = "paired" nothing is held any more'
+    )
+
+
+UNPAIRED_FIX = (
+    '`phoneuse-runtime pair new --name PHONE` pairs the app again; approvals = "always" in config.toml '
+    "holds the listed actions even with nothing paired (the terminal answers them: `approvals list`)"
+)

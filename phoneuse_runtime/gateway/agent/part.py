@@ -135,6 +135,15 @@ class AgentPart:
         chat.on_user_message(self._user_message)
         if await gateway.paired_devices():
             self.listen()
+            self.policy.paired = True
+        elif settings.approvals == "paired":
+            from ...events import now_ms
+            from .approvals import unpaired_note
+
+            pairings = await gateway.db.run(lambda c: gateway.pairing_store(c).pairings())
+            note = unpaired_note(pairings, now_ms())
+            if note is not None and pairings:
+                log.warning("%s; `phoneuse-runtime pair new` pairs the app again", note)
 
     async def stop(self) -> None:
         for picker in self.pickers.values():

@@ -224,7 +224,35 @@ A policy may hold a call for a person's answer:
   or `cancelled` (the server stopped).
 - The hold counts against the call's `timeout_ms`; the device work gets what is left. A hold
   that the deadline ends is `TIMEOUT` with the message "no answer came to approval ID ...", and
-  nothing was done. `TASK_COMPLETED` reports the time held as `held_ms`.
+  nothing was done; the message says how the owner answers (the Iris app, or
+  `phoneuse-runtime approvals approve ID` on the server's machine) or switches approvals off.
+  `TASK_COMPLETED` reports the time held as `held_ms`.
+- Refusals that need no person come before any hold: an unknown action, a missing capability,
+  invalid params, and each action's own preconditions (SHELL without `--allow-shell`, a URL
+  scheme outside `url_schemes`, an intent aimed at the owner's controls) answer at once.
+- While a hold of a caller other than the owner is pending, every other action of such a caller
+  that uses the phone (OPEN_APP, DUMP_UI, TAP, ...) waits for it to be answered, within its own
+  `timeout_ms` (past it: `TIMEOUT` "ACTION waited for approval ID ..."); an approved call goes on.
+  Queries, and actions that leave the phone alone (CHAT_REPLY), are not held up.
+
+## The owner's controls
+
+No caller but the owner (a slash command in the Iris app) drives the apps and screens that
+would let it answer or switch off its own approvals: those of the `owner_apps` setting (by
+default the Iris app `ai.lemon.iris`, Termux `com.termux`, `com.termux.api`, `com.termux.boot`,
+Settings `com.android.settings`, the permission controllers, the package installers, and the
+system UI `com.android.systemui`: the notification shade and the lock screen).
+
+- A UI action (TAP, LONG_PRESS, SWIPE, SCROLL, TYPE_TEXT, CLEAR_TEXT, PRESS_KEY) while one of
+  them is in front is `PERMISSION_DENIED: ACTION: ... is in front, one of the owner's controls`.
+  The front is read once the action has its turn on the phone, just before it runs. PRESS_KEY of
+  HOME, BACK, WAKEUP, SLEEP, POWER, VOLUME_UP or VOLUME_DOWN is allowed: those only leave.
+- OPEN_APP, CLOSE_APP, OPEN_URL (by `app_target`) and START_INTENT (by `package`, `component`
+  or `app_target`) aimed at one of them, and START_INTENT of a settings screen
+  (`android.settings.*`) or of an action that changes who guards the phone (device admin,
+  roles such as the default SMS app, permissions, uninstalling) are `PERMISSION_DENIED`.
+- With `approve_ui_in` (e.g. `["com.whatsapp"]`), every UI action while one of those packages is
+  in front is held for the owner's approval.
 """
 
 

@@ -37,16 +37,24 @@ OWNER_FRONTEND = "gateway"  # calls made from the app itself
 
 
 class OwnerApproval:
-    """The phone's owner approves the risky actions in the Iris app.
+    """The phone's owner approves the risky actions in the Iris app or from the terminal.
 
     A call whose effects include an action on the `approval_actions` setting (default
     `SEND_MESSAGE`, `MAKE_CALL`, `SHELL`, `START_INTENT`) is held (`APPROVAL_REQUESTED`), and every
-    paired app device is asked with a `picker.approval`, again when it reconnects. The first
-    answer wins: `approve` runs the call, `deny` makes it `DENIED`; no answer by the call's
-    deadline makes it `TIMEOUT`. The answer is bound to the digest of the exact call shown.
-    The `approvals` setting (`PHONEUSE_APPROVALS`) says when: `paired` (the default: once any app
-    device is paired), `always`, or `off`. The deny and allow lists run first, so a denied
-    action is never offered; calls the owner makes from the app (slash commands) are not held."""
+    paired app device is asked with a `picker.approval`, again when it reconnects; the terminal
+    answers too (`phoneuse-runtime approvals list`, `approve ID`, `deny ID`). The first answer
+    wins: `approve` runs the call, `deny` makes it `DENIED`; no answer by the call's deadline
+    makes it `TIMEOUT`. The answer is bound to the digest of the exact call shown. The
+    picker's `command` shows the action, then its target (`to`, `number`, `url`, `package`,
+    `component`, `action`, `data`, `command`, `name`, the app), never cut, then the other
+    params, cut to 200 characters; control and bidi characters are stripped; the frame also
+    carries `action`, `target`, `app_target`, `params` (every value, uncut), `digest`,
+    `reason` and `deadline_ms`. With `approve_ui_in`, every UI action while one of its packages
+    is in front is held too. The `approvals` setting (`PHONEUSE_APPROVALS`) says when: `paired`
+    (the default: while any app device is paired; the log and `doctor` say when the last
+    pairing has expired), `always`, or `off`. Every refusal that needs no person runs first, so
+    a refused action is never offered; calls the owner makes from the app (slash commands) are
+    not held."""
 
     name = "owner-approval"
 

@@ -11,9 +11,10 @@ from pydantic import Field, model_validator
 
 from phoneuse_runtime.capabilities import SCREENSHOT, UI
 from phoneuse_runtime.device.base import KEYCODES, Screenshot
-from phoneuse_runtime.errors import ElementNotFound, InvalidParams
+from phoneuse_runtime.errors import ElementNotFound, InvalidParams, PermissionDenied
 from phoneuse_runtime.kit import Element, SelectorFields, SelectorParams, find_element, poll, screen
 from phoneuse_runtime.limits import clip
+from phoneuse_runtime.owner_controls import HOW
 from phoneuse_runtime.params import Params
 from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
 from phoneuse_runtime.ui import UiNode, compact_elements, fingerprint, focused_node
@@ -50,6 +51,12 @@ async def _target(ctx: ActionContext, p: PointOrSelector) -> tuple[int, int, Ele
     if p.x is not None and p.y is not None:
         return p.x, p.y, None
     node = await find_element(ctx.device, p.selector(), wait_ms=p.wait_ms)
+    if node.package in ctx.settings.owner_apps and not ctx.caller.owner:
+        # Drawn over the app in front without taking the focus (a heads-up notification, the
+        # status bar): the front check cannot see it, the element's own package can.
+        raise PermissionDenied(
+            f"{ctx.name}: the element is {node.package}'s, one of the owner's controls: {HOW}"
+        )
     x, y = node.center
     return x, y, Element.of(node)
 

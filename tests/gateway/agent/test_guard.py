@@ -194,3 +194,10 @@ async def test_ui_in_a_listed_app_is_held_for_the_owner(make_gateway: GatewayFac
     assert (await denied).error.startswith("DENIED")
     await server.grpc.ok("PRESS_KEY", {"key": "HOME"})  # leaving is not held
     await server.grpc.ok("TAP", {"text": "Clock"})  # nor UI elsewhere
+
+
+async def test_a_tap_by_selector_on_the_system_uis_elements_is_refused(server: GatewayServer) -> None:
+    """The status bar is drawn over every app without the focus: its elements name their package."""
+    await server.grpc.ok("OPEN_APP", {"name": "Clock"})
+    response = await server.grpc.execute("TAP", {"resource_id": "com.android.systemui:id/clock"})
+    assert response.error.startswith("PERMISSION_DENIED: TAP: the element is com.android.systemui's")

@@ -54,7 +54,8 @@ from tests.fakes.phone import FakePhone  # noqa: E402
 TOKEN = "bench-adb-token"
 AUTH = (("authorization", f"Bearer {TOKEN}"),)
 TARGET = 1.2
-BATTERY = "com.android.systemui:id/battery"
+# A launcher element: the system UI's (the status bar) are the owner's controls, never tapped.
+WORKSPACE = "com.google.android.apps.nexuslauncher:id/workspace"
 KEEP_FIELD = "com.google.android.keep:id/edit_note_text"
 
 
@@ -211,8 +212,8 @@ async def run(bench: Bench, stub: Any, server: AdbServer, serial: str, repeat: i
         ),
         (
             "TAP selector",
-            lambda: execute("TAP", {"resource_id": BATTERY}),
-            bare(lambda: d(resourceId=BATTERY).click()),
+            lambda: execute("TAP", {"resource_id": WORKSPACE}),
+            bare(lambda: d(resourceId=WORKSPACE).click()),
             nothing,
         ),
         (

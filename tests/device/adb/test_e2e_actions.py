@@ -37,12 +37,12 @@ async def test_ui_gestures_and_screen(serve_adb: AdbServe, features: tuple[str, 
     assert shot["via"] == "uiautomator2" and shot["format"] == "jpeg" and shot["width"] == 720
     dump = await c.ok("DUMP_UI", {"include_xml": "true"})
     assert dump["package"] == seed.LAUNCHER and "<hierarchy" in dump["xml"]
-    tapped = await c.ok("TAP", {"text": "Settings"})
-    settings_icon = next(e for e in dump["elements"] if e["text"] == "Settings")
-    left, top, right, bottom = settings_icon["bounds"]
+    tapped = await c.ok("TAP", {"text": "Keep Notes"})
+    icon = next(e for e in dump["elements"] if e["text"] == "Keep Notes")
+    left, top, right, bottom = icon["bounds"]
     assert (tapped["x"], tapped["y"]) == ((left + right) // 2, (top + bottom) // 2)
     assert (s.state.log.taps[-1].x, s.state.log.taps[-1].y) == (tapped["x"], tapped["y"])
-    assert s.state.foreground().package == seed.SETTINGS
+    assert s.state.foreground().package == seed.KEEP
     await c.ok("TAP", {"x": "10", "y": "600"})
     assert (s.state.log.taps[-1].x, s.state.log.taps[-1].y) == (10, 600)
     await c.ok("LONG_PRESS", {"x": "20", "y": "700", "duration_ms": "900"})
@@ -67,9 +67,10 @@ async def test_a_tap_by_selector_takes_fewer_round_trips_than_u2s_click(serve_ad
     before_rpc, before_open = len(s.state.log.rpc), len(s.opened())
     await s.client.ok("TAP", {"text": "Chrome"})
     methods = [call.method for call in s.state.log.rpc[before_rpc:]]
-    # u2's d(text=...).click() is waitForExists + objInfo + click: three streams.
+    # u2's d(text=...).click() is waitForExists + objInfo + click: three streams; ours are the
+    # front's read (owner_controls.py: never a tap in front of the owner's controls), objInfo, click.
     assert methods == ["objInfo", "click"]
-    assert len(s.opened()) - before_open == 2
+    assert len(s.opened()) - before_open == 3
 
 
 UNICODE = {
@@ -231,13 +232,13 @@ async def test_events_are_polled_while_subscribed(serve_adb: AdbServe) -> None:
     await asyncio.sleep(0.5)  # the pollers take stock first
     s.state.receive_sms("+15550199", "hello, there")
     s.state.notify("com.whatsapp", "Bob", "lunch?")
-    await c.ok("OPEN_APP", {"package": seed.SETTINGS})
+    await c.ok("OPEN_APP", {"package": seed.CHROME})
     await asyncio.wait_for(reader, 10)
     stream.cancel()
     assert (
         got["MESSAGE_RECEIVED"]["from"] == "+15550199" and got["MESSAGE_RECEIVED"]["body"] == "hello, there"
     )
-    assert got["APP_STATE_CHANGED"]["package"] == seed.SETTINGS
+    assert got["APP_STATE_CHANGED"]["package"] == seed.CHROME
     assert got["NOTIFICATION_POSTED"]["title"] == "Bob" and got["NOTIFICATION_POSTED"]["text"] == "lunch?"
 
 

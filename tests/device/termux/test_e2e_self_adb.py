@@ -46,8 +46,8 @@ async def test_ui_goes_through_the_phones_own_adb_and_sms_through_termux(
     shot = await client.ok("SCREENSHOT")
     assert shot["via"] == "uiautomator2"
     # With adb, apps and the call state go through it; SMS still through Termux:API.
-    opened = await client.ok("OPEN_APP", {"package": seed.SETTINGS})
-    assert opened["package"] == seed.SETTINGS and phone.state.foreground().package == seed.SETTINGS
+    opened = await client.ok("OPEN_APP", {"package": seed.CHROME})
+    assert opened["package"] == seed.CHROME and phone.state.foreground().package == seed.CHROME
     sent = await client.ok("SEND_MESSAGE", {"to": "+14155550102", "body": "via termux"})
     assert sent["via"] == "termux-sms-send" and sent["verified"] is True
     assert termux.state()["sent_log"][0]["body"] == "via termux"

@@ -58,7 +58,7 @@ async def test_ui_goes_through_the_phones_own_adb_and_sms_through_termux(
     rows, total, _ = await client.query(pb.CONTACTS, {"name": "Carol"})
     assert total == 1 and rows[0]["id"] == added["contact_id"]
     apps, _, _ = await client.query(pb.APP_STATE)
-    assert apps[0]["package"] == seed.SETTINGS and apps[0]["foreground"] is True
+    assert apps[0]["package"] == seed.CHROME and apps[0]["foreground"] is True
     shell = await client.ok("SHELL", {"command": "echo from-the-phone"})
     assert shell["stdout"].strip() == "from-the-phone"
 

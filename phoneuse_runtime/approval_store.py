@@ -17,9 +17,11 @@ import asyncio
 import json
 import logging
 import sqlite3
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 from .approval_text import call_line, full_params
 from .approvals import Approvals, Hold, NoSuchApproval
@@ -27,6 +29,7 @@ from .errors import Conflict
 from .events import now_ms
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 STORE_FILE = "approvals.sqlite3"
 POLL_S = 0.25  # how soon a terminal's answer is taken, while something is held
@@ -169,11 +172,11 @@ class TerminalAnswers:
             self._conn.execute("DELETE FROM holds")  # what a server that died left behind
         return self._conn
 
-    def _run(self, work: object) -> asyncio.Future[object]:
+    def _run(self, work: Callable[[], T]) -> asyncio.Future[T]:
         loop = asyncio.get_running_loop()
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="approval-store")
-        return loop.run_in_executor(self._pool, work)  # type: ignore[arg-type]
+        return loop.run_in_executor(self._pool, work)
 
     def _changed(self, hold: Hold, began: bool) -> None:
         if self._closed:
@@ -210,7 +213,7 @@ class TerminalAnswers:
             except sqlite3.Error:
                 log.exception("reading the terminal's approval answers failed")
                 continue
-            for approval_id, answer, digest, by in answers:  # type: ignore[attr-defined]
+            for approval_id, answer, digest, by in answers:
                 try:
                     self.approvals.answer(
                         approval_id, approved=answer == APPROVE, by=f"terminal ({by})", digest=digest
@@ -246,6 +249,6 @@ class TerminalAnswers:
             self._pool.shutdown(wait=True)
 
 
-def _logged(future: asyncio.Future[object]) -> None:
+def _logged(future: asyncio.Future[Any]) -> None:
     if not future.cancelled() and future.exception() is not None:
         log.error("the approval store failed", exc_info=future.exception())

@@ -10,9 +10,11 @@ the agent's gRPC calls, the owner's Iris app on the gateway's WebSocket.
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 
+from phoneuse_runtime.config import Settings, load_settings
 from phoneuse_runtime.device.sim import SimDevice
 from phoneuse_runtime.owner_controls import IRIS_APP
 
@@ -201,3 +203,20 @@ async def test_a_tap_by_selector_on_the_system_uis_elements_is_refused(server: G
     await server.grpc.ok("OPEN_APP", {"name": "Clock"})
     response = await server.grpc.execute("TAP", {"resource_id": "com.android.systemui:id/clock"})
     assert response.error.startswith("PERMISSION_DENIED: TAP: the element is com.android.systemui's")
+
+
+def test_the_owners_controls_and_approve_ui_in_are_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert {IRIS_APP, "com.termux", "com.android.settings", "com.android.systemui"} <= Settings().owner_apps
+    assert Settings().approve_ui_in == frozenset()
+    (tmp_path / "config.toml").write_text(
+        'owner_apps = ["ai.lemon.iris"]\napprove_ui_in = ["com.whatsapp"]\n'
+    )
+    settings = load_settings({"data_dir": str(tmp_path)})
+    assert (settings.owner_apps, settings.approve_ui_in) == ({IRIS_APP}, {"com.whatsapp"})
+    monkeypatch.setenv("PHONEUSE_APPROVE_UI_IN", "com.whatsapp,org.telegram.messenger")
+    assert load_settings({"data_dir": str(tmp_path)}).approve_ui_in == {
+        "com.whatsapp",
+        "org.telegram.messenger",
+    }

@@ -214,7 +214,8 @@ def test_the_owners_controls_and_approve_ui_in_are_settings(
         'owner_apps = ["ai.lemon.iris"]\napprove_ui_in = ["com.whatsapp"]\n'
     )
     settings = load_settings({"data_dir": str(tmp_path)})
-    assert (settings.owner_apps, settings.approve_ui_in) == ({IRIS_APP}, {"com.whatsapp"})
+    assert settings.owner_apps == frozenset({IRIS_APP})
+    assert settings.approve_ui_in == frozenset({"com.whatsapp"})
     monkeypatch.setenv("PHONEUSE_APPROVE_UI_IN", "com.whatsapp,org.telegram.messenger")
     assert load_settings({"data_dir": str(tmp_path)}).approve_ui_in == {
         "com.whatsapp",

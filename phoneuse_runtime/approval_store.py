@@ -71,11 +71,16 @@ def connect(path: Path) -> sqlite3.Connection:
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA journal_mode=WAL")
     conn.executescript(DDL)
+    private(path)
+    return conn
+
+
+def private(path: Path) -> None:
+    """The store's WAL and shared-memory files 0600 too (SQLite creates them by the umask)."""
     for suffix in ("-wal", "-shm"):
         side = path.with_name(path.name + suffix)
         if side.exists():
             side.chmod(0o600)
-    return conn
 
 
 @dataclass(frozen=True)
@@ -170,6 +175,7 @@ class TerminalAnswers:
         if self._conn is None:
             self._conn = connect(self.path)
             self._conn.execute("DELETE FROM holds")  # what a server that died left behind
+            private(self.path)
         return self._conn
 
     def _run(self, work: Callable[[], T]) -> asyncio.Future[T]:

@@ -62,7 +62,9 @@ async def test_the_owner_approves_from_the_terminal(make_gateway: GatewayFactory
     assert code == 0
     assert out.startswith(f"{approval_id}  SEND_MESSAGE to=+19005550199 body=xxx")
     assert "\u202e" not in out
-    assert stat.S_IMODE(store_path(server.data_dir).stat().st_mode) == 0o600
+    path = store_path(server.data_dir)
+    for name in (path.name, path.name + "-wal", path.name + "-shm"):
+        assert stat.S_IMODE((path.parent / name).stat().st_mode) == 0o600, name
     code, out, err = await cli(server.data_dir, "approvals", "approve", approval_id[:8])
     assert code == 0, err
     response = await call

@@ -10,15 +10,23 @@ most that many more for a moment). Pruning raises the device's floor (the newest
 pruned for it). A `sync` from a cursor below the floor, or beyond the newest frame (a cursor of
 another database), cannot be answered without holes, so it is answered with a reset instead
 (see `core.sync`).
+
+Secrets: what is kept here is masked first (`mask_frame`: one-time codes and passwords in every
+text of the frame, by the one rule of phoneuse_runtime/privacy.py), since an SMS's text reaches
+every device's outbox as a `notification`. A device that is connected gets the frame live as it
+is (the owner may need the code on screen now); what `sync` replays later is the masked copy.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from ..events import now_ms
+from ..privacy import mask_secrets
 from .db import transaction
 
 TRIM_EVERY = 64
@@ -60,11 +68,39 @@ def _raise_floor(conn: sqlite3.Connection, pairing_id: str, seq: int) -> None:
     )
 
 
+def _masked(value: Any, key: str = "") -> Any:
+    if isinstance(value, str):
+        # Ids, references and digests are the server's own, never a message's words.
+        return value if key.endswith(("id", "ids", "_ref", "sha256")) else mask_secrets(value)
+    if isinstance(value, dict):
+        return {k: _masked(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_masked(v, key) for v in value]
+    return value
+
+
+def mask_frame(frame: str) -> str:
+    """The frame (JSON text) with the one-time codes and passwords in its texts masked; the
+    envelope and every id as they were."""
+    try:
+        parsed = json.loads(frame)
+    except ValueError:  # not one of the server's frames: masked as plain text
+        return mask_secrets(frame)
+    if not isinstance(parsed, dict) or "payload" not in parsed:
+        return frame
+    masked = _masked(parsed["payload"])
+    if masked == parsed["payload"]:
+        return frame
+    parsed["payload"] = masked
+    return json.dumps(parsed, ensure_ascii=False, separators=(",", ":"))
+
+
 def append(
     conn: sqlite3.Connection, frame: str, pairing_ids: Iterable[str], *, now: int | None = None
 ) -> None:
-    """Queues `frame` for each device, in one transaction."""
+    """Queues `frame` (masked: `mask_frame`) for each device, in one transaction."""
     now = now_ms() if now is None else now
+    frame = mask_frame(frame)
     with transaction(conn):
         conn.executemany(
             "INSERT INTO outbox (pairing_id, frame, created_ms) VALUES (?, ?, ?)",

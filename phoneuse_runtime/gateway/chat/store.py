@@ -19,10 +19,11 @@ import json
 import re
 import secrets
 import sqlite3
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...events import now_ms
+from ...privacy import mask_secrets
 from ..db import transaction
 from ..errors import GatewayError
 
@@ -322,7 +323,11 @@ class Draft:
 
 def insert_message(conn: sqlite3.Connection, scope: Scope, draft: Draft) -> StoredMessage:
     """Stores one message (in the caller's transaction, if any). A `message_id` already taken is
-    a ValueError: a message id never names two contents."""
+    a ValueError: a message id never names two contents.
+
+    Its text and reasoning are stored masked (phoneuse_runtime/privacy.py: one-time codes and
+    passwords), and so are what `history` and `search` give back later; the message returned
+    (what the live frames and the listeners get, once) says what was sent."""
     message_id = draft.message_id or new_message_id()
     try:
         cursor = conn.execute(
@@ -334,8 +339,8 @@ def insert_message(conn: sqlite3.Connection, scope: Scope, draft: Draft) -> Stor
                 scope.chat_id,
                 scope.thread_id,
                 draft.role,
-                draft.text,
-                draft.reasoning,
+                mask_secrets(draft.text),
+                None if draft.reasoning is None else mask_secrets(draft.reasoning),
                 draft.model,
                 draft.tokens,
                 draft.reply_to,
@@ -349,7 +354,7 @@ def insert_message(conn: sqlite3.Connection, scope: Scope, draft: Draft) -> Stor
         raise ValueError(f"message id {message_id!r} is taken") from None
     stored = get_message(conn, message_id)
     assert stored is not None and stored.seq == cursor.lastrowid
-    return stored
+    return replace(stored, text=draft.text, reasoning=draft.reasoning)
 
 
 def get_message(conn: sqlite3.Connection, message_id: str) -> StoredMessage | None:

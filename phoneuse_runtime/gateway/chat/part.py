@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...components import Contribution
+from ...files import private_dir
 from .handlers import HANDLERS
 from .store import Draft, StoredMessage, create_tables, default_chat_id, get_channel
 
@@ -134,7 +135,7 @@ class ChatPart:
     async def start(self, gateway: Gateway) -> None:
         self._gateway = gateway
         await gateway.db.run(create_tables)
-        self.media_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dir(self.media_dir)
         for partial in self.media_dir.glob("*.part"):  # uploads cut short by the last stop
             partial.unlink(missing_ok=True)
 

@@ -64,10 +64,10 @@ async def exercise(data_dir: Path, grpc_port: int, gateway_port: int) -> None:
             ("SIM_RECEIVE_SMS", {"from": "+15550001", "body": "Your code is 482913"}),
             ("REMEMBER", {"kind": "fact", "name": "door", "text": "blue"}),
         ):
-            request = pb.ActionRequest(
+            call = pb.ActionRequest(
                 action_type=action, params=params, request_id=uuid.uuid4().hex, timeout_ms=10_000
             )
-            response = await stub.Execute(request, metadata=auth, timeout=WAIT_S)
+            response = await stub.Execute(call, metadata=auth, timeout=WAIT_S)
             assert response.success, response.error
     pairing = subprocess.run(
         [

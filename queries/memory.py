@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from phoneuse_runtime.memory import Filters, Memory, Node
 from phoneuse_runtime.memory.search import parse_time
@@ -41,9 +41,9 @@ class MemoryFilters(Params):
 
     @field_validator("since", "until")
     @classmethod
-    def _time(cls, value: str | None) -> str | None:
+    def _time(cls, value: str | None, info: ValidationInfo) -> str | None:
         if value is not None:
-            parse_time(value, "time")
+            parse_time(value, str(info.field_name))
         return value
 
 

@@ -30,6 +30,7 @@ from .limits import (
     MEMORY_KIND_CHARS,
     MEMORY_LINKS,
     MEMORY_NAME_CHARS,
+    MEMORY_QUERY_WORDS,
     MEMORY_TAG_CHARS,
     MEMORY_TAGS,
     MEMORY_TEXT_CHARS,
@@ -262,6 +263,11 @@ LIMIT_ROWS: tuple[tuple[str, str, str], ...] = (
         "a memory item (`REMEMBER`)",
         f"`kind` {MEMORY_KIND_CHARS}, `name` {MEMORY_NAME_CHARS}, `text` {_kib(MEMORY_TEXT_CHARS)} "
         f"characters; {MEMORY_TAGS} `tags` of {MEMORY_TAG_CHARS} characters; {MEMORY_LINKS} `related_to` ids",
+        "`INVALID_PARAMS`",
+    ),
+    (
+        "`MEMORY`'s `q`",
+        f"{MEMORY_QUERY_WORDS} words (each must match, as a prefix)",
         "`INVALID_PARAMS`",
     ),
     (

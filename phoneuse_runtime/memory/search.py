@@ -55,6 +55,11 @@ class Filters:
     until_ms: int | None = None
 
 
+def query_words(q: str) -> list[str]:
+    """The words of `q` that the search matches (limits.MEMORY_QUERY_WORDS bounds them)."""
+    return _WORD.findall(q)
+
+
 def fts_query(q: str) -> str | None:
     """`q` as an FTS5 query: every word must match, each as a prefix ("den" finds "dentist").
     Words are quoted, so FTS5's own syntax (AND, NEAR, *, ") in `q` is plain text."""

@@ -90,8 +90,21 @@ def _token_check(settings: Settings) -> Check:
     return Check("token", "ok", f"{path} (mode {mode:04o})")
 
 
+def embeddings_checks(settings: Settings) -> list[Check]:
+    """A loopback embeddings endpoint is a warning: any app on the phone can take its port."""
+    url = settings.memory_embeddings_url
+    if not url:
+        return []
+    from .memory.embeddings import LOOPBACK_WARNING, squattable
+
+    if squattable(url):
+        fix = 'run the embeddings server off the phone (an https URL), or set memory.embeddings.url = ""'
+        return [Check("embeddings", "warn", LOOPBACK_WARNING % url, fix)]
+    return [Check("embeddings", "ok", f"{url} (not on loopback)")]
+
+
 async def run_checks(settings: Settings) -> list[Check]:
-    found = data_dir_checks(settings)
+    found = data_dir_checks(settings) + embeddings_checks(settings)
     target = BACKEND_CHECKS.get(settings.device_kind)
     if target is not None:
         module_name, _, attribute = target.partition(":")

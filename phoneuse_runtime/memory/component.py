@@ -32,7 +32,18 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 from ..components import Contribution
 from ..errors import Internal
 from ..tasks import cancel_and_wait
-from .embeddings import BATCH, QUERY_TIMEOUT_S, EmbeddingsError, digest, embed, nearest, pack
+from .embeddings import (
+    BATCH,
+    DIMENSIONS_KEY,
+    LOOPBACK_WARNING,
+    QUERY_TIMEOUT_S,
+    EmbeddingsError,
+    digest,
+    embed,
+    nearest,
+    pack,
+    squattable,
+)
 from .migrate import migrate_json
 from .resolve import DEFAULT_REGION, email_key, fold, phone_key
 from .schema import DB_FILE, check, connect
@@ -176,6 +187,7 @@ class Memory:
         self._vectors_idle = asyncio.Event()
         self._vectorizer: asyncio.Task[None] | None = None
         self.vector_failures = 0
+        self.dimensions: int | None = None  # fixed by the first vectors stored (embeddings.py)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Memory:
@@ -220,6 +232,10 @@ class Memory:
             raise
         self._loop_conn = self._reader_conn()
         if self.embeddings_url:
+            if squattable(self.embeddings_url):
+                log.warning(LOOPBACK_WARNING, self.embeddings_url)
+            fixed = await self.read(lambda g: g.meta(DIMENSIONS_KEY))
+            self.dimensions = int(fixed) if fixed.isdigit() else None
             self._vectors_wanted.set()
             self._vectorizer = asyncio.create_task(self._vectorize(), name="memory-vectors")
         if self.ingest_enabled:
@@ -411,7 +427,18 @@ class Memory:
         except EmbeddingsError as exc:
             log.info("searching lexically only: the embeddings endpoint failed (%s)", exc)
             return None
+        if self.dimensions is not None and len(vector) != self.dimensions:
+            log.warning(self._other_dimension(len(vector)))
+            return None
         return vector
+
+    def _other_dimension(self, got: int) -> str:
+        return (
+            f"the embeddings endpoint {self.embeddings_url} answered vectors of {got} numbers, and "
+            f"this memory's have {self.dimensions}: refused (is another server on its port?). If the "
+            'model changed on purpose, stop the server and run: sqlite3 memory.db "DELETE FROM '
+            f"vectors; DELETE FROM meta WHERE key = '{DIMENSIONS_KEY}'\" (vectors are made again)"
+        )
 
     async def _vectorize(self) -> None:
         """Embeds the nodes that have no vector, BATCH at a time, after every change. A failing
@@ -442,6 +469,20 @@ class Memory:
                     self.vector_failures += 1
                     log.warning("the memory could not compute embeddings now: %s", exc)
                     break
+                sizes = {len(v) for v in vectors}
+                size = sizes.pop() if len(sizes) == 1 else -1
+                if size <= 0 or (self.dimensions is not None and size != self.dimensions):
+                    self.vector_failures += 1
+                    log.warning(
+                        self._other_dimension(size)
+                        if size > 0
+                        else "the embeddings endpoint "
+                        "answered vectors of several sizes (or empty ones): refused"
+                    )
+                    break
+                if self.dimensions is None:
+                    self.dimensions = size
+                    await self.write(functools.partial(_fix_dimensions, size=size))
                 rows = [
                     (n, digest(name, text), pack(v))
                     for (n, name, text), v in zip(batch, vectors, strict=True)
@@ -503,6 +544,10 @@ def _midnight(ms: int) -> int:
 
     moment = dt.datetime.fromtimestamp(ms / 1000)
     return int(moment.replace(hour=0, minute=0, second=0, microsecond=0).timestamp() * 1000)
+
+
+def _fix_dimensions(graph: Graph, *, size: int) -> None:
+    graph.set_meta(DIMENSIONS_KEY, str(size))
 
 
 def _store_vectors(graph: Graph, *, rows: list[tuple[int, str, bytes]]) -> None:

@@ -4,7 +4,9 @@ The cursor is one AUTOINCREMENT sequence for all devices, so it is monotonic for
 never reused (even after pruning), and survives a restart. A device's cursor is the sequence of
 the newest frame queued for it; `sync {cursor}` replays every frame after it, in order.
 
-Retention: frames older than `retention_s`, and all but the newest `max_frames` of a device, are
+Retention: frames older than `retention_s`, all but the newest `max_frames` of a device, and the
+oldest of a device's frames whose UTF-8 passes `max_bytes` (counted for each device in
+`outbox_usage` by triggers; trimmed at each append, the frame appended always kept), are
 pruned (the count is trimmed every `min(max_frames, TRIM_EVERY)` appends, so a device holds at
 most that many more for a moment). Pruning raises the device's floor (the newest sequence
 pruned for it). A `sync` from a cursor below the floor, or beyond the newest frame (a cursor of
@@ -43,6 +45,23 @@ CREATE TABLE IF NOT EXISTS outbox_floor (
     pairing_id TEXT PRIMARY KEY,
     floor INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS outbox_usage (
+    pairing_id TEXT PRIMARY KEY,
+    bytes INTEGER NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS outbox_usage_insert AFTER INSERT ON outbox BEGIN
+    INSERT INTO outbox_usage (pairing_id, bytes) VALUES (new.pairing_id, length(CAST(new.frame AS BLOB)))
+    ON CONFLICT (pairing_id) DO UPDATE SET bytes = bytes + excluded.bytes;
+END;
+CREATE TRIGGER IF NOT EXISTS outbox_usage_delete AFTER DELETE ON outbox BEGIN
+    UPDATE outbox_usage SET bytes = bytes - length(CAST(old.frame AS BLOB)) WHERE pairing_id = old.pairing_id;
+END;
+"""
+# A store made before outbox_usage: its frames counted once (the devices that have a count
+# have had it from the triggers since).
+COUNT_EXISTING = """
+INSERT OR IGNORE INTO outbox_usage (pairing_id, bytes)
+SELECT pairing_id, sum(length(CAST(frame AS BLOB))) FROM outbox GROUP BY pairing_id
 """
 
 
@@ -57,7 +76,8 @@ class Replay:
 
 
 def create_tables(conn: sqlite3.Connection) -> None:
-    conn.executescript(DDL)
+    # One transaction: frames a `pair` command queues meanwhile are counted once, by the trigger.
+    conn.executescript(f"BEGIN IMMEDIATE; {DDL}; {COUNT_EXISTING}; COMMIT;")
 
 
 def _raise_floor(conn: sqlite3.Connection, pairing_id: str, seq: int) -> None:
@@ -96,16 +116,55 @@ def mask_frame(frame: str) -> str:
 
 
 def append(
-    conn: sqlite3.Connection, frame: str, pairing_ids: Iterable[str], *, now: int | None = None
+    conn: sqlite3.Connection,
+    frame: str,
+    pairing_ids: Iterable[str],
+    *,
+    now: int | None = None,
+    max_bytes: int | None = None,
 ) -> None:
-    """Queues `frame` (masked: `mask_frame`) for each device, in one transaction."""
+    """Queues `frame` (masked: `mask_frame`) for each device, in one transaction; then each
+    device's oldest frames go until its outbox holds at most `max_bytes` (the new one stays)."""
     now = now_ms() if now is None else now
     frame = mask_frame(frame)
+    ids = list(pairing_ids)
     with transaction(conn):
         conn.executemany(
             "INSERT INTO outbox (pairing_id, frame, created_ms) VALUES (?, ?, ?)",
-            [(pairing_id, frame, now) for pairing_id in pairing_ids],
+            [(pairing_id, frame, now) for pairing_id in ids],
         )
+        if max_bytes is not None:
+            for pairing_id in ids:
+                _trim_bytes(conn, pairing_id, max_bytes)
+
+
+def usage(conn: sqlite3.Connection, pairing_id: str) -> int:
+    """The UTF-8 bytes of the device's frames in its outbox."""
+    row = conn.execute("SELECT bytes FROM outbox_usage WHERE pairing_id = ?", (pairing_id,)).fetchone()
+    return int(row["bytes"]) if row is not None else 0
+
+
+def _trim_bytes(conn: sqlite3.Connection, pairing_id: str, max_bytes: int) -> int:
+    """Drops the device's oldest frames until it holds at most `max_bytes` (never its newest)."""
+    over = usage(conn, pairing_id) - max_bytes
+    if over <= 0:
+        return 0
+    cutoff, freed = None, 0
+    rows = conn.execute(
+        "SELECT seq, length(CAST(frame AS BLOB)) AS size FROM outbox WHERE pairing_id = ? "
+        "AND seq < (SELECT MAX(seq) FROM outbox WHERE pairing_id = ?1) ORDER BY seq",
+        (pairing_id,),
+    )
+    for row in rows:
+        cutoff, freed = row["seq"], freed + row["size"]
+        if freed >= over:
+            break
+    if cutoff is None:
+        return 0
+    _raise_floor(conn, pairing_id, cutoff)
+    return int(
+        conn.execute("DELETE FROM outbox WHERE pairing_id = ? AND seq <= ?", (pairing_id, cutoff)).rowcount
+    )
 
 
 def trim(conn: sqlite3.Connection, *, max_frames: int) -> int:

@@ -21,6 +21,7 @@ from .config import ConfigError, Settings
 from .device.base import Device
 from .endpoint import Record, claim_socket, socket_path, warn_if_shared, write_record
 from .events import EventBus
+from .files import private_dir
 from .memory import Memory
 from .policies import ListPolicy, Policy
 from .registry import Registry, build_registry
@@ -193,7 +194,7 @@ async def serve(settings: Settings) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_dir(settings.data_dir)
     warn_if_shared(settings.data_dir)
     warn_if_shared(token_path(settings.data_dir))
     token = settings.token

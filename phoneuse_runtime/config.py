@@ -92,6 +92,13 @@ class Settings:
     # Each device's outbox keeps never-dropped frames this long, and at most this many of them.
     gateway_outbox_retention_s: float = 7 * 24 * 3600.0
     gateway_outbox_max_frames: int = 10_000
+    # ... and at most this many bytes of them (UTF-8), the oldest going first.
+    gateway_outbox_max_bytes: int = 8 * 1024 * 1024
+    # The chat's stored messages: at most this many bytes of text (UTF-8: text, reasoning and
+    # media references), and none older than this many days (0: no age limit); the oldest go
+    # first, with their full-text index rows. A new message is always kept.
+    gateway_chat_max_bytes: int = 32 * 1024 * 1024
+    gateway_chat_retention_days: int = 365
     # Failed hellos from one address, past this many within the window, are refused unread.
     gateway_auth_failures: int = 10
     gateway_auth_window_s: float = 60.0

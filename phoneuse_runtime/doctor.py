@@ -125,8 +125,21 @@ def approvals_check(settings: Settings) -> Check:
     return Check("approvals", "ok", f'approvals = "paired", an app is paired: {listed} wait for the owner')
 
 
+def embeddings_checks(settings: Settings) -> list[Check]:
+    """A loopback embeddings endpoint is a warning: any app on the phone can take its port."""
+    url = settings.memory_embeddings_url
+    if not url:
+        return []
+    from .memory.embeddings import LOOPBACK_WARNING, squattable
+
+    if squattable(url):
+        fix = 'run the embeddings server off the phone (an https URL), or set memory.embeddings.url = ""'
+        return [Check("embeddings", "warn", LOOPBACK_WARNING % url, fix)]
+    return [Check("embeddings", "ok", f"{url} (not on loopback)")]
+
+
 async def run_checks(settings: Settings) -> list[Check]:
-    found = data_dir_checks(settings)
+    found = data_dir_checks(settings) + embeddings_checks(settings)
     found.append(approvals_check(settings))
     target = BACKEND_CHECKS.get(settings.device_kind)
     if target is not None:

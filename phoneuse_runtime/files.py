@@ -1,6 +1,10 @@
 """The files the server keeps its state in: crash-safe writes, a writer that keeps a file up to
 date without blocking the event loop, and the one error for a file that cannot be used.
 
+Modes: everything in the data dir is the owner's alone, whatever the umask: files 0600 (PRIVATE_FILE),
+directories 0700 (PRIVATE_DIR). `private_dir`, `create_private` and `private_sqlite` make them so;
+`atomic_write_text`'s temporary file is 0600 from the start (mkstemp), and keeps it when renamed.
+
 A write goes to a temporary file beside the target (a fresh name each time), is flushed to the
 disk with `fsync`, renamed over the target, and the directory is synced too: a crash or a power
 cut leaves the old file or the new one, never half of one. A crash mid-write can leave a
@@ -17,10 +21,58 @@ import os
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import BinaryIO
 
 log = logging.getLogger(__name__)
 
 TMP_SUFFIX = ".tmp"
+PRIVATE_FILE = 0o600
+PRIVATE_DIR = 0o700
+# The files SQLite keeps beside a database; it creates them with the database's own mode.
+SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
+def private_dir(path: Path) -> Path:
+    """`path` made (with its parents) if missing, and mode 0700 whatever the umask."""
+    path.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
+    if stat_mode(path) != PRIVATE_DIR:
+        os.chmod(path, PRIVATE_DIR)
+    return path
+
+
+def stat_mode(path: Path) -> int:
+    import stat
+
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def create_private(path: Path) -> BinaryIO:
+    """`path` opened for writing as `open(path, "wb")` would, created 0600 whatever the umask
+    (an existing file is made 0600 too)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE)
+    try:
+        os.fchmod(fd, PRIVATE_FILE)  # an existing file keeps its mode through os.open
+        return os.fdopen(fd, "wb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def private_sqlite(path: Path) -> None:
+    """Before SQLite opens `path`: the database file exists, 0600, so that SQLite makes its
+    -wal and -shm files 0600 too (it gives them the database's mode); the directory is 0700,
+    and side files an earlier version left readable are made 0600."""
+    private_dir(path.parent)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
+    try:
+        os.fchmod(fd, PRIVATE_FILE)
+    finally:
+        os.close(fd)
+    for suffix in SQLITE_SIDE_FILES:
+        side = path.with_name(path.name + suffix)
+        with contextlib.suppress(FileNotFoundError):
+            if stat_mode(side) != PRIVATE_FILE:
+                os.chmod(side, PRIVATE_FILE)
 
 
 class StateFileError(Exception):

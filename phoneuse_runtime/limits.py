@@ -47,6 +47,9 @@ MEMORY_TEXT_CHARS = 64 * KIB
 MEMORY_TAGS = 32
 MEMORY_TAG_CHARS = 64
 MEMORY_LINKS = 32
+# MEMORY's `q`: words (each must match, as a prefix). A person asks with a few; each word is one
+# more prefix scan of the full-text index, so a `q` of 120k one-letter words ran 11 s.
+MEMORY_QUERY_WORDS = 32
 
 # Responses: a Query page's results, an Execute's result_json, an event's payload, in UTF-8 bytes. gRPC
 # clients refuse messages over 4 MiB unless told otherwise; this leaves room for the rest of

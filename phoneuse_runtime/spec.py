@@ -30,11 +30,14 @@ from .limits import (
     MEMORY_KIND_CHARS,
     MEMORY_LINKS,
     MEMORY_NAME_CHARS,
+    MEMORY_QUERY_WORDS,
     MEMORY_TAG_CHARS,
     MEMORY_TAGS,
     MEMORY_TEXT_CHARS,
     OMITTED,
 )
+from .memory.embeddings import MAX_ANSWER_BYTES as EMBEDDINGS_MAX_ANSWER_BYTES
+from .memory.embeddings import MAX_DIMENSIONS as EMBEDDINGS_MAX_DIMENSIONS
 from .registry import AnyActionSpec, AnyQuerySpec, Registry, build_registry
 from .rpc.auth import REFUSAL_LOG_INTERVAL_S
 from .runtime import DEFAULT_QUERY_LIMIT
@@ -293,6 +296,11 @@ LIMIT_ROWS: tuple[tuple[str, str, str], ...] = (
         "`INVALID_PARAMS`",
     ),
     (
+        "`MEMORY`'s `q`",
+        f"{MEMORY_QUERY_WORDS} words (each must match, as a prefix)",
+        "`INVALID_PARAMS`",
+    ),
+    (
         "a response's results, an event's payload",
         f"{_mib(MAX_RESPONSE_JSON_BYTES)} ({MAX_RESPONSE_JSON_BYTES} bytes) of JSON, as UTF-8",
         "the page ends early, or the marker below",
@@ -325,6 +333,15 @@ one would end), when larger:
 
 where `bytes` is the size of what was left out. An Execute answered with the marker still
 succeeded (`success=true`): the action was done, only its result was too large to send.
+
+**What the runtime keeps is bounded too** (settings, with their defaults): the chat's messages
+hold at most `gateway_chat_max_bytes` ({_mib(Settings.gateway_chat_max_bytes)}) of text and are kept
+`gateway_chat_retention_days` ({Settings.gateway_chat_retention_days}) days, each device's outbox at most
+`gateway_outbox_max_bytes` ({_mib(Settings.gateway_outbox_max_bytes)}), the oldest going first; the
+memory keeps messages and calls `memory.retention_days` ({Settings.memory_retention_days}) days. An
+embeddings endpoint's answer is read up to {_mib(EMBEDDINGS_MAX_ANSWER_BYTES)}, with vectors of at most
+{EMBEDDINGS_MAX_DIMENSIONS} numbers, all of the dimension the first ones stored had. One-time codes
+and passwords in message text are masked (`[code]`, `[password]`) before any of it is stored.
 """
 
 SIM_LIMITS_INTRO = """\

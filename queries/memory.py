@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
+from phoneuse_runtime.errors import InvalidParams
+from phoneuse_runtime.limits import MEMORY_QUERY_WORDS
 from phoneuse_runtime.memory import Filters, Memory, Node
-from phoneuse_runtime.memory.search import parse_time
+from phoneuse_runtime.memory.search import parse_time, query_words
 from phoneuse_runtime.memory.store import SOURCES
 from phoneuse_runtime.params import Params
 from phoneuse_runtime.registry import QueryContext, QueryResult, QuerySpec
@@ -39,11 +41,21 @@ class MemoryFilters(Params):
     since: str | None = Field(default=None, description="updated at or after: epoch ms or ISO-8601")
     until: str | None = Field(default=None, description="updated at or before: epoch ms or ISO-8601")
 
+    @field_validator("q")
+    @classmethod
+    def _words(cls, value: str | None) -> str | None:
+        if value is not None and (count := len(query_words(value))) > MEMORY_QUERY_WORDS:
+            raise InvalidParams(
+                f"q has {count} words; at most {MEMORY_QUERY_WORDS} are allowed (every word must match: "
+                "a few distinctive ones find more)"
+            )
+        return value
+
     @field_validator("since", "until")
     @classmethod
-    def _time(cls, value: str | None) -> str | None:
+    def _time(cls, value: str | None, info: ValidationInfo) -> str | None:
         if value is not None:
-            parse_time(value, "time")
+            parse_time(value, str(info.field_name))
         return value
 
 

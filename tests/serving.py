@@ -31,9 +31,14 @@ class Served:
 
 @contextmanager
 def serve(
-    data_dir: Path, *, env: Mapping[str, str] | None = None, open_files: int | None = None
+    data_dir: Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    open_files: int | None = None,
+    umask: int | None = None,
 ) -> Iterator[Served]:
-    """`serve` on 127.0.0.1:0 with the tests' token; `open_files` caps its RLIMIT_NOFILE."""
+    """`serve` on 127.0.0.1:0 with the tests' token; `open_files` caps its RLIMIT_NOFILE, `umask`
+    sets its umask."""
     environ = {k: v for k, v in os.environ.items() if not k.startswith("PHONEUSE_")}
     environ.update(PHONEUSE_DATA_DIR=str(data_dir), PHONEUSE_TOKEN=TOKEN, GRPC_VERBOSITY="ERROR")
     environ.update(PHONEUSE_GATEWAY_LISTEN="127.0.0.1:0")
@@ -41,6 +46,8 @@ def serve(
     code = "import resource, sys\n"
     if open_files is not None:
         code += f"resource.setrlimit(resource.RLIMIT_NOFILE, ({open_files}, {open_files}))\n"
+    if umask is not None:
+        code += f"import os\nos.umask({umask})\n"
     code += "from phoneuse_runtime.cli import main\n"
     code += "sys.exit(main(['serve', '--grpc-listen', '127.0.0.1:0']))\n"
     proc = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True, env=environ)

@@ -16,6 +16,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
+from ..files import private_sqlite
+
 T = TypeVar("T")
 
 DB_FILE = "gateway.sqlite3"
@@ -28,13 +30,12 @@ def db_path(data_dir: Path) -> Path:
 
 def connect(path: Path) -> sqlite3.Connection:
     """A connection as every user of the file opens it (server thread, CLI)."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_sqlite(path)  # 0600, and so its -wal and -shm: it holds token hashes and messages
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable at each checkpoint, fast commits
     conn.execute("PRAGMA foreign_keys=ON")
-    path.chmod(0o600)  # it holds token hashes and the owner's messages
     return conn
 
 

@@ -20,6 +20,7 @@ class GatewayLimits:
     send_queue_bytes: int
     outbox_retention_s: float
     outbox_max_frames: int
+    outbox_max_bytes: int
     auth_failures: int
     auth_window_s: float
     hello_timeout_s: float

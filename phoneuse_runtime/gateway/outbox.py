@@ -4,21 +4,31 @@ The cursor is one AUTOINCREMENT sequence for all devices, so it is monotonic for
 never reused (even after pruning), and survives a restart. A device's cursor is the sequence of
 the newest frame queued for it; `sync {cursor}` replays every frame after it, in order.
 
-Retention: frames older than `retention_s`, and all but the newest `max_frames` of a device, are
+Retention: frames older than `retention_s`, all but the newest `max_frames` of a device, and the
+oldest of a device's frames whose UTF-8 passes `max_bytes` (counted for each device in
+`outbox_usage` by triggers; trimmed at each append, the frame appended always kept), are
 pruned (the count is trimmed every `min(max_frames, TRIM_EVERY)` appends, so a device holds at
 most that many more for a moment). Pruning raises the device's floor (the newest sequence
 pruned for it). A `sync` from a cursor below the floor, or beyond the newest frame (a cursor of
 another database), cannot be answered without holes, so it is answered with a reset instead
 (see `core.sync`).
+
+Secrets: what is kept here is masked first (`mask_frame`: one-time codes and passwords in every
+text of the frame, by the one rule of phoneuse_runtime/privacy.py), since an SMS's text reaches
+every device's outbox as a `notification`. A device that is connected gets the frame live as it
+is (the owner may need the code on screen now); what `sync` replays later is the masked copy.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from ..events import now_ms
+from ..privacy import mask_secrets
 from .db import transaction
 
 TRIM_EVERY = 64
@@ -35,6 +45,23 @@ CREATE TABLE IF NOT EXISTS outbox_floor (
     pairing_id TEXT PRIMARY KEY,
     floor INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS outbox_usage (
+    pairing_id TEXT PRIMARY KEY,
+    bytes INTEGER NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS outbox_usage_insert AFTER INSERT ON outbox BEGIN
+    INSERT INTO outbox_usage (pairing_id, bytes) VALUES (new.pairing_id, length(CAST(new.frame AS BLOB)))
+    ON CONFLICT (pairing_id) DO UPDATE SET bytes = bytes + excluded.bytes;
+END;
+CREATE TRIGGER IF NOT EXISTS outbox_usage_delete AFTER DELETE ON outbox BEGIN
+    UPDATE outbox_usage SET bytes = bytes - length(CAST(old.frame AS BLOB)) WHERE pairing_id = old.pairing_id;
+END;
+"""
+# A store made before outbox_usage: its frames counted once (the devices that have a count
+# have had it from the triggers since).
+COUNT_EXISTING = """
+INSERT OR IGNORE INTO outbox_usage (pairing_id, bytes)
+SELECT pairing_id, sum(length(CAST(frame AS BLOB))) FROM outbox GROUP BY pairing_id
 """
 
 
@@ -49,7 +76,8 @@ class Replay:
 
 
 def create_tables(conn: sqlite3.Connection) -> None:
-    conn.executescript(DDL)
+    # One transaction: frames a `pair` command queues meanwhile are counted once, by the trigger.
+    conn.executescript(f"BEGIN IMMEDIATE; {DDL}; {COUNT_EXISTING}; COMMIT;")
 
 
 def _raise_floor(conn: sqlite3.Connection, pairing_id: str, seq: int) -> None:
@@ -60,16 +88,83 @@ def _raise_floor(conn: sqlite3.Connection, pairing_id: str, seq: int) -> None:
     )
 
 
+def _masked(value: Any, key: str = "") -> Any:
+    if isinstance(value, str):
+        # Ids, references and digests are the server's own, never a message's words.
+        return value if key.endswith(("id", "ids", "_ref", "sha256")) else mask_secrets(value)
+    if isinstance(value, dict):
+        return {k: _masked(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_masked(v, key) for v in value]
+    return value
+
+
+def mask_frame(frame: str) -> str:
+    """The frame (JSON text) with the one-time codes and passwords in its texts masked; the
+    envelope and every id as they were."""
+    try:
+        parsed = json.loads(frame)
+    except ValueError:  # not one of the server's frames: masked as plain text
+        return mask_secrets(frame)
+    if not isinstance(parsed, dict) or "payload" not in parsed:
+        return frame
+    masked = _masked(parsed["payload"])
+    if masked == parsed["payload"]:
+        return frame
+    parsed["payload"] = masked
+    return json.dumps(parsed, ensure_ascii=False, separators=(",", ":"))
+
+
 def append(
-    conn: sqlite3.Connection, frame: str, pairing_ids: Iterable[str], *, now: int | None = None
+    conn: sqlite3.Connection,
+    frame: str,
+    pairing_ids: Iterable[str],
+    *,
+    now: int | None = None,
+    max_bytes: int | None = None,
 ) -> None:
-    """Queues `frame` for each device, in one transaction."""
+    """Queues `frame` (masked: `mask_frame`) for each device, in one transaction; then each
+    device's oldest frames go until its outbox holds at most `max_bytes` (the new one stays)."""
     now = now_ms() if now is None else now
+    frame = mask_frame(frame)
+    ids = list(pairing_ids)
     with transaction(conn):
         conn.executemany(
             "INSERT INTO outbox (pairing_id, frame, created_ms) VALUES (?, ?, ?)",
-            [(pairing_id, frame, now) for pairing_id in pairing_ids],
+            [(pairing_id, frame, now) for pairing_id in ids],
         )
+        if max_bytes is not None:
+            for pairing_id in ids:
+                _trim_bytes(conn, pairing_id, max_bytes)
+
+
+def usage(conn: sqlite3.Connection, pairing_id: str) -> int:
+    """The UTF-8 bytes of the device's frames in its outbox."""
+    row = conn.execute("SELECT bytes FROM outbox_usage WHERE pairing_id = ?", (pairing_id,)).fetchone()
+    return int(row["bytes"]) if row is not None else 0
+
+
+def _trim_bytes(conn: sqlite3.Connection, pairing_id: str, max_bytes: int) -> int:
+    """Drops the device's oldest frames until it holds at most `max_bytes` (never its newest)."""
+    over = usage(conn, pairing_id) - max_bytes
+    if over <= 0:
+        return 0
+    cutoff, freed = None, 0
+    rows = conn.execute(
+        "SELECT seq, length(CAST(frame AS BLOB)) AS size FROM outbox WHERE pairing_id = ? "
+        "AND seq < (SELECT MAX(seq) FROM outbox WHERE pairing_id = ?1) ORDER BY seq",
+        (pairing_id,),
+    )
+    for row in rows:
+        cutoff, freed = row["seq"], freed + row["size"]
+        if freed >= over:
+            break
+    if cutoff is None:
+        return 0
+    _raise_floor(conn, pairing_id, cutoff)
+    return int(
+        conn.execute("DELETE FROM outbox WHERE pairing_id = ? AND seq <= ?", (pairing_id, cutoff)).rowcount
+    )
 
 
 def trim(conn: sqlite3.Connection, *, max_frames: int) -> int:

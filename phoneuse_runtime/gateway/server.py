@@ -256,7 +256,7 @@ class Gateway:
         pairing_ids = sorted(self._live.get(conn) - {skip})
         if not pairing_ids:
             return []
-        outbox.append(conn, text, pairing_ids)
+        outbox.append(conn, text, pairing_ids, max_bytes=self.limits.outbox_max_bytes)
         self._appends += 1
         max_frames = self.limits.outbox_max_frames
         if self._appends % min(max_frames, outbox.TRIM_EVERY) == 0:

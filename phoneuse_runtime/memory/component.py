@@ -6,11 +6,19 @@ Threads: one writer (every change, each a transaction that is durable when it re
 small pool of readers, each with its own connection; WAL lets them read while it writes. The
 event loop never waits on the disk, except to read the rows of a page past the first ones that
 a query prepared (`Ranked`), a handful of primary-key lookups.
+
+Fair reads. Reads wait in one queue (FIFO) for a reader. A read that has run for SLICE_STEPS
+SQLite instructions while others wait lends its thread: SQLite's progress handler, called every
+PROGRESS_STEPS instructions, runs the oldest waiting read right there, on another connection,
+and the long read goes on when that one is done. So a slow query (a long `q` over a big graph)
+delays the others by one slice at most, never by its own length: a plain `q=alice` is answered
+while four slow ones are still running.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import functools
 import logging
@@ -24,7 +32,18 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 from ..components import Contribution
 from ..errors import Internal
 from ..tasks import cancel_and_wait
-from .embeddings import BATCH, QUERY_TIMEOUT_S, EmbeddingsError, digest, embed, nearest, pack
+from .embeddings import (
+    BATCH,
+    DIMENSIONS_KEY,
+    LOOPBACK_WARNING,
+    QUERY_TIMEOUT_S,
+    EmbeddingsError,
+    digest,
+    embed,
+    nearest,
+    pack,
+    squattable,
+)
 from .migrate import migrate_json
 from .resolve import DEFAULT_REGION, email_key, fold, phone_key
 from .schema import DB_FILE, check, connect
@@ -41,6 +60,30 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 PREFETCH = 20  # nodes read in the reader's thread with a query's ids: a default page
 READERS = 2
+PROGRESS_STEPS = 1000  # SQLite instructions between two calls of a reader's progress handler
+SLICE_STEPS = 50_000  # instructions a read runs before it lets a waiting read go first (~1 ms)
+ProgressHook = Callable[[Sequence[str]], None]
+
+
+class _Read:
+    """A read waiting for a reader: the work, and where its result goes."""
+
+    __slots__ = ("future", "label", "loop", "work")
+
+    def __init__(self, work: Callable[[Graph], Any], future: asyncio.Future[Any], label: str) -> None:
+        self.work, self.future, self.label = work, future, label
+        self.loop = future.get_loop()
+
+    def settle(self, result: Any = None, error: BaseException | None = None) -> None:
+        def set_it() -> None:
+            if self.future.done():  # the caller gave up (cancelled)
+                return
+            if error is not None:
+                self.future.set_exception(error)
+            else:
+                self.future.set_result(result)
+
+        self.loop.call_soon_threadsafe(set_it)
 
 
 def open_graph(path: Path, *, legacy: Path | None = None) -> sqlite3.Connection:
@@ -129,6 +172,14 @@ class Memory:
         self._local = threading.local()
         self._reader_conns: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
+        self._waiting: collections.deque[_Read] = collections.deque()
+        self.slice_steps = SLICE_STEPS
+        # Notified whenever a read starts waiting; and called when a read starts and from a
+        # reader's progress handler (before it lets the waiting reads go) with the labels of
+        # the reads that thread is running, outermost first: for tests, to hold a read while
+        # they watch the others.
+        self.arrived = threading.Condition()
+        self.progress_hook: ProgressHook | None = None
         self.ingestor: Ingestor | None = None
         self.embeddings_url = embeddings_url
         self.embeddings_model = embeddings_model
@@ -136,6 +187,7 @@ class Memory:
         self._vectors_idle = asyncio.Event()
         self._vectorizer: asyncio.Task[None] | None = None
         self.vector_failures = 0
+        self.dimensions: int | None = None  # fixed by the first vectors stored (embeddings.py)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Memory:
@@ -180,6 +232,10 @@ class Memory:
             raise
         self._loop_conn = self._reader_conn()
         if self.embeddings_url:
+            if squattable(self.embeddings_url):
+                log.warning(LOOPBACK_WARNING, self.embeddings_url)
+            fixed = await self.read(lambda g: g.meta(DIMENSIONS_KEY))
+            self.dimensions = int(fixed) if fixed.isdigit() else None
             self._vectors_wanted.set()
             self._vectorizer = asyncio.create_task(self._vectorize(), name="memory-vectors")
         if self.ingest_enabled:
@@ -215,10 +271,66 @@ class Memory:
         return conn
 
     def _thread_conn(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = self._local.conn = self._reader_conn()
+        """This thread's connection for the read it starts now: one per read it runs at once
+        (a read that lends its thread to a waiting one keeps its own connection meanwhile)."""
+        local = self._local
+        if not hasattr(local, "conns"):
+            local.conns, local.running = [], []
+        depth = len(local.running)
+        while len(local.conns) <= depth:
+            fresh = self._reader_conn()
+            fresh.set_progress_handler(self._progress, PROGRESS_STEPS)
+            local.conns.append(fresh)
+        conn: sqlite3.Connection = local.conns[depth]
         return conn
+
+    def _run_read(self, job: _Read) -> None:
+        """Runs one read in this thread, and hands its result to the caller's loop."""
+        local = self._local
+        conn = self._thread_conn()
+        local.running.append([job.label, 0])
+        hook = self.progress_hook
+        try:
+            if hook is not None:
+                hook([label for label, _ in local.running])
+            result = job.work(Graph(conn))
+        except BaseException as exc:
+            job.settle(error=exc)
+        else:
+            job.settle(result)
+        finally:
+            local.running.pop()
+
+    def _next_read(self) -> None:
+        """A reader thread's task: the oldest waiting read, unless another read took it."""
+        try:
+            job = self._waiting.popleft()
+        except IndexError:
+            return
+        self._run_read(job)
+
+    def _progress(self) -> int:
+        """SQLite's progress handler on every reader connection: lets the waiting reads go
+        first once the read running now has had its slice. Returns 0: never interrupts."""
+        running = self._local.running
+        current = running[-1]
+        current[1] += PROGRESS_STEPS
+        hook = self.progress_hook
+        if hook is not None:
+            hook([label for label, _ in running])
+        if current[1] >= self.slice_steps and self._waiting:
+            current[1] = 0
+            while True:
+                try:
+                    job = self._waiting.popleft()
+                except IndexError:
+                    break
+                self._run_read(job)
+        return 0
+
+    def waiting_labels(self) -> list[str]:
+        """The labels of the reads waiting for a reader now, oldest first."""
+        return [job.label for job in list(self._waiting)]
 
     async def write(self, work: Callable[[Graph], T]) -> T:
         """Runs `work` in one transaction in the writer's thread; durable when this returns."""
@@ -247,15 +359,19 @@ class Memory:
             self._vectors_wanted.set()
         return result
 
-    async def read(self, work: Callable[[Graph], T]) -> T:
-        """Runs `work` on a reader's connection in its thread."""
+    async def read(self, work: Callable[[Graph], T], *, label: str = "") -> T:
+        """Runs `work` on a reader's connection in a reader's thread, in its turn (the module
+        docstring: a long read lets the others go first). `label` names it for progress_hook."""
         readers = self._readers
         if readers is None:
             raise Internal("the memory is closed (the server is stopping)")
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        with self.arrived:
+            self._waiting.append(_Read(work, future, label))
+            self.arrived.notify_all()
+        readers.submit(self._next_read)
         try:
-            return await asyncio.get_running_loop().run_in_executor(
-                readers, lambda: work(Graph(self._thread_conn()))
-            )
+            return await future
         except sqlite3.Error as exc:
             raise Internal(f"the memory could not read {self.path}: {exc}") from exc
 
@@ -291,7 +407,7 @@ class Memory:
                 hits = fuse(graph.conn, hits, close, filters, fts_query(filters.q or ""))
             return hits, graph.nodes(hits.ids[:PREFETCH])
 
-        hits, nodes = await self.read(run)
+        hits, nodes = await self.read(run, label=filters.q or "")
         return Ranked(hits, nodes, self._load_on_loop, self._more_on_loop, convert)
 
     def person_keys(self, phones: Sequence[str], emails: Sequence[str]) -> list[str]:
@@ -311,7 +427,18 @@ class Memory:
         except EmbeddingsError as exc:
             log.info("searching lexically only: the embeddings endpoint failed (%s)", exc)
             return None
+        if self.dimensions is not None and len(vector) != self.dimensions:
+            log.warning(self._other_dimension(len(vector)))
+            return None
         return vector
+
+    def _other_dimension(self, got: int) -> str:
+        return (
+            f"the embeddings endpoint {self.embeddings_url} answered vectors of {got} numbers, and "
+            f"this memory's have {self.dimensions}: refused (is another server on its port?). If the "
+            'model changed on purpose, stop the server and run: sqlite3 memory.db "DELETE FROM '
+            f"vectors; DELETE FROM meta WHERE key = '{DIMENSIONS_KEY}'\" (vectors are made again)"
+        )
 
     async def _vectorize(self) -> None:
         """Embeds the nodes that have no vector, BATCH at a time, after every change. A failing
@@ -342,6 +469,20 @@ class Memory:
                     self.vector_failures += 1
                     log.warning("the memory could not compute embeddings now: %s", exc)
                     break
+                sizes = {len(v) for v in vectors}
+                size = sizes.pop() if len(sizes) == 1 else -1
+                if size <= 0 or (self.dimensions is not None and size != self.dimensions):
+                    self.vector_failures += 1
+                    log.warning(
+                        self._other_dimension(size)
+                        if size > 0
+                        else "the embeddings endpoint "
+                        "answered vectors of several sizes (or empty ones): refused"
+                    )
+                    break
+                if self.dimensions is None:
+                    self.dimensions = size
+                    await self.write(functools.partial(_fix_dimensions, size=size))
                 rows = [
                     (n, digest(name, text), pack(v))
                     for (n, name, text), v in zip(batch, vectors, strict=True)
@@ -403,6 +544,10 @@ def _midnight(ms: int) -> int:
 
     moment = dt.datetime.fromtimestamp(ms / 1000)
     return int(moment.replace(hour=0, minute=0, second=0, microsecond=0).timestamp() * 1000)
+
+
+def _fix_dimensions(graph: Graph, *, size: int) -> None:
+    graph.set_meta(DIMENSIONS_KEY, str(size))
 
 
 def _store_vectors(graph: Graph, *, rows: list[tuple[int, str, bytes]]) -> None:

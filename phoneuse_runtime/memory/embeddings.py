@@ -7,6 +7,13 @@ made from text that changed meanwhile is never stored. A query embeds `q` and sc
 of the SCAN most recently stored nodes (cosine on unit vectors, at least MIN_COSINE); MEMORY
 fuses that list with the lexical one by reciprocal-rank fusion (search.py). Without a URL
 nothing here runs, and nothing is ever downloaded: the endpoint is the user's own.
+
+The endpoint is trusted with what it is sent, not with what it answers: an endpoint on the
+phone's loopback can be taken by any app while the real one is down (a port is anyone's to
+bind), so the log and `doctor` warn about one (`squattable`). An answer is read up to
+MAX_ANSWER_BYTES and no further; a vector has at most MAX_DIMENSIONS numbers; and the first
+vectors stored fix the dimension (kept in the file's meta table): a vector of another dimension
+later is refused, with a log line saying what to do if the model really changed.
 """
 
 from __future__ import annotations
@@ -18,6 +25,11 @@ import sqlite3
 from array import array
 
 BATCH = 32  # texts per request
+# The largest vectors of common models are 3072 (OpenAI's text-embedding-3-large) to 4096 numbers;
+# a float in JSON takes about 20 bytes, so a batch of the largest takes about 2.6 MB.
+MAX_DIMENSIONS = 8192
+MAX_ANSWER_BYTES = 8 * 1024 * 1024
+DIMENSIONS_KEY = "embeddings_dimensions"  # the meta table's record of the fixed dimension
 SCAN = 20_000  # vectors a query compares, newest first
 TIMEOUT_S = 30.0
 QUERY_TIMEOUT_S = 5.0
@@ -40,14 +52,44 @@ def embed(url: str, model: str, texts: list[str], *, timeout_s: float = TIMEOUT_
     )
     try:
         with urllib.request.urlopen(request, timeout=timeout_s) as response:  # noqa: S310
-            answer = json.loads(response.read())
+            data = response.read(MAX_ANSWER_BYTES + 1)
+        if len(data) > MAX_ANSWER_BYTES:
+            raise EmbeddingsError(f"{url}: the answer passes {MAX_ANSWER_BYTES} bytes; it is not read")
+        answer = json.loads(data)
         rows = sorted(answer["data"], key=lambda row: row["index"])
+        for row in rows:
+            if len(row["embedding"]) > MAX_DIMENSIONS:
+                raise EmbeddingsError(
+                    f"{url}: a vector of {len(row['embedding'])} numbers; at most {MAX_DIMENSIONS} are taken"
+                )
         vectors = [[float(x) for x in row["embedding"]] for row in rows]
     except (OSError, ValueError, KeyError, TypeError) as exc:  # URLError is an OSError
         raise EmbeddingsError(f"{url}: {exc}") from exc
     if len(vectors) != len(texts):
         raise EmbeddingsError(f"{url}: {len(vectors)} embeddings for {len(texts)} inputs")
     return vectors
+
+
+def squattable(url: str) -> bool:
+    """Whether `url` names a loopback address: on a phone, any app can listen there while the
+    real endpoint is down, and would then receive every text the memory embeds."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(url).hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+LOOPBACK_WARNING = (
+    "the embeddings endpoint %s is on loopback: on a phone every app can reach it, and any app "
+    "can listen on its port while it is down and receive every contact, message and query the "
+    "memory embeds; prefer an endpoint off the phone (https), or leave memory.embeddings.url empty"
+)
 
 
 def digest(name: str, text: str) -> str:

@@ -35,8 +35,8 @@ from ..capabilities import CALENDAR, CALLS, CONTACTS, SHELL, SMS
 from ..device.base import CallFilter, EventFilter, SmsFilter, set_deadline
 from ..errors import RuntimeFailure
 from ..events import Event, now_ms
+from ..privacy import mask_secrets
 from ..tasks import cancel_and_wait
-from .privacy import mask_secrets
 from .resolve import e164, email_key, fold, phone_key, valid_region
 from .store import Entity, Graph
 
@@ -318,7 +318,7 @@ class Ingestor:
             note = graph.upsert(
                 Entity(
                     "message",
-                    title or package,
+                    mask_secrets(title) or package,
                     "notifications",
                     (f"notification:{package}:{key}:{ts}",),
                     text=mask_secrets(text),

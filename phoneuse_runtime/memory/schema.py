@@ -14,7 +14,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from ..files import StateFileError
+from ..files import StateFileError, private_sqlite
 
 SCHEMA_VERSION = 1
 DB_FILE = "memory.db"
@@ -80,6 +80,7 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
             f"file:{path}?mode=ro", uri=True, isolation_level=None, timeout=30, check_same_thread=False
         )
     else:
+        private_sqlite(path)  # 0600, and so its -wal and -shm: contacts and messages
         conn = sqlite3.connect(path, isolation_level=None, timeout=30, check_same_thread=False)
     try:
         conn.execute("PRAGMA busy_timeout = 30000")

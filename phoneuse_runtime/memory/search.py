@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 
 from ..errors import InvalidParams
 from ..events import now_ms
@@ -53,6 +53,11 @@ class Filters:
     source: str | None = None
     since_ms: int | None = None
     until_ms: int | None = None
+
+
+def query_words(q: str) -> list[str]:
+    """The words of `q` that the search matches (limits.MEMORY_QUERY_WORDS bounds them)."""
+    return _WORD.findall(q)
 
 
 def fts_query(q: str) -> str | None:
@@ -262,21 +267,39 @@ def _ranked_in_sql(
 
 
 def parse_time(value: str, what: str) -> int:
-    """Epoch ms, or an ISO-8601 time (UTC unless it says otherwise), as epoch ms."""
-    text = value.strip()
-    if text.lstrip("-").isdigit():
-        return int(text)
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise InvalidParams(
-            f"{what}: expected epoch milliseconds or an ISO-8601 time, got {value[:40]!r}"
-        ) from None
-    if moment.tzinfo is None:
-        from datetime import timezone
+    """Epoch ms, or an ISO-8601 time (UTC unless it says otherwise), as epoch ms; within the
+    times every param takes (params.EARLIEST to params.LATEST), else InvalidParams naming them."""
+    from ..params import EARLIEST, LATEST
 
-        moment = moment.replace(tzinfo=timezone.utc)
-    return int(moment.timestamp() * 1000)
+    earliest, latest = _epoch_ms(EARLIEST), _epoch_ms(LATEST)
+    text = value.strip()
+    if (
+        text.lstrip("+-").isascii()
+        and text.lstrip("+-").isdigit()
+        and len(text) - len(text.lstrip("+-")) <= 1
+    ):
+        # Python's int() takes any length; a long one is simply out of range.
+        ms = int(text) if len(text) <= 20 else (earliest - 1 if text[0] == "-" else latest + 1)
+    else:
+        try:
+            moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=timezone.utc)
+            ms = _epoch_ms(moment)
+        except (ValueError, OverflowError):
+            raise InvalidParams(
+                f"{what}: expected epoch milliseconds or an ISO-8601 time, got {value[:40]!r}"
+            ) from None
+    if not earliest <= ms <= latest:
+        raise InvalidParams(
+            f"{what}: {value[:40]!r} is out of range: times run from {EARLIEST.date().isoformat()} to "
+            f"{LATEST.date().isoformat()} (UTC), epoch milliseconds {earliest} to {latest}"
+        )
+    return ms
+
+
+def _epoch_ms(moment: datetime) -> int:
+    return (moment - datetime(1970, 1, 1, tzinfo=timezone.utc)) // timedelta(milliseconds=1)
 
 
 def fuse(conn: sqlite3.Connection, hits: Hits, nearest: list[int], f: Filters, match: str | None) -> Hits:

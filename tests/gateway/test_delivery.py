@@ -185,7 +185,8 @@ async def test_a_slow_app_gets_updates_in_order_and_the_last_one_before_the_stop
 
 
 async def test_an_app_that_cannot_keep_up_is_closed_and_loses_nothing(make_gateway: GatewayFactory) -> None:
-    server = await make_gateway(gateway_send_queue_bytes=64 * 1024)
+    # (an outbox that holds the 10 MB: the default keeps 8 MiB a device)
+    server = await make_gateway(gateway_send_queue_bytes=64 * 1024, gateway_outbox_max_bytes=32 * 1024 * 1024)
     token = server.pair().token
     slow = await server.slow(token)
     cursor = slow.received[0]["payload"]["sync_cursor"]

@@ -5,6 +5,10 @@ when the endpoint fails or is not configured."""
 from __future__ import annotations
 
 import json
+import logging
+import os
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -15,6 +19,7 @@ import pytest
 
 from phoneuse_runtime.config import load_settings
 from phoneuse_runtime.memory import Memory
+from phoneuse_runtime.memory.embeddings import MAX_ANSWER_BYTES
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 
 from ..conftest import Client, ServerFactory
@@ -38,6 +43,8 @@ class FakeEmbeddings:
     def __init__(self) -> None:
         self.inputs: list[str] = []
         self.failing = False
+        self.padding = 0  # numbers added to every vector (another model, or a squatter's)
+        self.junk = 0  # bytes of whitespace after the JSON: an answer that never ends
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -48,8 +55,12 @@ class FakeEmbeddings:
                     self.end_headers()
                     return
                 fake.inputs += body["input"]
-                data = [{"index": i, "embedding": vector(t)} for i, t in enumerate(body["input"])]
+                data = [
+                    {"index": i, "embedding": vector(t) + [0.0] * fake.padding}
+                    for i, t in enumerate(body["input"])
+                ]
                 answer = json.dumps({"object": "list", "data": data, "model": body["model"]}).encode()
+                answer += b" " * fake.junk
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(answer)))
@@ -153,3 +164,81 @@ def test_the_endpoint_is_a_setting(tmp_path: Path) -> None:
         "http://127.0.0.1:8080/v1/embeddings",
         "m",
     )
+
+
+async def vector_count(client: Client) -> int:
+    def count(graph: Any) -> int:
+        return int(graph.conn.execute("SELECT count(*) FROM vectors").fetchone()[0])
+
+    return await memory_of(client).read(count)
+
+
+@pytest.mark.parametrize("answer", ["huge vectors", "an endless body"])
+async def test_a_squatter_s_answers_are_refused(
+    make_client: ServerFactory, fake_embeddings: FakeEmbeddings, answer: str
+) -> None:
+    """What took the endpoint's port answers 200k-dimension vectors, or a body past the cap:
+    nothing of it is stored, nor read past the cap, and search stays lexical."""
+    if answer == "huge vectors":
+        fake_embeddings.padding = 200_000
+    else:
+        fake_embeddings.junk = MAX_ANSWER_BYTES + 1
+    client = await make_client(memory_embeddings_url=fake_embeddings.url)
+    await client.ok("REMEMBER", {"name": "Pizza tonight?"})
+    await memory_of(client).vectorized()
+    assert memory_of(client).vector_failures >= 1
+    assert await vector_count(client) == 0
+    assert await names(client, {"q": "pizza"}) == ["Pizza tonight?"]
+    assert memory_of(client).path.stat().st_size < 1024 * 1024
+
+
+async def test_the_first_vectors_fix_the_dimension(
+    make_client: ServerFactory, fake_embeddings: FakeEmbeddings, caplog: pytest.LogCaptureFixture
+) -> None:
+    client = await make_client(memory_embeddings_url=fake_embeddings.url)
+    await client.ok("REMEMBER", {"name": "Pizza tonight?"})
+    await memory_of(client).vectorized()
+    assert await vector_count(client) == 1 and memory_of(client).dimensions == len(CONCEPTS)
+    fake_embeddings.padding = 5  # another server on the port, or another model
+    with caplog.at_level(logging.WARNING, logger="phoneuse_runtime.memory.component"):
+        await client.ok("REMEMBER", {"name": "Sushi friday"})
+        await memory_of(client).vectorized()
+        assert await vector_count(client) == 1  # the new one's vector is refused
+        assert await names(client, {"q": "restaurant"}) == []  # q's vector too: lexical only
+    refusals = [r.getMessage() for r in caplog.records if "refused" in r.getMessage()]
+    assert refusals and f"vectors of {len(CONCEPTS) + 5} numbers" in refusals[0], refusals
+    assert f"have {len(CONCEPTS)}" in refusals[0]
+    assert await names(client, {"q": "sushi"}) == ["Sushi friday"]
+
+
+async def test_a_loopback_endpoint_is_warned_about(
+    tmp_path: Path, make_client: ServerFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    url = "http://127.0.0.1:9/v1/embeddings"  # nothing listens there; nothing is sent in this test
+    with caplog.at_level(logging.WARNING, logger="phoneuse_runtime.memory.component"):
+        await make_client(memory_embeddings_url=url, memory_ingest=False)
+    assert any("every app can reach it" in r.getMessage() for r in caplog.records)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PHONEUSE_")}
+    env.update(PHONEUSE_MEMORY_EMBEDDINGS_URL=url)
+    doctor = subprocess.run(
+        [sys.executable, "-m", "phoneuse_runtime.cli", "doctor", "--data-dir", str(tmp_path / "d")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert "[warn] embeddings: the embeddings endpoint http://127.0.0.1:9/v1/embeddings is on loopback" in (
+        doctor.stdout
+    ), doctor.stdout
+    assert "every app can reach it" in doctor.stdout
+    env.update(PHONEUSE_MEMORY_EMBEDDINGS_URL="https://embed.example.org/v1/embeddings")
+    doctor = subprocess.run(
+        [sys.executable, "-m", "phoneuse_runtime.cli", "doctor", "--data-dir", str(tmp_path / "d")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert "[ok  ] embeddings: https://embed.example.org/v1/embeddings (not on loopback)" in doctor.stdout

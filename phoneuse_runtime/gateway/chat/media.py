@@ -20,6 +20,7 @@ from typing import IO, TYPE_CHECKING, Any, Literal, get_args
 
 from pydantic import Field
 
+from ...files import create_private
 from ..dispatch import Payload
 from ..errors import GatewayError
 from ..protocol import Request
@@ -103,7 +104,7 @@ async def upload_start(session: Session, request: Request, payload: UploadStartP
         )
     media_id = media_store.new_media_id()
     path = _file(gateway, media_id).with_suffix(".part")
-    file = await asyncio.to_thread(path.open, "wb")
+    file = await asyncio.to_thread(create_private, path)
     session.state[UPLOAD_STATE] = Upload(payload, media_id, path, file)
 
 
@@ -203,7 +204,8 @@ async def store_media(
 
     def write() -> None:
         partial = path.with_suffix(".part")
-        partial.write_bytes(data)
+        with create_private(partial) as out:
+            out.write(data)
         partial.replace(path)
 
     await asyncio.to_thread(write)

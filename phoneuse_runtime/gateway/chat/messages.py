@@ -21,6 +21,7 @@ from .part import chat_part
 from .store import Draft, Scope, StoredMessage
 
 if TYPE_CHECKING:
+    from ...config import Settings
     from ..server import Gateway
     from ..session import Session
 
@@ -60,6 +61,13 @@ def _send_digest(request: Request, payload: SendPayload) -> str:
     return hashlib.sha256(json.dumps(content).encode()).hexdigest()
 
 
+def _bound(conn: sqlite3.Connection, settings: Settings) -> None:
+    """The chat's quota and retention (config.py's gateway_chat_*), after a message is stored."""
+    store.enforce_quota(
+        conn, max_bytes=settings.gateway_chat_max_bytes, retention_days=settings.gateway_chat_retention_days
+    )
+
+
 def _check_reply_to(conn: sqlite3.Connection, scope: Scope, reply_to: str | None) -> None:
     if reply_to is None:
         return
@@ -90,6 +98,7 @@ def _store_send(
             device_id=session.device_id,
         )
         message = store.insert_message(conn, scope, draft)
+        _bound(conn, session.gateway.settings)
         if request.id is not None:
             store.record_send(conn, session.pairing_id, request.id, digest, message.message_id)
     return message, True
@@ -208,6 +217,8 @@ async def store_message(
         scope = store.resolve(conn, chat_id, thread_id)
         with transaction(conn):
             _check_reply_to(conn, scope, draft.reply_to)
-            return store.insert_message(conn, scope, draft)
+            message = store.insert_message(conn, scope, draft)
+            _bound(conn, gateway.settings)
+            return message
 
     return await gateway.db.run(insert)

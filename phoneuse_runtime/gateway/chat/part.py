@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...components import Contribution
+from ...files import private_dir
 from .handlers import HANDLERS
 from .store import Draft, StoredMessage, create_tables, default_chat_id, get_channel
 
@@ -132,9 +133,18 @@ class ChatPart:
                 log.exception("a user message listener failed on %s", message.message_id)
 
     async def start(self, gateway: Gateway) -> None:
+        from ...config import ConfigError
+
+        settings = gateway.settings
+        if settings.gateway_chat_max_bytes <= 0 or settings.gateway_chat_retention_days < 0:
+            raise ConfigError(
+                "gateway_chat_max_bytes must be greater than 0 and gateway_chat_retention_days 0 "
+                f"(no age limit) or more, got {settings.gateway_chat_max_bytes} and "
+                f"{settings.gateway_chat_retention_days}"
+            )
         self._gateway = gateway
         await gateway.db.run(create_tables)
-        self.media_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dir(self.media_dir)
         for partial in self.media_dir.glob("*.part"):  # uploads cut short by the last stop
             partial.unlink(missing_ok=True)
 

@@ -19,10 +19,11 @@ import json
 import re
 import secrets
 import sqlite3
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...events import now_ms
+from ...privacy import mask_secrets
 from ..db import transaction
 from ..errors import GatewayError
 
@@ -69,6 +70,20 @@ END;
 CREATE TRIGGER IF NOT EXISTS chat_messages_fts_delete AFTER DELETE ON chat_messages BEGIN
     INSERT INTO chat_messages_fts (chat_messages_fts, rowid, text) VALUES ('delete', old.seq, old.text);
 END;
+-- The UTF-8 bytes the messages hold (text, reasoning, media references), kept by triggers: the
+-- quota (`enforce_quota`) reads it without a scan.
+CREATE TABLE IF NOT EXISTS chat_usage (id INTEGER PRIMARY KEY CHECK (id = 1), bytes INTEGER NOT NULL);
+INSERT OR IGNORE INTO chat_usage (id, bytes) SELECT 1, coalesce(sum(
+    length(CAST(text AS BLOB)) + coalesce(length(CAST(reasoning AS BLOB)), 0) + length(CAST(media AS BLOB))
+), 0) FROM chat_messages;
+CREATE TRIGGER IF NOT EXISTS chat_usage_insert AFTER INSERT ON chat_messages BEGIN
+    UPDATE chat_usage SET bytes = bytes + length(CAST(new.text AS BLOB))
+        + coalesce(length(CAST(new.reasoning AS BLOB)), 0) + length(CAST(new.media AS BLOB));
+END;
+CREATE TRIGGER IF NOT EXISTS chat_usage_delete AFTER DELETE ON chat_messages BEGIN
+    UPDATE chat_usage SET bytes = bytes - length(CAST(old.text AS BLOB))
+        - coalesce(length(CAST(old.reasoning AS BLOB)), 0) - length(CAST(old.media AS BLOB));
+END;
 CREATE TABLE IF NOT EXISTS chat_sends (
     pairing_id TEXT NOT NULL,
     request_id INTEGER NOT NULL,
@@ -88,7 +103,7 @@ CREATE TABLE IF NOT EXISTS chat_reads (
 
 
 def create_tables(conn: sqlite3.Connection) -> None:
-    conn.executescript(DDL)
+    conn.executescript(f"BEGIN IMMEDIATE; {DDL} COMMIT;")  # usage counted once, with its triggers
     with transaction(conn):
         # The built-in default, once: after that there is always a default (it cannot be deleted).
         if conn.execute("SELECT 1 FROM chat_channels LIMIT 1").fetchone() is None:
@@ -322,7 +337,11 @@ class Draft:
 
 def insert_message(conn: sqlite3.Connection, scope: Scope, draft: Draft) -> StoredMessage:
     """Stores one message (in the caller's transaction, if any). A `message_id` already taken is
-    a ValueError: a message id never names two contents."""
+    a ValueError: a message id never names two contents.
+
+    Its text and reasoning are stored masked (phoneuse_runtime/privacy.py: one-time codes and
+    passwords), and so are what `history` and `search` give back later; the message returned
+    (what the live frames and the listeners get, once) says what was sent."""
     message_id = draft.message_id or new_message_id()
     try:
         cursor = conn.execute(
@@ -334,8 +353,8 @@ def insert_message(conn: sqlite3.Connection, scope: Scope, draft: Draft) -> Stor
                 scope.chat_id,
                 scope.thread_id,
                 draft.role,
-                draft.text,
-                draft.reasoning,
+                mask_secrets(draft.text),
+                None if draft.reasoning is None else mask_secrets(draft.reasoning),
                 draft.model,
                 draft.tokens,
                 draft.reply_to,
@@ -349,7 +368,48 @@ def insert_message(conn: sqlite3.Connection, scope: Scope, draft: Draft) -> Stor
         raise ValueError(f"message id {message_id!r} is taken") from None
     stored = get_message(conn, message_id)
     assert stored is not None and stored.seq == cursor.lastrowid
-    return stored
+    return replace(stored, text=draft.text, reasoning=draft.reasoning)
+
+
+def usage(conn: sqlite3.Connection) -> int:
+    """The UTF-8 bytes the stored messages hold (text, reasoning, media references)."""
+    row = conn.execute("SELECT bytes FROM chat_usage WHERE id = 1").fetchone()
+    return int(row["bytes"]) if row is not None else 0
+
+
+_SIZE = (
+    "length(CAST(text AS BLOB)) + coalesce(length(CAST(reasoning AS BLOB)), 0) + length(CAST(media AS BLOB))"
+)
+
+
+def enforce_quota(conn: sqlite3.Connection, *, max_bytes: int, retention_days: int) -> int:
+    """Deletes the oldest messages (with their index rows) until the rest hold at most
+    `max_bytes`, and those older than `retention_days` (0: no age limit); the newest message
+    always stays. Returns how many went. Run it in the transaction that stored a message."""
+    newest = conn.execute("SELECT MAX(seq) AS seq FROM chat_messages").fetchone()["seq"]
+    if newest is None:
+        return 0
+    dropped = 0
+    if retention_days > 0:
+        cutoff_ms = now_ms() - retention_days * 86_400_000
+        dropped += conn.execute(
+            "DELETE FROM chat_messages WHERE ts < ? AND seq < ?", (cutoff_ms, newest)
+        ).rowcount
+    over = usage(conn) - max_bytes
+    if over <= 0:
+        return dropped
+    cutoff, freed = None, 0
+    for row in conn.execute(
+        "SELECT seq, length(CAST(text AS BLOB)) + coalesce(length(CAST(reasoning AS BLOB)), 0) "
+        "+ length(CAST(media AS BLOB)) AS size FROM chat_messages WHERE seq < ? ORDER BY seq",
+        (newest,),
+    ):
+        cutoff, freed = row["seq"], freed + row["size"]
+        if freed >= over:
+            break
+    if cutoff is not None:
+        dropped += conn.execute("DELETE FROM chat_messages WHERE seq <= ?", (cutoff,)).rowcount
+    return dropped
 
 
 def get_message(conn: sqlite3.Connection, message_id: str) -> StoredMessage | None:

@@ -194,8 +194,8 @@ async def serve(settings: Settings) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    warn_if_shared(settings.data_dir)  # before it is made private: the owner should know it was open
     private_dir(settings.data_dir)
-    warn_if_shared(settings.data_dir)
     warn_if_shared(token_path(settings.data_dir))
     token = settings.token
     if not token:

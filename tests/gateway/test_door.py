@@ -43,7 +43,7 @@ def approve(data_dir: Path, code: str) -> None:
     assert main(["pair", "approve", code, "--data-dir", str(data_dir)]) == 0
 
 
-async def hello(server: GatewayServer, token: str, **fields: Any) -> dict[str, Any]:
+async def hello(server: GatewayServer, token: object, **fields: Any) -> dict[str, Any]:
     """One connection's hello; the answer (and, when refused, the close that follows)."""
     client = await server.open()
     answer = await client.request("hello", {"token": token, **fields})
@@ -345,3 +345,55 @@ async def test_a_flood_of_oversized_frames_is_rate_limited(make_gateway: Gateway
     codes = [(await client.next("error"))["payload"]["code"] for _ in range(20)]
     assert "rate_limited" in codes
     assert codes.count("unsupported") <= 3
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"token": VICTIM_TOKEN, "device_id": 7},
+        {"token": VICTIM_TOKEN, "device_id": "pixel-7", "device_name": ["a"]},
+        {"token": [VICTIM_TOKEN], "device_id": "pixel-7"},
+        {"token": VICTIM_TOKEN, "device_id": "pixel-7", "caps": "all"},
+    ],
+)
+async def test_a_malformed_hello_is_refused_and_nothing_is_stored(
+    gateway_server: GatewayServer, payload: dict[str, Any]
+) -> None:
+    answer = await hello(gateway_server, **payload)
+    assert answer["payload"]["code"] == "auth"
+    assert answer["payload"]["message"].startswith("bad hello payload")
+    assert pending_rows(gateway_server.data_dir) == []
+
+
+async def test_bad_tokens_spend_the_budget_and_a_pending_token_does_not(make_gateway: GatewayFactory) -> None:
+    server = await make_gateway(gateway_auth_failures=2)
+    first = await hello(server, VICTIM_TOKEN, device_id="pixel-7")  # one guess: a new request
+    code = CODE.search(first["payload"]["message"])
+    assert code
+    for _ in range(5):  # asking again with the same token costs nothing
+        assert code.group(1) in (await hello(server, VICTIM_TOKEN, device_id="pixel-7"))["payload"]["message"]
+    assert (await hello(server, "no-such-token"))["payload"]["code"] == "auth"  # the second guess
+    assert (await hello(server, "no-such-token-either"))["payload"]["code"] == "rate_limited"
+    assert code.group(1) in (await hello(server, VICTIM_TOKEN, device_id="pixel-7"))["payload"]["message"]
+
+
+async def test_a_revoked_device_that_stopped_reading_gets_no_frame_handled(
+    gateway_server: GatewayServer,
+) -> None:
+    issued = gateway_server.pair()
+    slow = await gateway_server.slow(issued.token)  # reads only when told
+    owner = await gateway_server.connect()
+    call = asyncio.ensure_future(
+        gateway_server.grpc.execute("SEND_MESSAGE", {"to": "+15551234", "body": "on my way"})
+    )
+    picker_id = (await owner.next("picker.approval"))["payload"]["picker_id"]
+    conn = db_connect(db_path(gateway_server.data_dir))
+    PairingStore(conn).revoke(issued.pairing_id)
+    conn.close()
+    for _ in range(3):  # sent without reading anything the server writes meanwhile
+        await slow.send_frame("picker.select", {"picker_id": picker_id, "value": "approve"})
+    await slow.read_until(lambda f: False)  # until the server has closed it: all its frames are in
+    assert slow.close_code is not None
+    assert not call.done()
+    await owner.send_frame("picker.select", {"picker_id": picker_id, "value": "deny"})
+    assert (await call).error.startswith("DENIED")

@@ -18,7 +18,20 @@ interval (10 s) has passed.
   without wait_for_ready), and how long the server keeps them. `--open-files 1024` runs the
   server under that RLIMIT_NOFILE and opens 100 more connections than that.
 
+The Iris gateway's door (issue 16), on a serve with one paired app token:
+
+- hello-lockout: hostile apps say hello with unknown tokens without pause (4 at once, from
+  127.0.0.1 and from other 127/8 addresses, re-arming the failed-hello budget all along) while
+  the paired app reconnects `--reconnects` times: its hellos' outcomes, p50 and p99 (connect,
+  upgrade, hello to hello.ack), against the same reconnects on the idle gateway first;
+- pending-flood: the real app's `message.send` p50 on the idle gateway; then 58 hellos with 1 MB
+  names, `--pending` (10,000) pending-request attempts (fresh token and device_id each, 8 at once,
+  64-character names), and the real app's `message.send` p50 again; the store's size, and
+  `pair list` (the CLI, as a subprocess) time and output size. `--auth-failures 1000000` lifts
+  the guess budget, so that every attempt reaches the store (as a patient attacker's would).
+
     python bench/bench_hostile.py [--only burst idle] [--open-files 1024]
+    python bench/bench_hostile.py --only hello-lockout pending-flood
 """
 
 from __future__ import annotations
@@ -26,24 +39,35 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import random
+import re
 import resource
+import secrets
 import select
 import socket
 import statistics
+import subprocess
+import sys
 import threading
 import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import grpc
 import psutil
-from _common import AUTH, EXECUTE, SERVICE, SUBSCRIBE, ServeProcess, machine
+from _common import AUTH, EXECUTE, SERVICE, SUBSCRIBE, ServeProcess, child_env, machine, percentile
+from websockets.asyncio.client import connect as ws_connect
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from phoneuse_runtime.config import Settings
+from phoneuse_runtime.gateway.db import connect as db_connect
+from phoneuse_runtime.gateway.db import db_path
+from phoneuse_runtime.gateway.pairing import PairingStore
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 from phoneuse_runtime.rpc.auth import REFUSAL_LOG_INTERVAL_S
 
@@ -341,12 +365,215 @@ async def warm_up(port: int) -> None:
             await real_call(channel)
 
 
+# The Iris gateway's door.
+
+GATEWAY_LINE = re.compile(r"serving the Iris gateway on ws://[^:]+:(\d+)/ws")
+
+
+class GatewayServe:
+    """`serve` with the gateway on port 0 and one paired app token (issued before it starts)."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.token = ""
+        self.data_dir = Path()
+        self.serve = ServeProcess(
+            prepare=self._prepare, env={"PHONEUSE_GATEWAY_LISTEN": "127.0.0.1:0", **env}
+        )
+        self.url = ""
+
+    def _prepare(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        conn = db_connect(db_path(data_dir))
+        try:
+            PairingStore.create_tables(conn)
+            self.token = PairingStore(conn).issue("real app", permanent=True).token
+        finally:
+            conn.close()
+
+    def __enter__(self) -> GatewayServe:
+        self.serve.__enter__()
+        found = GATEWAY_LINE.search(self.serve.log_path.read_text())
+        assert found, self.serve.log_path.read_text()
+        self.url = f"ws://127.0.0.1:{found.group(1)}/ws"
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.serve.__exit__(None, None, None)
+
+
+async def ws_hello(url: str, payload: dict[str, Any], **kw: Any) -> tuple[str, Any]:
+    """One connection's hello: ("ack", ws) or (error code or close code, None)."""
+    try:
+        ws = await ws_connect(url, max_size=None, open_timeout=30, **kw)
+    except InvalidStatus as exc:
+        return f"HTTP {exc.response.status_code}", None
+    except OSError as exc:
+        return type(exc).__name__, None
+    try:
+        await ws.send(json.dumps({"v": 1, "id": 1, "type": "hello", "payload": payload}))
+        answer = json.loads(await asyncio.wait_for(ws.recv(), 30))
+    except ConnectionClosed as exc:
+        return f"close {exc.rcvd.code if exc.rcvd else 1006}", None
+    if answer["type"] == "hello.ack":
+        return "ack", ws
+    await ws.close()
+    message = str(answer["payload"]["message"])
+    kind = "code" if "pairing code:" in message else answer["payload"]["code"]
+    return str(kind), None
+
+
+async def reconnects(url: str, token: str, count: int, answers: Counter[str]) -> list[float]:
+    """The paired app's hellos (connect to hello.ack), ms; their outcomes in `answers`."""
+    times = []
+    for _ in range(count):
+        started = time.perf_counter()
+        kind, ws = await ws_hello(url, {"token": token, "device_id": "real-app"})
+        took = (time.perf_counter() - started) * 1000
+        answers[kind] += 1
+        if ws is not None:
+            times.append(took)
+            await ws.close()
+    return sorted(times)
+
+
+def ms(times: list[float]) -> str:
+    return f"p50 {percentile(times, 50):.1f} ms, p99 {percentile(times, 99):.1f} ms ({len(times)} ok)"
+
+
+async def hello_lockout(server: GatewayServe, count: int) -> Outcome:
+    outcome = Outcome()
+    idle_answers: Counter[str] = Counter()
+    idle = await reconnects(server.url, server.token, count, idle_answers)
+    stop = asyncio.Event()
+
+    async def hostile(source: str) -> None:
+        while not stop.is_set():
+            kind, ws = await ws_hello(server.url, {"token": secrets.token_urlsafe(8)}, local_addr=(source, 0))
+            outcome.answers[kind] += 1
+            if ws is not None:
+                await ws.close()
+
+    attackers = [asyncio.ensure_future(hostile(f"127.0.0.{n}")) for n in (1, 1, 2, 3)]
+    await asyncio.sleep(1.0)  # the budget is spent before the app comes back
+    busy = await reconnects(server.url, server.token, count, outcome.real)
+    stop.set()
+    await asyncio.gather(*attackers)
+    outcome.notes.append(f"idle gateway: {ms(idle)}")
+    outcome.notes.append(f"under the hostile hellos: {ms(busy)}; goal p99 < 100 ms")
+    return outcome
+
+
+async def sends(url: str, token: str, count: int) -> list[float]:
+    """`message.send` round trips of the paired app, ms."""
+    kind, ws = await ws_hello(url, {"token": token, "device_id": "real-app"})
+    assert ws is not None, kind
+    times = []
+    for i in range(count):
+        started = time.perf_counter()
+        await ws.send(
+            json.dumps({"v": 1, "id": 10 + i, "type": "message.send", "payload": {"text": f"hi {i}"}})
+        )
+        while True:
+            frame = json.loads(await asyncio.wait_for(ws.recv(), 30))
+            if frame.get("id") == 10 + i:
+                break
+        times.append((time.perf_counter() - started) * 1000)
+        await asyncio.sleep(0.01)  # the agent's answers to each message come and go meanwhile
+    await ws.close()
+    return sorted(times)
+
+
+def store_bytes(data_dir: Path) -> int:
+    return sum(p.stat().st_size for p in data_dir.glob("gateway.sqlite3*"))
+
+
+async def pending_flood(server: GatewayServe, attempts: int) -> Outcome:
+    outcome = Outcome()
+    before = await sends(server.url, server.token, 200)
+    size_before = store_bytes(server.data_dir)
+    names: Counter[str] = Counter()
+    for _ in range(58):
+        payload = {
+            "token": secrets.token_urlsafe(32),
+            "device_id": uuid.uuid4().hex,
+            "device_name": "n" * MIB,
+        }
+        kind, _ = await ws_hello(server.url, payload)
+        names[kind] += 1
+    gate = asyncio.Semaphore(8)
+    started = time.monotonic()
+
+    async def one() -> None:
+        async with gate:
+            payload = {
+                "token": secrets.token_urlsafe(32),
+                "device_id": uuid.uuid4().hex,
+                "device_name": "n" * 64,
+            }
+            kind, ws = await ws_hello(server.url, payload)
+            outcome.answers[kind] += 1
+            if ws is not None:
+                await ws.close()
+
+    await asyncio.gather(*(one() for _ in range(attempts)))
+    took = time.monotonic() - started
+    after = await sends(server.url, server.token, 200)
+    started = time.monotonic()
+    listed = subprocess.run(
+        [sys.executable, "-m", "phoneuse_runtime.cli", "pair", "list", "--data-dir", str(server.data_dir)],
+        capture_output=True,
+        env=child_env(),
+        check=False,
+    )
+    list_s = time.monotonic() - started
+    ratio = percentile(after, 50) / percentile(before, 50)
+    outcome.notes += [
+        f"58 hellos with 1 MB names got {dict(names)}",
+        f"{attempts} pending-request attempts in {took:.1f} s",
+        f"store {size_before / MIB:.2f} MiB before, {store_bytes(server.data_dir) / MIB:.2f} MiB after",
+        f"pair list: exit {listed.returncode}, {list_s:.2f} s, {len(listed.stdout):,} bytes, "
+        f"{listed.stdout.count(b'pending')} pending rows",
+        f"message.send idle {ms(before)}; after the flood {ms(after)}; p50 ratio {ratio:.2f} (goal <= 2)",
+    ]
+    return outcome
+
+
+GatewayAttack = Callable[[GatewayServe], Coroutine[Any, Any, Outcome]]
+
+
+def run_gateway(name: str, attack: GatewayAttack, env: dict[str, str]) -> list[str]:
+    with GatewayServe(env) as server:
+        before = settled_rss(server.serve.pid)
+        with Peak(server.serve.pid) as peak:
+            outcome = asyncio.run(attack(server))
+        after = settled_rss(server.serve.pid)
+    print(f"\n== {name}:")
+    for note in outcome.notes:
+        print(f"   {note}")
+    print(f"   hostile hellos got: {dict(outcome.answers)}")
+    if outcome.real:
+        print(f"   the paired app's hellos got: {dict(outcome.real)}")
+    print(
+        f"   server RSS: {before / MIB:.1f} MiB before, {peak.rss / MIB:.1f} at peak, {after / MIB:.1f} after"
+    )
+    return [name, f"{before / MIB:.0f}/{peak.rss / MIB:.0f}/{after / MIB:.0f}", "-", outcome.notes[-1]]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     names = ["unauth-4mb", "unauth-1mb", "log-flood", "mixed", "garbage", "burst", "idle"]
-    parser.add_argument("--only", nargs="+", choices=names, default=names)
+    door = ["hello-lockout", "pending-flood"]
+    parser.add_argument("--only", nargs="+", choices=names + door, default=names + door)
+    parser.add_argument("--reconnects", type=int, default=200, help="hello-lockout: the paired app's")
+    parser.add_argument("--pending", type=int, default=10_000, help="pending-flood: request attempts")
+    parser.add_argument(
+        "--auth-failures",
+        type=int,
+        help="the gateway's guess budget (default: the setting's); a large one "
+        "lets every pending-flood attempt reach the store, as a patient attacker's would",
+    )
     parser.add_argument("--concurrency", type=int, default=300, help="large unauthenticated calls at once")
     parser.add_argument("--idle-connections", type=int, default=1000)
     parser.add_argument("--idle-wait", type=float, default=90.0, help="how long to watch idle connections")
@@ -366,8 +593,16 @@ def main() -> None:
     idle_count = args.idle_connections if args.open_files is None else args.open_files + 100
     attacks["idle"] = lambda port: idle(port, idle_count, args.idle_wait)
     print(f"Hostile callers over loopback; {machine()}")
+    door_attacks: dict[str, GatewayAttack] = {
+        "hello-lockout": lambda server: hello_lockout(server, args.reconnects),
+        "pending-flood": lambda server: pending_flood(server, args.pending),
+    }
     rows = []
     for name in args.only:
+        if name in door_attacks:
+            env = {"PHONEUSE_GATEWAY_AUTH_FAILURES": str(args.auth_failures)} if args.auth_failures else {}
+            rows.append(run_gateway(name, door_attacks[name], env))
+            continue
         rows.append(run(name, attacks[name], open_files=args.open_files if name == "idle" else None))
     print("\nattack: RSS MiB before/peak/after, log lines, real calls")
     for row in rows:

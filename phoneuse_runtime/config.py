@@ -99,9 +99,16 @@ class Settings:
     # first, with their full-text index rows. A new message is always kept.
     gateway_chat_max_bytes: int = 32 * 1024 * 1024
     gateway_chat_retention_days: int = 365
-    # Failed hellos from one address, past this many within the window, are refused unread.
-    gateway_auth_failures: int = 10
+    # Failed hellos (a token that opens nothing) on the whole gateway, past this many within the
+    # window, are refused before any pairing request is made; a paired token always gets in.
+    gateway_auth_failures: int = 30
     gateway_auth_window_s: float = 60.0
+    # Pairing requests (apps' own tokens) waiting for the owner at once; past it, new ones are
+    # refused (rate_limited) and those waiting are kept.
+    gateway_max_pending_requests: int = 32
+    # Origins a WebSocket upgrade may carry (a browser page's); native apps send none. An upgrade
+    # with any other Origin is refused with HTTP 403.
+    gateway_allowed_origins: frozenset[str] = frozenset()
     gateway_hello_timeout_s: float = 10.0  # a connection that has not said hello by then is closed
     pairing_ttl_days: int = 30  # a pairing's lifetime unless made permanent
     ntfy_url: str = ""  # where wake-ups for offline app devices with an ntfy topic go; "" = none

@@ -433,7 +433,18 @@ def render_spec(registry: Registry | None = None) -> str:
     registry = registry or served_registry()
     actions = [s for s in registry.actions.values() if _builtin(s)]
     queries = [s for s in registry.queries.values() if _builtin(s)]
-    out = [PREAMBLE, CONNECTION_LIMITS, LIMITS, "## Error codes", "", "| code | meaning |", "|---|---|"]
+    from .gateway.limits import spec_section as gateway_section
+
+    out = [
+        PREAMBLE,
+        CONNECTION_LIMITS,
+        gateway_section(),
+        LIMITS,
+        "## Error codes",
+        "",
+        "| code | meaning |",
+        "|---|---|",
+    ]
     out += [f"| `{f.code}` | {f.summary} |" for f in FAILURES]
     out += ["", "## Actions", ""]
     out += [

@@ -41,8 +41,8 @@ The API the gateway's parts code against (stable):
   (`gateway/chat/`) and the agent bridge (`gateway/agent/`) are the parts `serve` runs.
 - `pairing.PairingStore`: pairings and pending requests (what `phoneuse-runtime pair` edits).
 - Settings (`config.Settings`, flags / `PHONEUSE_*` / config.toml): `gateway`, `gateway_listen`,
-  `gateway_*` limits, `ntfy_url`, `pairing_ttl_days`, and for the agent part `approvals`
-  ("always" | "paired" | "off") and `approval_actions`.
+  `gateway_*` limits (`limits.py`), `gateway_allowed_origins`, `ntfy_url`, `pairing_ttl_days`, and
+  for the agent part `approvals` ("always" | "paired" | "off") and `approval_actions`.
 """
 
 from __future__ import annotations

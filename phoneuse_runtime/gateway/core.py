@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pydantic import Field
+
 from ..events import now_ms
 from . import outbox, push
 from .dispatch import Handlers, Payload
 from .errors import GatewayError
+from .limits import DEVICE_ID_CHARS, DEVICE_NAME_CHARS, TOKEN_CHARS
 from .protocol import Request
 
 if TYPE_CHECKING:
@@ -17,9 +20,9 @@ HANDLERS = Handlers()
 
 
 class HelloPayload(Payload):
-    token: str = ""
-    device_id: str = ""
-    device_name: str = ""
+    token: str = Field("", max_length=TOKEN_CHARS)
+    device_id: str = Field("", max_length=DEVICE_ID_CHARS)
+    device_name: str = Field("", max_length=DEVICE_NAME_CHARS)
     caps: dict[str, object] | None = None
     fcm_token: str | None = None
     ntfy_topic: str | None = None

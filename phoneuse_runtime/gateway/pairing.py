@@ -1,9 +1,24 @@
-"""Pairings: one token per app device, stored only as a salted hash, in the gateway's database.
+"""Pairings: one token per app device, stored only hashed, in the gateway's database.
 
 Two ways in:
 - the host issues a token (`pair new`), shown once, for the app to scan;
 - the app brings its own token: its first `hello` makes a pending request with a pairing code,
   which the owner approves (`pair approve CODE`) or denies within `PENDING_TTL_MS`.
+
+A pending request belongs to the token that made it, not to its `device_id` (which the app
+chooses, and any app can say): only that token is ever shown its code, a hello with another
+token and the same `device_id` makes a request of its own (with its own code), and approving a
+code pairs that request's token and no other. The owner approves the code their app shows.
+
+A token is found by its `lookup` column, an indexed SHA-256 of the token under a fixed key:
+tokens carry at least 128 bits (`token_problem`), so an unsalted hash of one gives nothing away
+and no hello scans the rows. Each row also keeps the salted hash it always had, checked with
+`hmac.compare_digest` once the row is found. Rows from older versions have no `lookup` yet;
+they are checked the old way, and get one the first time their token says hello.
+
+What unauthenticated hellos can cost is bounded: a token that opens nothing is a guess, and
+the whole gateway has `GuessBudget` of them per window (a paired or pending token is never
+counted, and always looked up); at most `max_pending` requests wait at once.
 
 The store works on a plain `sqlite3.Connection`, so the CLI uses it on the data dir while the
 server runs, and the server through `GatewayDb.run`. Every change is one transaction: an
@@ -15,23 +30,36 @@ Expiry is read defensively: a pairing is permanent only when its `permanent` col
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import hmac
 import secrets
 import sqlite3
+import string
+import time
 from dataclasses import dataclass
 from typing import Any
 
 from ..events import now_ms
 from .db import transaction
+from .errors import ErrorCode
 
 PENDING_TTL_MS = 10 * 60 * 1000
 DAY_MS = 24 * 60 * 60 * 1000
-MIN_APP_TOKEN_CHARS = 22  # an app's own token must carry 128 bits, as ours do
+MIN_TOKEN_BITS = 128  # an app's own token must carry as many as ours (256) nearly
+BASE64URL = frozenset(string.ascii_letters + string.digits + "-_")
+HEX_LOWER, HEX_UPPER = frozenset("0123456789abcdef"), frozenset("0123456789ABCDEF")
+TOKEN_RULE = "".join(  # a rule, not a secret
+    (
+        "an app's own token must carry at least 128 bits: 22 or more base64url characters ",
+        "(A-Z a-z 0-9 - _) or 32 or more hex digits, from a random generator",
+    )
+)
+_LOOKUP_KEY = b"phoneuse-runtime gateway token lookup v1\x00"
 # No look-alikes: none of 0/O, 1/I/L, 2/Z, 5/S, 8/B, U/V.
 CODE_ALPHABET = "ACDEFGHJKMNPQRTWXY34679"
 
-DDL = """
+PAIRINGS_DDL = """
 CREATE TABLE IF NOT EXISTS pairings (
     id TEXT PRIMARY KEY,
     name TEXT NOT NULL,
@@ -42,18 +70,25 @@ CREATE TABLE IF NOT EXISTS pairings (
     permanent INTEGER NOT NULL DEFAULT 0,
     expires_ms INTEGER,
     revoked_ms INTEGER,
-    last_seen_ms INTEGER
-);
-CREATE TABLE IF NOT EXISTS pairing_requests (
+    last_seen_ms INTEGER,
+    lookup BLOB
+)"""
+REQUESTS_DDL = """
+CREATE TABLE IF NOT EXISTS {table} (
     code TEXT PRIMARY KEY,
-    device_id TEXT NOT NULL UNIQUE,
+    device_id TEXT NOT NULL,
     name TEXT NOT NULL,
     salt BLOB NOT NULL,
     token_hash BLOB NOT NULL,
     created_ms INTEGER NOT NULL,
-    expires_ms INTEGER NOT NULL
-);
-"""
+    expires_ms INTEGER NOT NULL,
+    lookup BLOB
+)"""
+INDEXES = (
+    "CREATE UNIQUE INDEX IF NOT EXISTS pairings_lookup ON pairings (lookup)",
+    "CREATE UNIQUE INDEX IF NOT EXISTS pairing_requests_lookup ON pairing_requests (lookup)",
+    "CREATE INDEX IF NOT EXISTS pairing_requests_expiry ON pairing_requests (expires_ms)",
+)
 
 
 class PairingNotFound(Exception):
@@ -61,20 +96,102 @@ class PairingNotFound(Exception):
 
 
 class AuthRefused(Exception):
-    """A `hello` whose token opens nothing; the message is safe to show the app. `counts` is
-    False for a token that waits for approval: an app may ask again and again meanwhile."""
+    """A `hello` whose token opens nothing; the message is safe to show the app, `code` is the
+    error frame's (`auth`, or `rate_limited` past a budget or cap)."""
 
-    def __init__(self, message: str, *, counts: bool = True) -> None:
+    def __init__(self, message: str, *, code: ErrorCode = "auth") -> None:
         super().__init__(message)
-        self.counts = counts
+        self.code: ErrorCode = code
+
+
+class GuessBudget:
+    """Failed guesses (hellos whose token opens nothing) for the whole gateway, in a sliding
+    window. Not per address: every app on a phone is 127.0.0.1, and any of them can bind
+    another 127/8 address. Used on the database thread only."""
+
+    def __init__(self, allowed: int, window_s: float) -> None:
+        self.allowed = allowed
+        self.window_s = window_s
+        self._times: collections.deque[float] = collections.deque()
+
+    def spend(self) -> bool:
+        """Counts one guess; False (and not counted) once the window's budget is spent."""
+        now = time.monotonic()
+        while self._times and self._times[0] <= now - self.window_s:
+            self._times.popleft()
+        if len(self._times) >= self.allowed:
+            return False
+        self._times.append(now)
+        return True
+
+
+def token_problem(token: str) -> str | None:
+    """Why an app's own token cannot be trusted to carry 128 bits, or None.
+
+    One token says little about the generator it came from, so this is a screen against typed,
+    constant and patterned tokens, not a proof: base64url (or hex) only, enough characters
+    for 128 bits at 6 (or 4) bits each, at least half as many distinct characters as a random
+    one nearly always has, and over its first 33 characters, two thirds of the pairs of
+    neighbours distinct and no one step between neighbours in more than a third of them."""
+    if not token or not set(token) <= BASE64URL:
+        return f"{TOKEN_RULE}; this one has other characters"
+    chars = set(token)
+    hexadecimal = chars <= HEX_LOWER or chars <= HEX_UPPER
+    alphabet, bits = (16, 4) if hexadecimal else (64, 6)
+    if len(token) * bits < MIN_TOKEN_BITS:
+        return f"{TOKEN_RULE}; this one is {len(token)} characters"
+    head = token[:33]
+    pairs = [head[i : i + 2] for i in range(len(head) - 1)]
+    steps = collections.Counter(ord(pair[1]) - ord(pair[0]) for pair in pairs)
+    if (
+        len(chars) < min(len(token), alphabet) // 2
+        or len(set(pairs)) * 3 < len(pairs) * 2
+        or max(steps.values()) * 3 > len(pairs)
+    ):
+        return f"{TOKEN_RULE}; this one repeats itself like no random token does"
+    return None
 
 
 def _hash(salt: bytes, token: str) -> bytes:
     return hashlib.sha256(salt + token.encode()).digest()
 
 
+def _lookup(token: str) -> bytes:
+    return hashlib.sha256(_LOOKUP_KEY + token.encode()).digest()
+
+
 def _matches(row: sqlite3.Row, token: str) -> bool:
     return hmac.compare_digest(_hash(bytes(row["salt"]), token), bytes(row["token_hash"]))
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
+    return {str(r[1]) for r in conn.execute(f"PRAGMA table_info({table})")}
+
+
+_FIND = {  # per table: by lookup; the rows of an older version without one; giving one its lookup
+    table: (
+        f"SELECT * FROM {table} WHERE lookup = ?",  # noqa: S608 (fixed table names)
+        f"SELECT rowid, * FROM {table} WHERE lookup IS NULL",  # noqa: S608
+        f"UPDATE {table} SET lookup = ? WHERE rowid = ?",  # noqa: S608
+    )
+    for table in ("pairings", "pairing_requests")
+}
+
+
+def _find(conn: sqlite3.Connection, table: str, token: str) -> sqlite3.Row | None:
+    """The row of `table` whose token this is: by its lookup, else among the rows of an older
+    version that have none yet (which then get theirs)."""
+    by_lookup, without_lookup, set_lookup = _FIND[table]
+    key = _lookup(token)
+    row: sqlite3.Row | None = conn.execute(by_lookup, (key,)).fetchone()
+    if row is not None:
+        return row if _matches(row, token) else None
+    old: sqlite3.Row
+    for old in conn.execute(without_lookup).fetchall():
+        if _matches(old, token):
+            conn.execute(set_lookup, (key, old["rowid"]))
+            return old
+    return None
 
 
 def new_code() -> str:
@@ -177,13 +294,39 @@ def _pending(row: sqlite3.Row) -> PendingRequest:
 class PairingStore:
     """Pairings and pending requests on one connection (see `db.connect`)."""
 
-    def __init__(self, conn: sqlite3.Connection, *, default_ttl_days: int = 30) -> None:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        *,
+        default_ttl_days: int = 30,
+        max_pending: int = 32,
+        guesses: GuessBudget | None = None,
+    ) -> None:
         self.conn = conn
         self.default_ttl_days = default_ttl_days
+        self.max_pending = max_pending
+        self.guesses = guesses  # None: unbounded (the CLI, which never authenticates)
 
     @staticmethod
     def create_tables(conn: sqlite3.Connection) -> None:
-        conn.executescript(DDL)
+        """The tables, and a store of an older version brought up to date (its pairings and
+        requests kept): a `lookup` column, and requests no longer unique per device_id."""
+        with transaction(conn):
+            conn.execute(PAIRINGS_DDL)
+            if "lookup" not in _columns(conn, "pairings"):
+                conn.execute("ALTER TABLE pairings ADD COLUMN lookup BLOB")
+            conn.execute(REQUESTS_DDL.format(table="pairing_requests"))
+            if "lookup" not in _columns(conn, "pairing_requests"):  # device_id was UNIQUE
+                conn.execute(REQUESTS_DDL.format(table="pairing_requests_new"))
+                conn.execute(
+                    "INSERT INTO pairing_requests_new (code, device_id, name, salt, token_hash, "
+                    "created_ms, expires_ms) SELECT code, device_id, name, salt, token_hash, "
+                    "created_ms, expires_ms FROM pairing_requests"
+                )
+                conn.execute("DROP TABLE pairing_requests")
+                conn.execute("ALTER TABLE pairing_requests_new RENAME TO pairing_requests")
+            for statement in INDEXES:
+                conn.execute(statement)
 
     def _expiry(self, now: int, ttl_days: int | None, permanent: bool) -> tuple[int, int | None]:
         if permanent:
@@ -204,9 +347,9 @@ class PairingStore:
         pairing_id = secrets.token_hex(4)
         with transaction(self.conn) as conn:
             conn.execute(
-                "INSERT INTO pairings (id, name, salt, token_hash, created_ms, permanent, expires_ms) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (pairing_id, name, salt, _hash(salt, token), now, flag, expires),
+                "INSERT INTO pairings (id, name, salt, token_hash, lookup, created_ms, permanent, "
+                "expires_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (pairing_id, name, salt, _hash(salt, token), _lookup(token), now, flag, expires),
             )
         return Issued(pairing_id, token, expires)
 
@@ -215,56 +358,60 @@ class PairingStore:
     ) -> Pairing:
         """The live pairing this token opens, its last-seen time updated; AuthRefused otherwise.
 
-        An unknown token with a `device_id` becomes (or refreshes) that device's pending
-        request, and the refusal carries its pairing code."""
+        A token that waits for approval is told its own pairing code again. An unknown token is
+        a guess, refused once the gateway's guess budget is spent; with a `device_id` it makes
+        a pending request of its own (if it passes `token_problem` and fewer than `max_pending`
+        wait), and the refusal carries that request's code."""
         now = now_ms() if now is None else now
         if not token:
             raise AuthRefused("hello needs a token")
         with transaction(self.conn) as conn:
-            for row in conn.execute("SELECT * FROM pairings"):
-                if _matches(row, token):
-                    pairing = _pairing(row)
-                    state = pairing.state(now)
-                    if state != "paired":
-                        raise AuthRefused(f"this token's pairing is {state}; pair the app again")
-                    # A host-issued token learns which app holds it from its first hello.
-                    conn.execute(
-                        "UPDATE pairings SET last_seen_ms = ?, "
-                        "device_id = CASE WHEN device_id = '' THEN ? ELSE device_id END WHERE id = ?",
-                        (now, device_id, pairing.id),
-                    )
-                    return pairing
-            conn.execute("DELETE FROM pairing_requests WHERE expires_ms <= ?", (now,))
-            for row in conn.execute("SELECT * FROM pairing_requests"):
-                if _matches(row, token):
-                    code = row["code"]
-                    raise AuthRefused(f"waiting for the owner's approval; pairing code: {code}", counts=False)
+            row = _find(conn, "pairings", token)
+            if row is not None:
+                pairing = _pairing(row)
+                state = pairing.state(now)
+                if state != "paired":
+                    raise AuthRefused(f"this token's pairing is {state}; pair the app again")
+                # A host-issued token learns which app holds it from its first hello.
+                conn.execute(
+                    "UPDATE pairings SET last_seen_ms = ?, "
+                    "device_id = CASE WHEN device_id = '' THEN ? ELSE device_id END WHERE id = ?",
+                    (now, device_id, pairing.id),
+                )
+                return pairing
+            pending = _find(conn, "pairing_requests", token)
+            if pending is not None and pending["expires_ms"] > now:
+                code = pending["code"]
+                raise AuthRefused(f"waiting for the owner's approval; pairing code: {code}", code="auth")
+            if self.guesses is not None and not self.guesses.spend():
+                message = "too many failed hellos on this gateway; try again in a minute"
+                raise AuthRefused(message, code="rate_limited")
             if not device_id:
                 raise AuthRefused("unknown token; to ask for pairing, say hello with a device_id")
-            if len(token) < MIN_APP_TOKEN_CHARS:
-                raise AuthRefused(f"a token of your own needs at least {MIN_APP_TOKEN_CHARS} characters")
+            problem = token_problem(token)
+            if problem:
+                raise AuthRefused(problem)
+            conn.execute("DELETE FROM pairing_requests WHERE expires_ms <= ?", (now,))
+            waiting = int(conn.execute("SELECT COUNT(*) FROM pairing_requests").fetchone()[0])
+            if waiting >= self.max_pending:
+                message = (
+                    f"{waiting} pairing requests already wait for the owner, the most at once; "
+                    "ask again once the owner has approved or denied some, or in 10 minutes"
+                )
+                raise AuthRefused(message, code="rate_limited")
             code = self._request(conn, token, device_id, device_name or device_id, now)
         raise AuthRefused(f"unknown token, pairing requested; pairing code: {code}")
 
     def _request(self, conn: sqlite3.Connection, token: str, device_id: str, name: str, now: int) -> str:
         salt = secrets.token_bytes(16)
-        existing = conn.execute(
-            "SELECT code FROM pairing_requests WHERE device_id = ?", (device_id,)
-        ).fetchone()
-        if existing is not None:  # idempotent per device: same code, same deadline, latest token
-            conn.execute(
-                "UPDATE pairing_requests SET salt = ?, token_hash = ?, name = ? WHERE code = ?",
-                (salt, _hash(salt, token), name, existing["code"]),
-            )
-            return str(existing["code"])
         while True:
             code = new_code()
             if conn.execute("SELECT 1 FROM pairing_requests WHERE code = ?", (code,)).fetchone() is None:
                 break
         conn.execute(
-            "INSERT INTO pairing_requests (code, device_id, name, salt, token_hash, created_ms, expires_ms) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (code, device_id, name, salt, _hash(salt, token), now, now + PENDING_TTL_MS),
+            "INSERT INTO pairing_requests (code, device_id, name, salt, token_hash, lookup, created_ms, "
+            "expires_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (code, device_id, name, salt, _hash(salt, token), _lookup(token), now, now + PENDING_TTL_MS),
         )
         return code
 
@@ -283,14 +430,15 @@ class PairingStore:
                 raise PairingNotFound(f"no pending pairing request has the code {key!r}")
             pairing_id = secrets.token_hex(4)
             conn.execute(
-                "INSERT INTO pairings (id, name, device_id, salt, token_hash, created_ms, permanent, "
-                "expires_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO pairings (id, name, device_id, salt, token_hash, lookup, created_ms, "
+                "permanent, expires_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     pairing_id,
                     row["name"],
                     row["device_id"],
                     row["salt"],
                     row["token_hash"],
+                    row["lookup"],  # None for a request of an older version: found the old way
                     now,
                     flag,
                     expires,

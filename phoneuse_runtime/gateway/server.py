@@ -1,11 +1,18 @@
 """The Iris gateway as a component: a websockets asyncio server at `/ws`, beside the gRPC server,
 over the same runtime. It authenticates each connection's `hello`, keeps one live session per
-paired device, and dispatches frames to the handlers of its core and of its parts."""
+paired device, and dispatches frames to the handlers of its core and of its parts.
+
+The door: an upgrade that carries an `Origin` (a web page's) is refused with 403 unless
+`gateway_allowed_origins` lists it; until its hello is accepted a connection's frames are held
+to `max_frame_bytes` (after it, to `OVERSIZE_TOLERANCE` times that); a token is looked up
+before any budget is consulted, so a paired app always gets in, and the guesses of the whole
+gateway are bounded (`pairing.GuessBudget`). Every frame after hello counts against the
+connection's rate limit, and is handled only while the device is still paired: after a `pair
+revoke`, not one more of its frames is handled, however long its close takes."""
 
 from __future__ import annotations
 
 import asyncio
-import collections
 import logging
 import sqlite3
 import time
@@ -18,6 +25,7 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request as HttpRequest
 from websockets.http11 import Response as HttpResponse
+from websockets.typing import Origin
 
 from ..components import Contribution
 from ..config import ConfigError, Settings
@@ -28,7 +36,7 @@ from .db import GatewayDb, db_path
 from .dispatch import Handlers, dispatch, dispatch_binary, payload_problem
 from .errors import ErrorCode, GatewayError
 from .limits import OVERSIZE_TOLERANCE, GatewayLimits
-from .pairing import AuthRefused, Pairing, PairingStore
+from .pairing import AuthRefused, GuessBudget, Pairing, PairingStore
 from .parts import Part
 from .protocol import PROTOCOL_VERSION, encode_frame, never_dropped, parse_request
 from .session import Session, coalescing_key
@@ -68,32 +76,6 @@ class _Bucket:
             return False
         self.tokens -= 1.0
         return True
-
-
-class _AuthFailures:
-    """Failed hellos per remote address, in a sliding window: past the allowance, an address's
-    hellos are refused before their token is even looked at."""
-
-    def __init__(self, allowed: int, window_s: float) -> None:
-        self.allowed = allowed
-        self.window_s = window_s
-        self._times: dict[str, collections.deque[float]] = {}
-
-    def _recent(self, address: str) -> collections.deque[float]:
-        times = self._times.setdefault(address, collections.deque())
-        cutoff = time.monotonic() - self.window_s
-        while times and times[0] < cutoff:
-            times.popleft()
-        return times
-
-    def blocked(self, address: str) -> bool:
-        times = self._recent(address)
-        if not times:
-            self._times.pop(address, None)  # forget quiet addresses: the table stays small
-        return len(times) >= self.allowed
-
-    def failed(self, address: str) -> None:
-        self._recent(address).append(time.monotonic())
 
 
 class _LivePairings:
@@ -138,7 +120,7 @@ class Gateway:
         if settings.ntfy_url and not settings.ntfy_url.startswith(("http://", "https://")):
             raise ConfigError(f"ntfy_url must be an http:// or https:// URL, got {settings.ntfy_url!r}")
         self.waker = push.Waker(settings.ntfy_url) if settings.ntfy_url else None
-        self._auth_failures = _AuthFailures(self.limits.auth_failures, self.limits.auth_window_s)
+        self._guesses = GuessBudget(self.limits.auth_failures, self.limits.auth_window_s)
         self.parts: list[Part] = list(default_parts() if parts is None else parts)
         self.handlers = Handlers.merged([core.HANDLERS, *(p.handlers for p in self.parts)])
         self.db = GatewayDb(db_path(settings.data_dir))
@@ -166,7 +148,13 @@ class Gateway:
         )
 
     def pairing_store(self, conn: Any) -> PairingStore:
-        return PairingStore(conn, default_ttl_days=self.settings.pairing_ttl_days)
+        """The pairings on the database thread's connection, with the gateway's guess budget."""
+        return PairingStore(
+            conn,
+            default_ttl_days=self.settings.pairing_ttl_days,
+            max_pending=self.limits.max_pending_requests,
+            guesses=self._guesses,
+        )
 
     async def start(self, runtime: Runtime) -> None:
         self._runtime = runtime
@@ -184,7 +172,10 @@ class Gateway:
                     host or "127.0.0.1",
                     int(port),
                     process_request=_only_ws_path,
-                    max_size=self.limits.max_frame_bytes * OVERSIZE_TOLERANCE,
+                    # No Origin (a native app), or one the owner listed: a web page gets 403.
+                    origins=[None, *(Origin(o) for o in sorted(self.settings.gateway_allowed_origins))],
+                    # Until hello is accepted; then OVERSIZE_TOLERANCE times it (see _hello).
+                    max_size=self.limits.max_frame_bytes,
                     server_header=None,
                 )
             except (OSError, ValueError) as exc:
@@ -316,12 +307,29 @@ class Gateway:
                 continue
             for pairing_id, session in list(self.sessions.items()):
                 if pairing_id not in live:
-                    log.info("device %s is no longer paired; its connection is closed", pairing_id)
-                    message = "this device's pairing was revoked or expired"
-                    await session.error(GatewayError("auth", message), None)
-                    self.spawn(session.close(CLOSE_POLICY, "auth"))
-                    if self.sessions.get(pairing_id) is session:
-                        del self.sessions[pairing_id]
+                    await self._unpaired(session)
+
+    async def _unpaired(self, session: Session) -> None:
+        """Ends the session of a device no longer paired: its frames are dropped from now on,
+        and its connection closes after the error that says why (which may take a while)."""
+        if session.revoked:
+            return
+        log.info("device %s is no longer paired; its connection is closed", session.pairing_id)
+        await session.error(GatewayError("auth", "this device's pairing was revoked or expired"), None)
+        session.revoked = True
+        self.spawn(session.close(CLOSE_POLICY, "auth"))
+        if self.sessions.get(session.pairing_id) is session:
+            del self.sessions[session.pairing_id]
+
+    async def _still_paired(self, session: Session) -> bool:
+        """Whether the device's pairing still works, as of now (a revoke in another process is
+        seen at once: SQLite's data_version)."""
+        if session.revoked:
+            return False
+        if session.pairing_id in await self.db.run(self._live.get):
+            return True
+        await self._unpaired(session)
+        return False
 
     async def server_caps(self) -> dict[str, Any]:
         return {
@@ -363,10 +371,11 @@ class Gateway:
             pass
 
     async def _hello(self, ws: ServerConnection) -> Session | None:
-        address = ws.remote_address[0] if ws.remote_address else ""
-        session = await self._authenticate(ws, address)
+        session = await self._authenticate(ws)
         if session is None:
             return None
+        # Authenticated: frames up to OVERSIZE_TOLERANCE times the limit are read (and refused).
+        ws.protocol.max_message_size = self.limits.max_frame_bytes * OVERSIZE_TOLERANCE
         previous = self.sessions.get(session.pairing_id)
         self.sessions[session.pairing_id] = session
         session.start()
@@ -375,7 +384,7 @@ class Gateway:
             self.spawn(previous.close(CLOSE_REPLACED, "replaced by a newer connection of this device"))
         return session
 
-    async def _authenticate(self, ws: ServerConnection, address: str) -> Session | None:
+    async def _authenticate(self, ws: ServerConnection) -> Session | None:
         """The session of a good hello, its hello.ack sent; None after refusing a bad one."""
         try:
             first = await asyncio.wait_for(ws.recv(), timeout=self.limits.hello_timeout_s)
@@ -400,10 +409,6 @@ class Gateway:
         except ValidationError as exc:
             await self._refuse(ws, f"bad hello payload: {payload_problem(exc)}", request.id)
             return None
-        if self._auth_failures.blocked(address):  # the token is not even looked at
-            message = "too many failed hellos from this address; try again later"
-            await self._refuse(ws, message, request.id, code="rate_limited")
-            return None
         problem = push.topic_problem(hello.ntfy_topic or "") or push.fcm_problem(hello.fcm_token or "")
         if problem:
             await self._refuse(ws, f"bad hello payload: {problem}", request.id)
@@ -420,9 +425,7 @@ class Gateway:
                 )
             )
         except AuthRefused as exc:
-            if exc.counts:
-                self._auth_failures.failed(address)
-            await self._refuse(ws, str(exc), request.id)
+            await self._refuse(ws, str(exc), request.id, code=exc.code)
             return None
         if hello.fcm_token is not None or hello.ntfy_topic is not None:
             await self.db.run(
@@ -442,17 +445,17 @@ class Gateway:
         limit = self.limits.max_frame_bytes
         try:
             async for message in session.ws:
+                allowed = bucket.take()  # every frame counts: oversized and malformed ones too
                 size = len(message) if isinstance(message, bytes) else len(message.encode())
                 if size > limit:
                     problem = f"a frame of {size} bytes is over max_frame_bytes ({limit})"
-                    await session.error(GatewayError("unsupported", problem), None)
+                    await session.error(GatewayError("unsupported", problem) if allowed else TOO_FAST, None)
                     continue
-                allowed = bucket.take()  # every frame counts, malformed ones too
                 if isinstance(message, bytes):
-                    if allowed:
-                        await dispatch_binary(self.handlers, session, message)
-                    else:
+                    if not allowed:
                         await session.error(TOO_FAST, None)
+                    elif await self._still_paired(session):
+                        await dispatch_binary(self.handlers, session, message)
                     continue
                 try:
                     request = parse_request(message)
@@ -461,8 +464,8 @@ class Gateway:
                     continue
                 if not allowed:
                     await session.error(TOO_FAST, request.id)
-                    continue
-                await dispatch(self.handlers, session, request)
+                elif await self._still_paired(session):  # else dropped: the connection is closing
+                    await dispatch(self.handlers, session, request)
         except ConnectionClosed:
             pass
 

@@ -80,6 +80,9 @@ class Session:
         self.remote = ws.remote_address[0] if ws.remote_address else ""
         self.state: dict[str, Any] = {}
         self.closed = False
+        # No longer paired (revoked or expired): none of its frames is handled any more, and
+        # nothing more is queued for it, while its connection closes.
+        self.revoked = False
         self._limit = send_queue_bytes
         self._queue: collections.deque[_Queued] = collections.deque()
         self._waiting: dict[tuple[Any, ...], _Queued] = {}  # coalescable frames not yet written
@@ -135,7 +138,7 @@ class Session:
 
     def enqueue(self, data: str | bytes, key: tuple[Any, ...] | None) -> None:
         """Queues already encoded frame text (or media bytes); `key` coalesces it (see above)."""
-        if self.closed:
+        if self.closed or self.revoked:
             return
         if not self._queue and not self._writing and self._writer is not None:
             transport = self.ws.transport

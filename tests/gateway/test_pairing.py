@@ -118,22 +118,25 @@ async def test_an_app_token_is_pending_until_approved(
     gateway_server: GatewayServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code = await ask_to_pair(gateway_server)
-    assert await ask_to_pair(gateway_server) == code  # idempotent per device, across disconnects
-    assert await ask_to_pair(gateway_server, token=APP_TOKEN + "-new") == code
+    assert await ask_to_pair(gateway_server) == code  # idempotent per token, across disconnects
+    # Another token with the same device_id is another request: it never sees this code.
+    other = await ask_to_pair(gateway_server, token=APP_TOKEN + "-new")
+    assert other != code
     rows = listed(capsys, gateway_server.data_dir)
     assert rows[code]["kind"] == "pending"
     assert rows[code]["device_id"] == "pixel-7"
     status, out, _ = pair(capsys, gateway_server.data_dir, "approve", code.lower().replace("-", ""))
     assert status == 0, out
     client = await gateway_server.open()
-    ack = await client.hello(APP_TOKEN + "-new", device_id="pixel-7")  # the latest token it brought
+    ack = await client.hello(APP_TOKEN, device_id="pixel-7")  # the token that made the request
     assert ack["type"] == "hello.ack"
     rows = listed(capsys, gateway_server.data_dir)
     assert code not in rows
-    (paired,) = rows.values()
+    (paired,) = [r for r in rows.values() if r["kind"] == "paired"]
     assert paired["state"] == "paired"
     assert paired["last_seen"] is not None
     assert paired["name"] == "Pixel 7"
+    assert rows[other]["kind"] == "pending"  # the other token's request waits on, unpaired
 
 
 async def test_a_denied_request_is_gone_and_its_token_still_opens_nothing(
@@ -264,17 +267,19 @@ async def test_tokens_are_stored_hashed_and_never_logged(
     assert db_path(gateway_server.data_dir).stat().st_mode & 0o077 == 0
 
 
-async def test_repeated_auth_failures_from_one_address_are_rate_limited(make_gateway: GatewayFactory) -> None:
+async def test_repeated_auth_failures_are_rate_limited_but_never_a_paired_token(
+    make_gateway: GatewayFactory,
+) -> None:
     server = await make_gateway(gateway_auth_failures=3)
     for i in range(3):
         client = await server.open()
         answer = await client.request("hello", {"token": f"wrong-token-{i}"})
         assert answer["payload"]["code"] == "auth"
-    good = server.pair().token
     client = await server.open()
-    answer = await client.hello(good)
+    answer = await client.request("hello", {"token": "wrong-token-again"})
     assert answer["payload"]["code"] == "rate_limited"
     assert await client.closed() == CLOSE_POLICY
+    assert (await (await server.open()).hello(server.pair().token))["type"] == "hello.ack"
 
 
 async def test_an_app_waiting_for_approval_may_ask_again_and_again(make_gateway: GatewayFactory) -> None:

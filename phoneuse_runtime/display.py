@@ -88,9 +88,10 @@ def columns(text: str) -> int:
     emoji) two, combining marks and joiners none. A table pads its cells by this, not `len`."""
     if text.isascii():
         return len(text)
-    width = 0
+    width, joined = 0, False
     for c in text:
-        if c in _JOINERS or unicodedata.combining(c) or unicodedata.category(c) in ("Mn", "Me", "Cf"):
+        if joined or c in _JOINERS or unicodedata.category(c) in ("Mn", "Me", "Cf"):
+            joined = c == "\u200d"  # what a ZWJ joins is drawn in its predecessor's cells
             continue
         width += 2 if unicodedata.east_asian_width(c) in ("W", "F") else 1
     return width

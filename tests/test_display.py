@@ -71,3 +71,21 @@ def test_json_text_escapes_what_json_dumps_leaves_raw() -> None:
 )
 def test_columns_counts_terminal_cells(text: str, width: int) -> None:
     assert columns(text) == width
+
+
+def test_the_escaped_ranges_cover_every_control_format_and_separator_character() -> None:
+    """UNSAFE_RANGES is Unicode 14's Cc, Cf, Cs, Zl and Zp but the two joiners; a Python with
+    a newer Unicode that adds a format character fails here until the ranges name it."""
+    import sys
+    import unicodedata
+
+    from phoneuse_runtime.display import UNSAFE_RANGES
+
+    listed = {cp for a, b in UNSAFE_RANGES for cp in range(a, b + 1)}
+    wanted = {
+        cp
+        for cp in range(sys.maxunicode + 1)
+        if unicodedata.category(chr(cp)) in ("Cc", "Cf", "Cs", "Zl", "Zp") and cp not in (0x200C, 0x200D)
+    }
+    assert wanted <= listed, sorted(wanted - listed)[:10]
+    assert all(unicodedata.category(chr(cp)) in ("Cc", "Cf", "Cs", "Zl", "Zp", "Cn") for cp in listed)

@@ -32,10 +32,8 @@ from ..display import columns, printable, safe_json
 from ..endpoint import NoServer, find_gateway
 from ..events import now_ms
 from ..limits import clip, shorten
-from . import qr
 from .db import connect, db_path
 from .pairing import PairingNotFound, PairingStore
-from .server import WS_PATH
 
 EXIT_NOT_FOUND = 3
 EXIT_INTERNAL = 1
@@ -171,6 +169,8 @@ def given_url(text: str) -> str:
         parts.port  # noqa: B018 (parsing it is the check)
     except ValueError:
         raise UsageError(f"--url has a port that is not one, got {clip(text)}") from None
+    from .server import WS_PATH
+
     return urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path or WS_PATH, "", ""))
 
 
@@ -187,6 +187,8 @@ def listen_url(listen: str, *, source: str) -> Dial:
     """The URL an app dials for a gateway that listens on `listen` (HOST:PORT). A wildcard
     host is every address, which no app can dial: the loopback stands for it (what an app on
     this phone dials), with a note that says how to give the LAN's or tailnet's."""
+    from .server import WS_PATH
+
     host, _, port = listen.rpartition(":")
     host = host.strip("[]") or "127.0.0.1"  # the gateway binds the loopback for an empty host
     notes = []
@@ -231,6 +233,8 @@ def _new(store: PairingStore, args: argparse.Namespace, io: Io) -> int:
         {"v": 1, "url": where.url, "token": issued.token, "name": shorten(args.name, QR_NAME_CHARS)},
         separators=(",", ":"),
     )
+    from . import qr
+
     code = qr.terminal(scan)
     # stdout is the one JSON object with --json: the rest goes to stderr then.
     talk = io.err if args.json else io.out
@@ -310,7 +314,9 @@ def _list(store: PairingStore, args: argparse.Namespace, io: Io) -> int:
 
 def _cell(value: object) -> str:
     """An app-supplied value as a table cell: escaped, then clipped to TABLE_CELL_CHARS."""
-    return shorten(printable(str(value)), TABLE_CELL_CHARS)
+    text = str(value)
+    # Escaping only lengthens: cut before (a long name costs nothing) and again after.
+    return shorten(printable(text[: TABLE_CELL_CHARS + 1]), TABLE_CELL_CHARS)
 
 
 COMMANDS: dict[str, Command] = {

@@ -89,3 +89,24 @@ def test_the_escaped_ranges_cover_every_control_format_and_separator_character()
     }
     assert wanted <= listed, sorted(wanted - listed)[:10]
     assert all(unicodedata.category(chr(cp)) in ("Cc", "Cf", "Cs", "Zl", "Zp", "Cn") for cp in listed)
+
+
+def test_serves_log_lines_show_what_they_quote_escaped() -> None:
+    """`serve` formats its log lines with cli.PrintableFormatter: a handler that logs a device's
+    name cannot send the name's escapes to the terminal (a traceback keeps its lines)."""
+    import logging
+
+    from phoneuse_runtime.cli import PrintableFormatter
+
+    record = logging.LogRecord(
+        "x", logging.INFO, __file__, 1, "device %s said hello", ("\x1b[2J\u202e",), None
+    )
+    assert PrintableFormatter("%(message)s").format(record) == "device \\x1b[2J\\u202e said hello"
+    try:
+        raise ValueError("bad\x1b]0;t\x07")
+    except ValueError:
+        import sys
+
+        record = logging.LogRecord("x", logging.ERROR, __file__, 1, "failed", (), sys.exc_info())
+    shown = PrintableFormatter("%(message)s").format(record)
+    assert "\n" in shown and "\x1b" not in shown and "\x07" not in shown

@@ -215,7 +215,14 @@ async def serve(settings: Settings) -> int:
         os.chmod(sock, 0o600)
     host = settings.grpc_listen.rsplit(":", 1)[0]
     unix = f"unix:{sock}" if sock else None
-    record = write_record(settings.data_dir, Record.of_this_process(f"{host}:{app.port}", unix))
+    gateway, dial = app.components.get("gateway"), None
+    if gateway is not None:
+        from .gateway.server import Gateway
+
+        assert isinstance(gateway, Gateway)
+        # The gateway's address as bound (its real port): what `pair new` puts in the QR code.
+        dial = f"{gateway.address.rsplit(':', 1)[0]}:{gateway.port}"
+    record = write_record(settings.data_dir, Record.of_this_process(f"{host}:{app.port}", unix, gateway=dial))
     _release_startup_memory()
     log.info(
         "serving AndroidRuntime on %s:%d%s (device %s, %d actions) in %.0f ms",
@@ -226,13 +233,10 @@ async def serve(settings: Settings) -> int:
         len(app.runtime.registry.actions),
         (time.monotonic() - started) * 1000,
     )
-    gateway = app.components.get("gateway")
-    if gateway is not None:
-        from .gateway.server import WS_PATH, Gateway
+    if dial is not None:
+        from .gateway.server import WS_PATH
 
-        assert isinstance(gateway, Gateway)
-        gateway_host = gateway.address.rsplit(":", 1)[0]
-        log.info("serving the Iris gateway on ws://%s:%d%s", gateway_host, gateway.port, WS_PATH)
+        log.info("serving the Iris gateway on ws://%s%s", dial, WS_PATH)
     await stop.wait()
     log.info("shutting down (grace %.1f s)", settings.shutdown_grace_s)
     await app.stop(grace_s=settings.shutdown_grace_s)

@@ -1,4 +1,9 @@
-"""`phoneuse-runtime serve | exec | query | subscribe | pair | actions | doctor | spec | memory`."""
+"""`phoneuse-runtime serve | exec | query | subscribe | pair | actions | doctor | spec | memory`.
+
+What the phone, an app or a message wrote (results, events, errors, log lines) is printed
+through `display.safe_json` / `printable`: it can hold terminal escapes and bidi controls,
+which reach the terminal escaped, never as they are.
+"""
 
 from __future__ import annotations
 
@@ -13,14 +18,24 @@ from pathlib import Path
 from typing import Any
 
 from .config import DEFAULT_GATEWAY_LISTEN, DEFAULT_GRPC_LISTEN, ConfigError, default_data_dir, load_settings
+from .display import json_text, printable, safe_json
 from .endpoint import NoServer, find_server
 from .files import StateFileError
+from .limits import clip
 from .tokens import read_token_file, token_path
 
 PS_SHOWS_FLAG = (
     "--token puts the token on the command line, where `ps` shows it to other processes; "
     "set PHONEUSE_TOKEN instead, or leave the token in %s"
 )
+
+
+class PrintableFormatter(logging.Formatter):
+    """Log lines as `printable` shows them: a device name or a message body that a handler logs
+    reaches the terminal with its escapes shown, not run (a traceback keeps its newlines)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return printable(super().format(record), keep_newlines=True)
 
 
 class ClientSetupError(Exception):
@@ -32,7 +47,7 @@ def _key_values(items: Sequence[str]) -> dict[str, str]:
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key:
-            raise SystemExit(f"expected key=value, got {item!r}")
+            raise SystemExit(f"expected key=value, got {clip(item)}")
         out[key] = value
     return out
 
@@ -136,11 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
 def _serve(args: argparse.Namespace) -> int:
     from .app import serve
 
-    logging.basicConfig(
-        level=args.log_level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(PrintableFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=args.log_level.upper(), handlers=[handler])
     flags: dict[str, Any] = {
         "device": args.device,
         "grpc_listen": args.grpc_listen,
@@ -161,7 +174,7 @@ def _serve(args: argparse.Namespace) -> int:
             logging.getLogger(__name__).warning(PS_SHOWS_FLAG, token_path(settings.data_dir))
         return asyncio.run(serve(settings))
     except (ConfigError, StateFileError, OSError) as exc:
-        print(f"phoneuse-runtime: {exc}", file=sys.stderr)
+        print(f"phoneuse-runtime: {printable(str(exc))}", file=sys.stderr)
         return 2
 
 
@@ -178,7 +191,7 @@ def _resolve_target(args: argparse.Namespace) -> tuple[str, str]:
     try:
         token = args.token or os.environ.get("PHONEUSE_TOKEN") or read_token_file(data_dir)
     except StateFileError as exc:
-        raise SystemExit(f"phoneuse-runtime: {exc}") from None
+        raise SystemExit(f"phoneuse-runtime: {printable(str(exc))}") from None
     if not token:
         raise ClientSetupError(
             "no token: pass --token, set PHONEUSE_TOKEN, "
@@ -196,7 +209,7 @@ def _client(args: argparse.Namespace) -> int:
     try:
         address, token = _resolve_target(args)
     except ClientSetupError as exc:
-        print(f"phoneuse-runtime: {exc}", file=sys.stderr)
+        print(f"phoneuse-runtime: {printable(str(exc))}", file=sys.stderr)
         return 2
     metadata = (("authorization", f"Bearer {token}"),)
     with grpc.insecure_channel(address) as channel:
@@ -215,7 +228,7 @@ def _client(args: argparse.Namespace) -> int:
                     request.app_target = args.app
                 response = stub.Execute(request, metadata=metadata, timeout=args.timeout_ms / 1000 + 5)
                 print(
-                    json.dumps(
+                    safe_json(
                         {
                             "request_id": response.request_id,
                             "success": response.success,
@@ -223,7 +236,6 @@ def _client(args: argparse.Namespace) -> int:
                             "error": response.error,
                             "duration_ms": response.duration_ms,
                         },
-                        ensure_ascii=False,
                         indent=2,
                     )
                 )
@@ -240,7 +252,7 @@ def _client(args: argparse.Namespace) -> int:
                 )
                 results = [json.loads(r) for r in qr.results_json]
                 out = {"results": results, "total_count": qr.total_count, "has_more": qr.has_more}
-                print(json.dumps(out, ensure_ascii=False, indent=2))
+                print(safe_json(out, indent=2))
                 return 0
             stream = stub.Subscribe(
                 pb.SubscribeRequest(event_types=args.event_types, subscriber_id=args.subscriber_id),
@@ -248,9 +260,8 @@ def _client(args: argparse.Namespace) -> int:
             )
             try:
                 stream.initial_metadata()
-                print(
-                    f"subscribed to {' '.join(args.event_types) or 'all events'}", file=sys.stderr, flush=True
-                )
+                types = printable(" ".join(args.event_types)) or "all events"
+                print(f"subscribed to {types}", file=sys.stderr, flush=True)
                 for event in stream:
                     line = {
                         "event_type": event.event_type,
@@ -258,12 +269,12 @@ def _client(args: argparse.Namespace) -> int:
                         "timestamp": event.timestamp,
                         "source": event.source,
                     }
-                    print(json.dumps(line, ensure_ascii=False), flush=True)
+                    print(safe_json(line), flush=True)
             except KeyboardInterrupt:
                 stream.cancel()
             return 0
         except grpc.RpcError as exc:
-            print(f"phoneuse-runtime: {exc.code().name}: {exc.details()}", file=sys.stderr)
+            print(f"phoneuse-runtime: {exc.code().name}: {printable(exc.details() or '')}", file=sys.stderr)
             return 2
 
 
@@ -276,7 +287,7 @@ def _actions(args: argparse.Namespace) -> int:
     try:
         device = make_device(Settings(device=args.device))
     except ConfigError as exc:
-        print(f"phoneuse-runtime: {exc}", file=sys.stderr)
+        print(f"phoneuse-runtime: {printable(str(exc))}", file=sys.stderr)
         return 2
     registry = build_registry()
     shown = {"device": args.device, "capabilities": device.capabilities}
@@ -293,11 +304,14 @@ def _doctor(args: argparse.Namespace) -> int:
     try:
         settings = load_settings({"device": args.device, "data_dir": args.data_dir}, config_file=args.config)
     except ConfigError as exc:
-        print(f"phoneuse-runtime: {exc}", file=sys.stderr)
+        print(f"phoneuse-runtime: {printable(str(exc))}", file=sys.stderr)
         return 2
     checks = asyncio.run(run_checks(settings))
-    render = render_json if args.json else render_text
-    print(render(checks, device=settings.device))
+    # A check's detail may quote the phone (a model name, a command's output).
+    if args.json:
+        print(json_text(render_json(checks, device=settings.device)))
+    else:
+        print(printable(render_text(checks, device=settings.device), keep_newlines=True))
     return 1 if failed(checks) else 0
 
 

@@ -7,6 +7,9 @@ client. So `serve` also listens on a Unix socket inside the data dir, which on t
 Termux app can reach, and records its addresses and its pid in `server.json`. A client sends the
 token only to a server that this record names and whose process is alive, over the socket when
 the record has one; it never guesses an address.
+
+The record also holds the Iris gateway's address as bound (its real port when the settings say
+port 0), which `pair new` puts in the QR code for the app to dial.
 """
 
 from __future__ import annotations
@@ -52,21 +55,29 @@ def _process_state(pid: int) -> tuple[str, int] | None:
 @dataclass(frozen=True)
 class Record:
     """What `server.json` holds: the server's pid (and its start time, which tells it from a later
-    process given the same pid), its TCP address and its socket (if any)."""
+    process given the same pid), its TCP address, its socket (if any) and the gateway's
+    HOST:PORT as bound (if it serves one)."""
 
     pid: int
     address: str
     unix: str | None  # "unix:/abs/path", the address the client commands prefer
     started: int | None = None
+    gateway: str | None = None
 
     @classmethod
-    def of_this_process(cls, address: str, unix: str | None) -> Record:
+    def of_this_process(cls, address: str, unix: str | None, *, gateway: str | None = None) -> Record:
         state = _process_state(os.getpid())
-        return cls(os.getpid(), address, unix, state[1] if state else None)
+        return cls(os.getpid(), address, unix, state[1] if state else None, gateway)
 
     def to_json(self) -> str:
         return json.dumps(
-            {"pid": self.pid, "started": self.started, "address": self.address, "unix": self.unix}
+            {
+                "pid": self.pid,
+                "started": self.started,
+                "address": self.address,
+                "unix": self.unix,
+                "gateway": self.gateway,
+            }
         )
 
 
@@ -188,11 +199,12 @@ def _socket_problem(path: Path) -> str | None:
     return None
 
 
-def find_server(data_dir: Path) -> str:
-    """The address of the live server recorded in `data_dir`: its Unix socket when it has one,
-    else its TCP address. Raises NoServer, saying why, rather than fall back to an address."""
+ADVICE = "start one with `phoneuse-runtime serve`, or name one with --server or PHONEUSE_SERVER"
+
+
+def _live_record(data_dir: Path, advice: str) -> dict[str, object]:
+    """The record of the live server in `data_dir`; raises NoServer, saying why, when there is none."""
     path = data_dir / SERVER_FILE
-    advice = "start one with `phoneuse-runtime serve`, or name one with --server or PHONEUSE_SERVER"
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -207,15 +219,37 @@ def find_server(data_dir: Path) -> str:
             f"no server is running for {data_dir}: the one recorded in {path} (pid {pid}) "
             f"is gone, so its addresses are not trusted with the token; {advice}"
         )
+    assert isinstance(raw, dict)
+    return raw
+
+
+def find_server(data_dir: Path) -> str:
+    """The address of the live server recorded in `data_dir`: its Unix socket when it has one,
+    else its TCP address. Raises NoServer, saying why, rather than fall back to an address."""
+    path = data_dir / SERVER_FILE
+    raw = _live_record(data_dir, ADVICE)
+    pid = raw["pid"]
     unix = raw.get("unix")
     if unix is not None:
         if not isinstance(unix, str) or not unix.startswith("unix:/"):
-            raise NoServer(f"{path} names a socket that is no absolute unix: address; {advice}")
+            raise NoServer(f"{path} names a socket that is no absolute unix: address; {ADVICE}")
         problem = _socket_problem(Path(unix.removeprefix("unix:")))
         if problem:
             raise NoServer(f"the server recorded in {path} (pid {pid}) cannot be reached: {problem}")
         return unix
     address = raw.get("address")
     if not isinstance(address, str) or not address:
-        raise NoServer(f"{path} names no address; {advice}")
+        raise NoServer(f"{path} names no address; {ADVICE}")
     return address
+
+
+def find_gateway(data_dir: Path) -> str | None:
+    """The HOST:PORT the live server's Iris gateway listens on, as bound; None when that server
+    serves no gateway. Raises NoServer when no live server is recorded in `data_dir`."""
+    raw = _live_record(data_dir, "start one with `phoneuse-runtime serve`")
+    gateway = raw.get("gateway")
+    if gateway is None:
+        return None
+    if not isinstance(gateway, str) or ":" not in gateway:
+        raise NoServer(f"{data_dir / SERVER_FILE} names no gateway address HOST:PORT")
+    return gateway

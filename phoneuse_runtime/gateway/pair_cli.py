@@ -4,6 +4,14 @@ It works while the server runs (SQLite in WAL mode; the server notices a revocat
 `server.PAIRING_POLL_S` and closes that device's connection). Exit status: 0 done; 3 when the
 id or code names nothing (`NOT_FOUND: ...` on stderr); 1 when the store itself fails
 (`INTERNAL: ...`), which is never reported as "not found"; 2 for bad usage or settings.
+
+What an app chose (its device name and id) is printed through `display.printable` /
+`safe_json`: a name cannot clear the owner's screen, retitle the window or hide text. The table
+clips long cells, so that it stays small whatever the names.
+
+The QR code of `pair new` holds `{"v": 1, "url", "token", "name"}`: `url` is what the app
+dials, `--url` when given, else the running gateway's address as bound (recorded in
+`server.json`), else the settings' `gateway_listen`.
 """
 
 from __future__ import annotations
@@ -13,20 +21,36 @@ import datetime
 import json
 import sqlite3
 import sys
+import urllib.parse
 from collections.abc import Callable
-from dataclasses import dataclass
-from io import StringIO
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
 from ..config import ConfigError, Settings, load_settings
+from ..display import columns, printable, safe_json
+from ..endpoint import NoServer, find_gateway
 from ..events import now_ms
+from ..limits import clip, shorten
 from .db import connect, db_path
 from .pairing import PairingNotFound, PairingStore
 
 EXIT_NOT_FOUND = 3
 EXIT_INTERNAL = 1
 EXIT_USAGE = 2
+# `pair list`'s table: at most this many characters of a name or a device id (escapes counted),
+# the rest cut with an ellipsis; `--json` shows them whole.
+TABLE_CELL_CHARS = 32
+# The QR code's `name` (the app shows it; the store keeps the whole name) and `--url`: a QR code
+# holds at most 2,331 bytes at error correction M, and a phone's camera reads a smaller one better.
+QR_NAME_CHARS = 64
+MAX_URL_CHARS = 512
+# The hosts that mean "every address": no app can dial them.
+WILDCARD_HOSTS = {"0.0.0.0": "127.0.0.1", "::": "::1"}  # noqa: S104 (recognised, not bound)
+
+
+class UsageError(Exception):
+    """A flag the command cannot use (exit status 2); the message says why."""
 
 
 def add_parser(sub: Any) -> None:
@@ -47,6 +71,11 @@ def add_parser(sub: Any) -> None:
     new = verbs.add_parser("new", parents=[common], help="issue a device token and show it as a QR code")
     new.add_argument("--name", required=True, help="what to call the device")
     lifetime(new)
+    new.add_argument(
+        "--url",
+        help="what the app dials, ws://HOST:PORT/ws (or wss://): the phone's LAN or tailnet address, "
+        "a proxy's (default: the running gateway's address)",
+    )
     new.add_argument("--json", action="store_true", help='print {"pairing_id", "token", "expires_at"} only')
     approve = verbs.add_parser("approve", parents=[common], help="approve an app's pairing request")
     approve.add_argument("code", help="the pairing code the app shows, XXXX-XXXX")
@@ -86,14 +115,6 @@ def _expiry(expires_at: int | None, permanent: bool) -> str:
     return _when(expires_at)
 
 
-def qr_text(payload: str) -> str:
-    import segno
-
-    text = StringIO()
-    segno.make(payload, error="m").terminal(out=text, compact=True)
-    return text.getvalue()
-
-
 def main(args: argparse.Namespace, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
@@ -110,11 +131,14 @@ def main(args: argparse.Namespace, *, out: TextIO | None = None, err: TextIO | N
             return COMMANDS[args.pair_command](store, args, Io(settings, out, err))
         finally:
             conn.close()
+    except UsageError as exc:
+        print(f"phoneuse-runtime: {printable(str(exc))}", file=err)
+        return EXIT_USAGE
     except PairingNotFound as exc:
-        print(f"NOT_FOUND: {exc}", file=err)
+        print(f"NOT_FOUND: {printable(str(exc))}", file=err)
         return EXIT_NOT_FOUND
     except (sqlite3.Error, OSError) as exc:  # the store failed: never "not found"
-        print(f"INTERNAL: the pairing store failed: {exc}", file=err)
+        print(f"INTERNAL: the pairing store failed: {printable(str(exc))}", file=err)
         return EXIT_INTERNAL
 
 
@@ -128,43 +152,125 @@ class Io:
 Command = Callable[[PairingStore, argparse.Namespace, Io], int]
 
 
+def given_url(text: str) -> str:
+    """`--url` checked: a ws:// or wss:// URL with a host, without credentials, query or fragment
+    (the token goes in the app's hello, never in a URL); no path means the gateway's /ws."""
+    if len(text) > MAX_URL_CHARS:
+        raise UsageError(f"--url has {len(text)} characters; at most {MAX_URL_CHARS} fit in the QR code")
+    parts = urllib.parse.urlsplit(text)
+    if parts.scheme not in ("ws", "wss") or not parts.hostname:
+        raise UsageError(f"--url must be ws://HOST:PORT/ws or wss://HOST/PATH, got {clip(text)}")
+    if parts.username is not None or parts.password is not None or parts.query or parts.fragment:
+        raise UsageError(
+            f"--url takes no user, password, query or fragment (the app sends its token in its "
+            f"hello, never in a URL), got {clip(text)}"
+        )
+    try:
+        parts.port  # noqa: B018 (parsing it is the check)
+    except ValueError:
+        raise UsageError(f"--url has a port that is not one, got {clip(text)}") from None
+    from .server import WS_PATH
+
+    return urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path or WS_PATH, "", ""))
+
+
+@dataclass(frozen=True)
+class Dial:
+    """What the QR code tells the app to dial, and what the owner should know about it."""
+
+    url: str
+    source: str  # where the URL comes from, for the owner
+    notes: tuple[str, ...] = ()
+
+
+def listen_url(listen: str, *, source: str) -> Dial:
+    """The URL an app dials for a gateway that listens on `listen` (HOST:PORT). A wildcard
+    host is every address, which no app can dial: the loopback stands for it (what an app on
+    this phone dials), with a note that says how to give the LAN's or tailnet's."""
+    from .server import WS_PATH
+
+    host, _, port = listen.rpartition(":")
+    host = host.strip("[]") or "127.0.0.1"  # the gateway binds the loopback for an empty host
+    notes = []
+    if host in WILDCARD_HOSTS:
+        notes.append(
+            f"the gateway listens on every address ({host}); the QR code holds the loopback, "
+            "which an app on this phone dials; for a phone on the LAN or a tailnet, give the "
+            f"address it dials: `pair new --url ws://ADDRESS:{port}{WS_PATH}`"
+        )
+        host = WILDCARD_HOSTS[host]
+    shown = f"[{host}]" if ":" in host else host
+    return Dial(f"ws://{shown}:{port}{WS_PATH}", source, tuple(notes))
+
+
+def dial(args: argparse.Namespace, settings: Settings) -> Dial:
+    """Where the app must connect: `--url`, else the running gateway, else the settings."""
+    if args.url is not None:
+        return Dial(given_url(args.url), "--url")
+    try:
+        running = find_gateway(settings.data_dir)
+    except NoServer as exc:
+        configured = settings.gateway_listen
+        if configured.rpartition(":")[2] in ("0", ""):
+            raise UsageError(
+                f"{exc}, and the settings' gateway_listen ({configured}) picks its port when it "
+                "starts: start the server first, or give the app's URL with --url ws://HOST:PORT/ws"
+            ) from None
+        found = listen_url(configured, source="the settings' gateway_listen")
+        return replace(found, notes=(*found.notes, f"{exc}: until one runs, nothing answers there"))
+    if running is None:
+        found = listen_url(settings.gateway_listen, source="the settings' gateway_listen")
+        note = "the running server serves no gateway (--no-gateway): start it with the gateway"
+        return replace(found, notes=(*found.notes, note))
+    return listen_url(running, source="the running gateway's address")
+
+
 def _new(store: PairingStore, args: argparse.Namespace, io: Io) -> int:
+    where = dial(args, io.settings)  # before the token is issued: a bad --url issues nothing
     issued = store.issue(args.name, ttl_days=args.ttl_days, permanent=args.permanent)
     # What the app scans: where to connect and the token. It is never put in a URL.
     scan = json.dumps(
-        {"v": 1, "url": f"ws://{io.settings.gateway_listen}/ws", "token": issued.token, "name": args.name},
+        {"v": 1, "url": where.url, "token": issued.token, "name": shorten(args.name, QR_NAME_CHARS)},
         separators=(",", ":"),
     )
-    qr = qr_text(scan)
+    from . import qr
+
+    code = qr.terminal(scan)
+    # stdout is the one JSON object with --json: the rest goes to stderr then.
+    talk = io.err if args.json else io.out
     if args.json:
         record = {"pairing_id": issued.pairing_id, "token": issued.token, "expires_at": issued.expires_at}
         print(json.dumps(record), file=io.out)
-        print(qr, file=io.err)
-        return 0
-    print(f"paired {args.name!r} as {issued.pairing_id}; its token, shown only this once:\n", file=io.out)
-    print(f"    {issued.token}\n", file=io.out)
-    print(f"expires: {_expiry(issued.expires_at, issued.expires_at is None)}", file=io.out)
-    print("scan this with the Iris app:\n", file=io.out)
-    print(qr, file=io.out)
+    else:
+        name = printable(args.name)
+        print(f"paired '{name}' as {issued.pairing_id}; its token, shown only this once:\n", file=io.out)
+        print(f"    {issued.token}\n", file=io.out)
+        print(f"expires: {_expiry(issued.expires_at, issued.expires_at is None)}", file=io.out)
+    print(f"the app dials {printable(where.url)} ({where.source})", file=talk)
+    for note in where.notes:
+        print(f"note: {printable(note)}", file=talk)
+    print("scan this with the Iris app:\n", file=talk)
+    print(code, file=talk)
     return 0
 
 
 def _approve(store: PairingStore, args: argparse.Namespace, io: Io) -> int:
     pairing = store.approve(args.code, permanent=args.permanent, ttl_days=args.ttl_days)
     expiry = _expiry(pairing.expires_ms, pairing.permanent)
-    print(f"approved: {pairing.name!r} is paired as {pairing.id}; expires: {expiry}", file=io.out)
+    name = printable(pairing.name)
+    print(f"approved: '{name}' is paired as {pairing.id}; expires: {expiry}", file=io.out)
     return 0
 
 
 def _deny(store: PairingStore, args: argparse.Namespace, io: Io) -> int:
     store.deny(args.code)
-    print(f"denied {args.code}", file=io.out)
+    print(f"denied {printable(args.code)}", file=io.out)
     return 0
 
 
 def _revoke(store: PairingStore, args: argparse.Namespace, io: Io) -> int:
     store.revoke(args.id)
-    print(f"revoked {args.id}; its connections close now", file=io.out)
+    print(f"revoked {printable(args.id)}; its connections close now", file=io.out)
     return 0
 
 
@@ -178,7 +284,7 @@ def _list(store: PairingStore, args: argparse.Namespace, io: Io) -> int:
     now = now_ms()
     rows = [r.as_json(now) for r in store.pending()] + [p.as_json(now) for p in store.pairings()]
     if args.json:
-        print(json.dumps(rows, ensure_ascii=False), file=io.out)
+        print(safe_json(rows), file=io.out)
         return 0
     if not rows:
         print(
@@ -189,22 +295,28 @@ def _list(store: PairingStore, args: argparse.Namespace, io: Io) -> int:
     header = ("ID / CODE", "STATE", "NAME", "DEVICE", "EXPIRES", "LAST SEEN")
     table = [header] + [
         (
-            r["id"],
+            _cell(r["id"]),
             r["state"],
-            r["name"],
-            r["device_id"] or "-",
+            _cell(r["name"]),
+            _cell(r["device_id"] or "-"),
             _expiry(r["expires_at"], r["permanent"]),
             _when(r["last_seen"]),
         )
         for r in rows
     ]
-    widths = [max(len(str(row[i])) for row in table) for i in range(len(header))]
+    # Every cell is clipped, so no column is wider than TABLE_CELL_CHARS (or a fixed text).
+    widths = [max(columns(row[i]) for row in table) for i in range(len(header))]
     for row in table:
-        print(
-            "  ".join(str(cell).ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip(),
-            file=io.out,
-        )
+        cells = (cell + " " * (width - columns(cell)) for cell, width in zip(row, widths, strict=True))
+        print("  ".join(cells).rstrip(), file=io.out)
     return 0
+
+
+def _cell(value: object) -> str:
+    """An app-supplied value as a table cell: escaped, then clipped to TABLE_CELL_CHARS."""
+    text = str(value)
+    # Escaping only lengthens: cut before (a long name costs nothing) and again after.
+    return shorten(printable(text[: TABLE_CELL_CHARS + 1]), TABLE_CELL_CHARS)
 
 
 COMMANDS: dict[str, Command] = {

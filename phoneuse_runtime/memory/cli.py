@@ -1,13 +1,14 @@
 """`phoneuse-runtime memory export [FILE] | import FILE | stats [--json]`.
 
 They work on the data dir's memory.db directly, safely beside a running server (transfer.py
-says how), so they need neither the server nor its token.
+says how), so they need neither the server nor its token. What they print of the memory (names
+and bodies that contacts and messages wrote) goes through `display.json_text` / `printable`:
+the same JSON, with terminal escapes and bidi controls escaped.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -30,19 +31,21 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..config import default_data_dir
+    from ..display import json_text, printable, safe_json
     from ..files import StateFileError
-    from .transfer import BadImport, import_lines, open_existing, stats, write_export
+    from .transfer import BadImport, export_lines, import_lines, open_existing, stats, write_export
 
     data_dir = args.data_dir or default_data_dir()
     try:
         conn = open_existing(data_dir, create=args.verb == "import")
     except StateFileError as exc:
-        print(f"phoneuse-runtime: {exc}", file=sys.stderr)
+        print(f"phoneuse-runtime: {printable(str(exc))}", file=sys.stderr)
         return 2
     try:
         if args.verb == "export":
-            if args.file is None:
-                write_export(conn, sys.stdout)
+            if args.file is None:  # to a terminal, perhaps: the same JSON, escaped
+                for line in export_lines(conn):
+                    sys.stdout.write(json_text(line) + "\n")
             else:
                 with args.file.open("w", encoding="utf-8") as out:
                     count = write_export(conn, out)
@@ -53,7 +56,10 @@ def run(args: argparse.Namespace) -> int:
                 with args.file.open(encoding="utf-8") as lines:
                     counts = import_lines(conn, lines)
             except (OSError, UnicodeDecodeError, BadImport) as exc:
-                print(f"phoneuse-runtime: {args.file}: {exc}; nothing was imported", file=sys.stderr)
+                print(
+                    f"phoneuse-runtime: {args.file}: {printable(str(exc))}; nothing was imported",
+                    file=sys.stderr,
+                )
                 return 2
             print(
                 f"imported {counts['nodes']} node(s) and {counts['edges']} edge(s); "
@@ -63,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
             return 0
         found = stats(conn)
         if args.json:
-            print(json.dumps(found, indent=2))
+            print(safe_json(found, indent=2))
         else:
             print(
                 f"{found['nodes']} nodes, {found['edges']} edges, {found['merges']} merges, "
@@ -74,7 +80,8 @@ def run(args: argparse.Namespace) -> int:
                 ("by source", "sources"),
                 ("by relation", "relations"),
             ):
-                print(f"{title}: " + (", ".join(f"{k} {v}" for k, v in found[table].items()) or "none"))
+                listed = ", ".join(f"{printable(str(k))} {v}" for k, v in found[table].items())
+                print(f"{title}: {listed or 'none'}")
         return 0
     finally:
         conn.close()

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .components import Component
-from .config import ConfigError, Settings
+from .config import ConfigError, Settings, device_problem
 from .device.base import Device
 from .endpoint import Record, claim_socket, socket_path, warn_if_shared, write_record
 from .events import EventBus
@@ -50,7 +50,7 @@ def make_device(settings: Settings) -> Device:
         return TermuxDevice(
             self_adb=settings.self_adb, adb_server=settings.adb_server, poll_ms=settings.poll_ms
         )
-    raise ConfigError(f"unknown device {settings.device!r}; use sim, adb[:SERIAL] or termux")
+    raise ConfigError(device_problem(settings.device) or f"no backend for {settings.device!r}")
 
 
 @dataclass

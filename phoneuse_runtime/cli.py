@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from . import __version__
 from .config import DEFAULT_GATEWAY_LISTEN, DEFAULT_GRPC_LISTEN, ConfigError, default_data_dir, load_settings
 from .display import json_text, printable, safe_json
 from .endpoint import NoServer, find_server
@@ -68,6 +69,7 @@ def _client_parent() -> argparse.ArgumentParser:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="phoneuse-runtime", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     serve = sub.add_parser("serve", help="run the gRPC server")
@@ -101,7 +103,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="do not serve the Iris gateway",
     )
     serve.add_argument("--ntfy-url", help="ntfy server for wake-ups of offline app devices (default: none)")
-    serve.add_argument("--log-level", default="INFO")
+    serve.add_argument(
+        "--log-level",
+        default="INFO",
+        type=str.upper,
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        help="what the log (stderr) shows: DEBUG, INFO (default), WARNING or ERROR",
+    )
 
     client = _client_parent()
     ex = sub.add_parser("exec", parents=[client], help="run one action and print the ActionResponse")

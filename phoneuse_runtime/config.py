@@ -223,4 +223,19 @@ def load_settings(flags: dict[str, Any], *, config_file: Path | None = None) -> 
         if f"PHONEUSE_{f.name.upper()}" in os.environ and f.name != "data_dir"
     }
     settings = _apply(settings, env, "environment")
-    return _apply(settings, {k: v for k, v in flags.items() if k != "data_dir"}, "flags")
+    settings = _apply(settings, {k: v for k, v in flags.items() if k != "data_dir"}, "flags")
+    problem = device_problem(settings.device)
+    if problem:  # before `serve` makes a token or `doctor` passes a device it cannot run
+        raise ConfigError(problem)
+    return settings
+
+
+DEVICE_KINDS = ("sim", "adb", "termux")
+
+
+def device_problem(device: str) -> str | None:
+    """Why `device` names no backend, or None: `sim`, `adb[:SERIAL]` or `termux`."""
+    kind, _, serial = device.partition(":")
+    if kind in DEVICE_KINDS and (kind == "adb" or not serial):
+        return None
+    return f"unknown device {device!r}; use sim, adb[:SERIAL] or termux"

@@ -138,8 +138,35 @@ def embeddings_checks(settings: Settings) -> list[Check]:
     return [Check("embeddings", "ok", f"{url} (not on loopback)")]
 
 
+def listen_checks(settings: Settings) -> list[Check]:
+    """Whether `serve` could listen where it is told to: the gRPC port and the gateway's. A
+    server already running for this data dir holds them itself, which is no problem."""
+    from .endpoint import NoServer, find_server
+    from .listen import bind_problem
+
+    try:
+        running = find_server(settings.data_dir)
+    except NoServer:
+        running = None
+    if running is not None:
+        detail = f"a server already serves this data dir ({running}); `serve` would refuse a second one"
+        return [Check("listen", "ok", detail)]
+    wanted = [("grpc", settings.grpc_listen, "serve --grpc-listen HOST:PORT")]
+    if settings.gateway:
+        fix_gateway = "serve --gateway-listen HOST:PORT, or --no-gateway"
+        wanted.append(("gateway", settings.gateway_listen, fix_gateway))
+    found: list[Check] = []
+    for name, address, fix in wanted:
+        problem = bind_problem(address)
+        if problem:
+            found.append(Check(f"listen ({name})", "fail", f"cannot listen on {address}: {problem}", fix))
+        else:
+            found.append(Check(f"listen ({name})", "ok", f"{address} is free"))
+    return found
+
+
 async def run_checks(settings: Settings) -> list[Check]:
-    found = data_dir_checks(settings) + embeddings_checks(settings)
+    found = data_dir_checks(settings) + embeddings_checks(settings) + listen_checks(settings)
     found.append(approvals_check(settings))
     target = BACKEND_CHECKS.get(settings.device_kind)
     if target is not None:

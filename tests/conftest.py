@@ -123,3 +123,11 @@ async def make_client(tmp_path: Path) -> AsyncIterator[ServerFactory]:
 @pytest.fixture
 async def client(make_client: ServerFactory) -> Client:
     return await make_client()
+
+
+@pytest.fixture
+def free_listen(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Port 0 for the gRPC server and the gateway: `doctor` checks that `serve` could listen, and
+    the default ports may be taken on a shared machine (a server of the user's own)."""
+    monkeypatch.setenv("PHONEUSE_GRPC_LISTEN", "127.0.0.1:0")
+    monkeypatch.setenv("PHONEUSE_GATEWAY_LISTEN", "127.0.0.1:0")

@@ -9,6 +9,8 @@ import pytest
 
 from phoneuse_runtime.cli import main
 
+pytestmark = pytest.mark.usefixtures("free_listen")
+
 
 def _doctor(capsys: pytest.CaptureFixture[str], data_dir: Path, *extra: str) -> tuple[int, str]:
     code = main(["doctor", "--data-dir", str(data_dir), *extra])
@@ -60,6 +62,12 @@ def test_json_is_one_object_with_every_check(tmp_path: Path, capsys: pytest.Capt
     code, out = _doctor(capsys, tmp_path, "--json")
     report = json.loads(out)
     assert code == 0 and report["ok"] is True and report["device"] == "sim"
-    assert [c["name"] for c in report["checks"]] == ["data dir", "token", "approvals"]
+    assert [c["name"] for c in report["checks"]] == [
+        "data dir",
+        "token",
+        "listen (grpc)",
+        "listen (gateway)",
+        "approvals",
+    ]
     assert all(c["status"] == "ok" for c in report["checks"])
     assert "abc" not in out  # the token itself is never printed

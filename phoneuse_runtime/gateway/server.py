@@ -44,6 +44,9 @@ from .session import Session, coalescing_key
 log = logging.getLogger(__name__)
 
 WS_PATH = "/ws"
+GATEWAY_LISTEN_HINT = (
+    "choose another with `serve --gateway-listen HOST:PORT` (gateway_listen), or --no-gateway"
+)
 CLOSE_POLICY = 1008  # after an auth error
 CLOSE_REPLACED = 4000  # a newer connection of the same device took over
 PAIRING_POLL_S = 0.25  # how soon a `pair revoke` in another process closes the device's connection
@@ -166,6 +169,11 @@ class Gateway:
                 await part.start(self)
                 started.append(part)
             host, _, port = self.address.rpartition(":")
+            from ..listen import bind_problem
+
+            problem = bind_problem(self.address)
+            if problem:
+                raise OSError(f"cannot listen on {self.address}: {problem}; {GATEWAY_LISTEN_HINT}")
             try:
                 self._server = await serve(
                     self._connection,
@@ -179,7 +187,7 @@ class Gateway:
                     server_header=None,
                 )
             except (OSError, ValueError) as exc:
-                raise OSError(f"cannot listen on {self.address}: {exc}") from exc
+                raise OSError(f"cannot listen on {self.address}: {exc}; {GATEWAY_LISTEN_HINT}") from exc
         except BaseException:
             for part in reversed(started):  # the app stops only the components that started
                 await part.stop()

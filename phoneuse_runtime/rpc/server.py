@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["AndroidRuntime"].full_name
 REGISTERED = ("Execute",)
+GRPC_LISTEN_HINT = "choose another with `serve --grpc-listen HOST:PORT` (grpc_listen)"
 # Open files the connection cap leaves to everything else (the data files, the listeners, grpc's own).
 RESERVED_FILES = 64
 
@@ -126,6 +127,8 @@ class GrpcServer:
         return Contribution()
 
     async def start(self, runtime: Runtime) -> None:
+        from ..listen import bind_problem
+
         server = grpc.aio.server(
             options=[*self.limits.within_open_files().options(), ("grpc.so_reuseport", 0)],
             maximum_concurrent_rpcs=self.limits.max_concurrent_calls,
@@ -140,10 +143,17 @@ class GrpcServer:
         open_to_all = DecodingRegistrar(server)  # no token needed: garbage must not cost a traceback
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, open_to_all)
         reflection_pb2_grpc.add_ServerReflectionServicer_to_server(LazyReflection(), open_to_all)
+        # Asked first, so that a port in use is said once, with the flag that changes it, and not
+        # also in a line of gRPC core's own log.
+        problem = bind_problem(self.address) if not self.address.startswith("unix:") else None
+        if problem:
+            raise OSError(f"cannot listen on {self.address}: {problem}; {GRPC_LISTEN_HINT}")
         try:
             port = server.add_insecure_port(self.address)
         except RuntimeError as exc:  # grpc's way of saying the bind failed
-            raise OSError(f"cannot listen on {self.address}: the address is in use or not available") from exc
+            raise OSError(
+                f"cannot listen on {self.address}: the address is in use or not available; {GRPC_LISTEN_HINT}"
+            ) from exc
         if port == 0:
             raise OSError(f"cannot listen on {self.address}")
         for address in self.also:

@@ -10,6 +10,8 @@ import pytest
 from phoneuse_runtime.cli import main
 from tests.device.adb.conftest import AdbServe
 
+pytestmark = pytest.mark.usefixtures("free_listen")  # doctor checks the ports serve would take
+
 
 async def test_doctor_on_a_ready_phone_without_the_input_method(
     serve_adb: AdbServe, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]

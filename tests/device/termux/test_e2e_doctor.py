@@ -16,6 +16,8 @@ from tests.fakes.adb_server import FakeDeviceFactory
 from tests.fakes.phone import FakePhone
 from tests.fakes.termux.state import FakeTermux
 
+pytestmark = pytest.mark.usefixtures("free_listen")  # doctor checks the ports serve would take
+
 FAKE_PREFIX_BIN = Path(__file__).resolve().parents[2] / "fakes" / "termux" / "prefix" / "bin"
 RUNNING = "run: phoneuse-runtime: (pid 4242) 120s; run: log: (pid 4243) 120s"
 

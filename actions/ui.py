@@ -13,10 +13,11 @@ from phoneuse_runtime.capabilities import SCREENSHOT, UI
 from phoneuse_runtime.device.base import KEYCODES, Screenshot
 from phoneuse_runtime.errors import ElementNotFound, InvalidParams, PermissionDenied
 from phoneuse_runtime.kit import Element, SelectorFields, SelectorParams, find_element, poll, screen
-from phoneuse_runtime.limits import clip
+from phoneuse_runtime.limits import MAX_UI_ELEMENTS, clip
 from phoneuse_runtime.owner_controls import HOW
 from phoneuse_runtime.params import Params
 from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
+from phoneuse_runtime.screen_text import DEFAULT_MAX_ELEMENTS, render
 from phoneuse_runtime.ui import UiNode, compact_elements, fingerprint, focused_node
 
 Direction = Literal["up", "down", "left", "right"]
@@ -36,7 +37,7 @@ class PointOrSelector(SelectorParams):
             raise ValueError("give both x and y")
         if has_point == (not self.selector().is_empty()):
             raise ValueError(
-                "give either x and y, or a selector (text, resource_id, description, class_name)"
+                "give either x and y, or a selector (ref, text, resource_id, description, class_name)"
             )
         return self
 
@@ -359,7 +360,7 @@ class WaitForResult(ActionResult):
 async def wait_for(ctx: ActionContext, p: WaitForParams) -> WaitForResult:
     selector = p.selector()
     if selector.is_empty():
-        raise InvalidParams("give a selector: text, resource_id, description or class_name")
+        raise InvalidParams("give a selector: ref, text, resource_id, description or class_name")
     device = ctx.device
     loop = asyncio.get_running_loop()
     started = loop.time()
@@ -468,14 +469,39 @@ async def screenshot(ctx: ActionContext, p: ScreenshotParams) -> ScreenshotResul
 
 
 class DumpUiParams(Params):
+    format: Literal["compact", "json"] = Field(
+        default="compact",
+        description="compact: `screen`, one line per element for a model to read (see 'The compact "
+        "screen form'); json: `elements`, the structured list for programs",
+    )
+    max_elements: int = Field(
+        default=DEFAULT_MAX_ELEMENTS, ge=1, le=MAX_UI_ELEMENTS, description="compact: elements per page"
+    )
+    offset: int = Field(default=0, ge=0, description="compact: the first element of the page (0-based)")
     include_xml: bool = Field(default=False, description="also return the raw uiautomator XML")
 
 
 class DumpUiResult(ActionResult):
+    format: str = Field(description="compact or json, as asked")
     package: str = Field(description="the app on screen: the first package other than the status bar's")
-    elements: list[Element]
+    screen: str | None = Field(default=None, description="compact: the page of elements, one a line")
+    total: int | None = Field(default=None, description="compact: the elements on the screen")
+    offset: int | None = Field(default=None, description="compact: the page's first element")
+    omitted: int | None = Field(
+        default=None, description="compact: the elements not on this page (before or after it)"
+    )
+    next_offset: int | None = Field(
+        default=None, description="compact: the offset of the next page; null on the last"
+    )
+    elements: list[Element] | None = Field(default=None, description="json: every element")
     ui_fingerprint: str
     xml: str | None = None
+
+
+def front_package(root: UiNode) -> str:
+    """The app on screen: System UI only when nothing else is shown (the shade, the lock screen)."""
+    packages = [n.package for n in root.walk() if n.package]
+    return next((p for p in packages if p != SYSTEM_UI), packages[0] if packages else "")
 
 
 async def dump_ui(ctx: ActionContext, p: DumpUiParams) -> DumpUiResult:
@@ -483,16 +509,23 @@ async def dump_ui(ctx: ActionContext, p: DumpUiParams) -> DumpUiResult:
 
     xml = await ctx.device.dump_hierarchy()
     root = parse_hierarchy(xml)
-    packages = [n.package for n in root.walk() if n.package]
-    # System UI only when nothing else is shown (the notification shade, the lock screen).
-    package = next((p for p in packages if p != "com.android.systemui"), packages[0] if packages else "")
-    return DumpUiResult(
-        package=package,
-        elements=[Element.model_validate(e) for e in compact_elements(root)],
+    result = DumpUiResult(
+        format=p.format,
+        package=front_package(root),
         ui_fingerprint=fingerprint(root),
         xml=xml if p.include_xml else None,
         via=ctx.device.via,
     )
+    if p.format == "json":
+        result.elements = [Element.model_validate(e) for e in compact_elements(root)]
+        return result
+    page = render(root, max_elements=p.max_elements, offset=p.offset)
+    result.screen = page.text
+    result.total = page.total
+    result.offset = page.offset
+    result.omitted = page.omitted
+    result.next_offset = page.next_offset
+    return result
 
 
 ACTIONS = (

@@ -44,6 +44,8 @@ class UiNode:
     scrollable: bool = False
     selected: bool = False
     password: bool = False
+    visible: bool = True  # uiautomator2's `visible-to-user`; plain uiautomator lists only visible nodes
+    display: int = 0  # uiautomator2's `display-id`
     index: int = 0
     children: list[UiNode] = field(default_factory=list)
 
@@ -100,6 +102,8 @@ def _node_from(elem: ElementTree.Element) -> UiNode:
         scrollable=_flag(a, "scrollable"),
         selected=_flag(a, "selected"),
         password=_flag(a, "password"),
+        visible=a.get("visible-to-user", "true") != "false",
+        display=int(a.get("display-id", "0") or 0),
         index=int(a.get("index", "0") or 0),
     )
     node.children = [_node_from(child) for child in elem if child.tag == "node"]
@@ -210,9 +214,10 @@ class Selector:
     description: str | None = None
     class_name: str | None = None
     index: int | None = None
+    ref: str | None = None  # DUMP_UI's ref (refs.py), resolved against the dump it is matched on
 
     def is_empty(self) -> bool:
-        return not (self.text or self.resource_id or self.description or self.class_name)
+        return not (self.text or self.resource_id or self.description or self.class_name or self.ref)
 
     def describe(self) -> str:
         parts = [
@@ -223,6 +228,7 @@ class Selector:
                 ("description", self.description),
                 ("class_name", self.class_name),
                 ("index", self.index),
+                ("ref", self.ref),
             )
             if value is not None
         ]
@@ -242,6 +248,11 @@ class Selector:
         )
 
     def find_all(self, root: UiNode) -> list[UiNode]:
+        if self.ref is not None:
+            from .refs import find_ref
+
+            node = find_ref(root, self.ref)
+            return [node] if node is not None and self.matches(node) else []
         return [node for node in root.walk() if node.class_name != "hierarchy" and self.matches(node)]
 
     def find(self, root: UiNode) -> UiNode | None:

@@ -18,7 +18,7 @@ from phoneuse_runtime.owner_controls import HOW
 from phoneuse_runtime.params import Params
 from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
 from phoneuse_runtime.screen_text import DEFAULT_MAX_ELEMENTS, render
-from phoneuse_runtime.ui import UiNode, compact_elements, fingerprint, focused_node
+from phoneuse_runtime.ui import Selector, UiNode, compact_elements, fingerprint, focused_node
 
 Direction = Literal["up", "down", "left", "right"]
 
@@ -43,26 +43,55 @@ class PointOrSelector(SelectorParams):
 
 
 class PressResult(ActionResult):
-    x: int
+    x: int = Field(
+        description="where the finger went; for a TAP by ref tapped in one round trip, the element's "
+        "centre as the last screen read showed it (the phone tapped it where it is now)"
+    )
     y: int
-    element: Element | None = Field(description="the element pressed, when a selector chose it")
+    element: Element | None = Field(
+        description="the element pressed, when a selector chose it (for a TAP by ref in one round "
+        "trip, as the last screen read showed it)"
+    )
 
 
 async def _target(ctx: ActionContext, p: PointOrSelector) -> tuple[int, int, Element | None]:
     if p.x is not None and p.y is not None:
         return p.x, p.y, None
     node = await find_element(ctx.device, p.selector(), wait_ms=p.wait_ms)
+    _guard(ctx, node)
+    x, y = node.center
+    return x, y, Element.of(node)
+
+
+def _guard(ctx: ActionContext, node: UiNode) -> None:
     if node.package in ctx.settings.owner_apps and not ctx.caller.owner:
         # Drawn over the app in front without taking the focus (a heads-up notification, the
         # status bar): the front check cannot see it, the element's own package can.
         raise PermissionDenied(
             f"{ctx.name}: the element is {node.package}'s, one of the owner's controls: {HOW}"
         )
-    x, y = node.center
-    return x, y, Element.of(node)
+
+
+async def _tap_ref(ctx: ActionContext, p: PointOrSelector) -> PressResult | None:
+    """A ref alone, whose element the last screen's text, description, id, class and package
+    picked alone: tapped in one round trip, the phone finding it as it taps (refs.py). None when
+    the ref must be resolved on a fresh dump instead."""
+    if p.ref is None or p.wait_ms or p.index or p.selector() != Selector(ref=p.ref):
+        return None
+    target = ctx.device.refs.get(p.ref)
+    if target is None or target.selector is None:
+        return None
+    _guard(ctx, target.node)
+    if not await ctx.device.tap_match(target.selector):
+        raise ElementNotFound(f"ref {p.ref}: its element is no longer on the screen")
+    x, y = target.node.center
+    return PressResult(x=x, y=y, element=Element.of(target.node), via=ctx.device.via)
 
 
 async def tap(ctx: ActionContext, p: PointOrSelector) -> PressResult:
+    done = await _tap_ref(ctx, p)
+    if done is not None:
+        return done
     x, y, element = await _target(ctx, p)
     await ctx.device.tap(x, y)
     return PressResult(x=x, y=y, element=element, via=ctx.device.via)
@@ -519,6 +548,7 @@ async def dump_ui(ctx: ActionContext, p: DumpUiParams) -> DumpUiResult:
     if p.format == "json":
         result.elements = [Element.model_validate(e) for e in compact_elements(root)]
         return result
+    ctx.device.refs.remember(root)
     page = render(root, max_elements=p.max_elements, offset=p.offset)
     result.screen = page.text
     result.total = page.total

@@ -12,16 +12,24 @@ change its ref:
 - when several elements of one dump have the same identity, the n-th of them in document order
   (n > 0) adds n to it.
 
-A ref is resolved against a fresh dump (never a stored position): an element that is gone, or
-whose identity changed (its text, say), answers ELEMENT_NOT_FOUND.
+Acting on a ref never taps a stored position. TAP with a ref alone, whose element the last
+screen given to the caller (DUMP_UI, APP_STATE's screen) picked alone by its text, description,
+resource-id, class and package, is one device round trip where the phone resolves selectors
+(adb: uiautomator2's `click` with that selector): the phone finds the element as it taps, so an
+element that moved is tapped where it is now, and one that is gone is not tapped at all
+(ELEMENT_NOT_FOUND). Every other use of a ref (another action, a ref the last screen did not
+hold, an element its attributes do not pick alone) reads the screen afresh and resolves the ref
+on it: an element that is gone, or whose identity changed (its text, say), answers
+ELEMENT_NOT_FOUND.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import dataclass
 
-from .ui import UiNode
+from .ui import Selector, UiNode
 
 _ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
 REF_PATTERN = re.compile(r"^[a-z][a-z0-9]{3}$")
@@ -96,3 +104,47 @@ def find_ref(root: UiNode, ref: str) -> UiNode | None:
     """The element of `root` whose ref is `ref`, or None."""
     refs = element_refs(root)
     return next((node for node in root.walk() if refs.get(id(node)) == ref), None)
+
+
+@dataclass(frozen=True)
+class RefTarget:
+    """What the last screen showed under a ref: the element, and the selector that picked it alone
+    on that screen (None when none did), for a tap the phone resolves in the same round trip."""
+
+    node: UiNode
+    selector: Selector | None
+
+
+def _alone(root: UiNode, node: UiNode) -> Selector | None:
+    """The element's text, description, resource-id, class and package as a selector, when that
+    picks `node` alone in `root` and names more than its class."""
+    if not (node.text or node.description or node.resource_id) or node.editable:
+        return None  # a field's text changes as it is typed into
+    selector = Selector(
+        text=node.text or None,
+        description=node.description or None,
+        resource_id=node.resource_id or None,
+        class_name=node.class_name or None,
+        package=node.package or None,
+    )
+    found = selector.find_all(root)
+    return selector if len(found) == 1 and found[0] is node else None
+
+
+class RefMemory:
+    """The refs of the last screen a caller was given (DUMP_UI, APP_STATE's screen), per device."""
+
+    def __init__(self) -> None:
+        self._root: UiNode | None = None
+        self._refs: dict[str, UiNode] = {}
+
+    def remember(self, root: UiNode) -> None:
+        refs = element_refs(root)
+        self._root = root
+        self._refs = {refs[id(node)]: node for node in root.walk() if id(node) in refs}
+
+    def get(self, ref: str) -> RefTarget | None:
+        node = self._refs.get(ref)
+        if node is None or self._root is None:
+            return None
+        return RefTarget(node=node, selector=_alone(self._root, node))

@@ -215,9 +215,12 @@ class Selector:
     class_name: str | None = None
     index: int | None = None
     ref: str | None = None  # DUMP_UI's ref (refs.py), resolved against the dump it is matched on
+    package: str | None = None  # the element's app (not a param: refs.py's one-round-trip taps set it)
 
     def is_empty(self) -> bool:
-        return not (self.text or self.resource_id or self.description or self.class_name or self.ref)
+        return not (
+            self.text or self.resource_id or self.description or self.class_name or self.ref or self.package
+        )
 
     def describe(self) -> str:
         parts = [
@@ -229,6 +232,7 @@ class Selector:
                 ("class_name", self.class_name),
                 ("index", self.index),
                 ("ref", self.ref),
+                ("package", self.package),
             )
             if value is not None
         ]
@@ -238,6 +242,8 @@ class Selector:
         if self.text is not None and node.text != self.text:
             return False
         if self.description is not None and node.description != self.description:
+            return False
+        if self.package is not None and node.package != self.package:
             return False
         if self.resource_id is not None and not (
             node.resource_id == self.resource_id or node.resource_id.endswith(":id/" + self.resource_id)

@@ -83,6 +83,7 @@ async def app_state(ctx: QueryContext, f: AppStateFilters) -> Sequence[AppStateR
             if f.ui_format == "json":
                 elements = [Element.model_validate(e) for e in compact_elements(root)]
             else:
+                device.refs.remember(root)
                 text = render(root, max_elements=DEFAULT_MAX_ELEMENTS).text
         out.append(
             AppStateResult(

@@ -482,6 +482,12 @@ class AdbDevice(Device):
     async def tap(self, x: int, y: int) -> None:
         await self._call(f"tapping ({x}, {y})", lambda b: self._ui_now().tap(b, x, y))
 
+    async def tap_match(self, selector: Selector) -> bool:
+        """One `click` with the selector: the phone finds the element and taps its centre."""
+        return await self._call(
+            f"tapping {selector.describe()}", lambda b: self._ui_now().tap_match(b, selector)
+        )
+
     async def long_press(self, x: int, y: int, duration_ms: int) -> None:
         await self._call(f"pressing ({x}, {y})", lambda b: self._ui_now().long_press(b, x, y, duration_ms))
 

@@ -8,7 +8,8 @@ DUMP_UI's default answer (and APP_STATE's `include_ui`). Each line is
   that takes a selector.
 - `role`: what the element is, from its class and flags (ROLES below).
 - labels: the element's text, then its content description, then the texts and descriptions of
-  the plain elements folded into it (a tappable row carries its own lines of text); each one in
+  the plain elements folded into it (a tappable row carries its own lines of text), less those
+  another label of the line contains; each one in
   double quotes, with `\\`, `"`, newlines, carriage returns and tabs escaped as `\\\\`, `\\"`,
   `\\n`, `\\r`, `\\t`, everything else as the app wrote it (emoji, CJK, Arabic, decoded entities).
 - `hint="..."`: an empty text field's hint.
@@ -235,7 +236,9 @@ def _passive_labels(node: UiNode) -> list[str] | None:
 
 
 def _unique(labels: list[str]) -> list[str]:
-    return list(dict.fromkeys(labels))
+    """The labels less those another one holds (a row's description often repeats its lines)."""
+    labels = list(dict.fromkeys(labels))
+    return [a for a in labels if not any(a != b and a in b for b in labels)]
 
 
 def _wrapper(node: UiNode) -> bool:
@@ -257,7 +260,7 @@ def lines(root: UiNode) -> list[Line]:
         child_depth = depth
         child_folded = folded
         if shown(node) and not (folded and not actionable(node)):
-            labels = _own_labels(node)
+            labels = _unique(_own_labels(node))
             if actionable(node) or labels:
                 extra = _passive_labels(node) if _folds(node) else None
                 if extra is not None:
@@ -351,9 +354,11 @@ are text made for a model: one line per element a person could see or act on, in
   A `text` or `image` (or an unknown class) that is clickable is a `button`, checkable a
   `checkbox`; a class ending in `Button`, `EditText`, `CheckBox`, `ImageView`, `TextView`,
   `ListView`/`RecyclerView`/`ScrollView`/`GridView`, or holding `Switch`, takes that role.
-- labels, each in double quotes: the element's text, then its content description (when it
-  differs), then the texts and descriptions of the plain elements folded into it (a tappable
-  row carries the lines of text it holds, at most {MAX_FOLDED}; past that they get their own lines).
+- labels, each in double quotes: the element's text, then its content description, then the
+  texts and descriptions of the plain elements folded into it (a tappable row carries the lines
+  of text it holds, at most {MAX_FOLDED}; past that they get their own lines), in that order,
+  leaving out a label that another of the line's labels contains (a row's description often
+  repeats its lines).
   Inside the quotes `\\` `"` newline, carriage return and tab are written `\\\\` `\\"`
   `\\n` `\\r` `\\t`; everything else is the app's text as is (XML entities decoded; emoji, CJK,
   Arabic unchanged). A text field's text is its content; an empty field shows `hint="..."`.

@@ -11,7 +11,7 @@ from phoneuse_runtime.screen_text import quote, visible_labels
 from phoneuse_runtime.ui import parse_hierarchy
 
 from ..conftest import Client
-from .conftest import LAUNCHER, _node, failure
+from .conftest import CHROME, LAUNCHER, URL_BAR, _node, failure
 
 # ../shared beside the checkout (a worktree sits one level deeper).
 REAL_DUMPS = next(
@@ -174,3 +174,21 @@ async def test_a_stale_ref_is_element_not_found_never_a_tap_elsewhere(client: Cl
     assert (await failure(client, "TAP", {"ref": ref}))[0] == "ELEMENT_NOT_FOUND"
     assert (await failure(client, "LONG_PRESS", {"ref": ref}))[0] == "ELEMENT_NOT_FOUND"
     assert (await failure(client, "TAP", {"ref": "NOT-A-REF"}))[0] == "INVALID_PARAMS"
+
+
+async def test_every_selector_action_takes_a_ref(client: Client) -> None:
+    await client.ok("OPEN_APP", {"package": CHROME})
+    screen = (await client.ok("DUMP_UI"))["screen"]
+    [bar] = [line.split()[0] for line in screen.splitlines() if "#url_bar" in line]
+    typed = await client.ok("TYPE_TEXT", {"ref": bar, "text": "héllo 你好 🚲"})
+    assert typed["verified"] is True and typed["field"]["resource_id"] == URL_BAR
+    cleared = await client.ok("CLEAR_TEXT", {"ref": bar})
+    assert cleared["verified"] is True
+    waited = await client.ok("WAIT_FOR", {"ref": bar})
+    assert waited["element"]["resource_id"] == URL_BAR
+    pressed = await client.ok("LONG_PRESS", {"ref": bar, "duration_ms": "100"})
+    assert pressed["element"]["resource_id"] == URL_BAR
+    scrolled = await client.ok("SCROLL", {"ref": bar})
+    assert scrolled["swipes"] == 0 and scrolled["element"]["resource_id"] == URL_BAR
+    gone = await client.ok("WAIT_FOR", {"ref": "zzzz", "gone": "true"})  # no element has that ref
+    assert gone["gone"] is True

@@ -429,6 +429,11 @@ class ScreenshotParams(Params):
     max_side: int | None = Field(
         default=None, ge=16, le=8192, description="scale so neither side exceeds this"
     )
+    marks: bool = Field(
+        default=False,
+        description="draw each element's box and ref (DUMP_UI's compact form's, which TAP ref= takes) "
+        "on the image; reads the screen once more, and the image is encoded here (png by default)",
+    )
 
 
 class ScreenshotResult(ActionResult):
@@ -472,8 +477,20 @@ def _encode(shot: Screenshot, p: ScreenshotParams) -> tuple[bytes, str, tuple[in
         scale *= 0.75
 
 
+async def _marked(ctx: ActionContext, shot: Screenshot) -> Screenshot:
+    from phoneuse_runtime.marks import draw_marks
+    from phoneuse_runtime.ui import parse_hierarchy
+
+    root = parse_hierarchy(await ctx.device.dump_hierarchy())
+    ctx.device.refs.remember(root)
+    data, width, height = await asyncio.to_thread(draw_marks, shot.data, root)
+    return Screenshot(data=data, format="png", width=width, height=height, via=shot.via)
+
+
 async def screenshot(ctx: ActionContext, p: ScreenshotParams) -> ScreenshotResult:
     shot = await ctx.device.screenshot()
+    if p.marks:
+        shot = await _marked(ctx, shot)
     fmt: str
     as_given = (
         p.format in (None, shot.format)

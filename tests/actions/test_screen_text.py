@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import io
 import re
 from pathlib import Path
 
@@ -59,7 +61,7 @@ def _rows(names: list[str]) -> str:
     )
 
 
-def _ref_of(screen: str, label: str) -> str:
+def _ref(screen: str, label: str) -> str:
     [line] = [line for line in screen.splitlines() if f'"{label}"' in line]
     return line.split()[0]
 
@@ -158,8 +160,8 @@ async def test_refs_stay_when_a_row_appears_above_and_tap_ref_lands_inside(clien
     await client.ok("SIM_SET_SCREEN", {"xml": _rows(["Zoe", "Ana", "Bruno", "Carla"])})
     after = (await client.ok("DUMP_UI"))["screen"]
     for name in ("Ana", "Bruno", "Carla"):
-        assert _ref_of(before, name) == _ref_of(after, name)
-    ref = _ref_of(after, "Carla")
+        assert _ref(before, name) == _ref(after, name)
+    ref = _ref(after, "Carla")
     tapped = await client.ok("TAP", {"ref": ref})
     left, top, right, bottom = tapped["element"]["bounds"]
     assert left <= tapped["x"] < right and top <= tapped["y"] < bottom
@@ -169,7 +171,7 @@ async def test_refs_stay_when_a_row_appears_above_and_tap_ref_lands_inside(clien
 
 async def test_a_stale_ref_is_element_not_found_never_a_tap_elsewhere(client: Client) -> None:
     await client.ok("SIM_SET_SCREEN", {"xml": _rows(["Ana", "Bruno"])})
-    ref = _ref_of((await client.ok("DUMP_UI"))["screen"], "Bruno")
+    ref = _ref((await client.ok("DUMP_UI"))["screen"], "Bruno")
     await client.ok("SIM_SET_SCREEN", {"xml": _rows(["Ana", "Carla"])})
     assert (await failure(client, "TAP", {"ref": ref}))[0] == "ELEMENT_NOT_FOUND"
     assert (await failure(client, "LONG_PRESS", {"ref": ref}))[0] == "ELEMENT_NOT_FOUND"
@@ -192,3 +194,26 @@ async def test_every_selector_action_takes_a_ref(client: Client) -> None:
     assert scrolled["swipes"] == 0 and scrolled["element"]["resource_id"] == URL_BAR
     gone = await client.ok("WAIT_FOR", {"ref": "zzzz", "gone": "true"})  # no element has that ref
     assert gone["gone"] is True
+
+
+async def test_screenshot_marks_draws_dump_ui_refs_boxes(client: Client) -> None:
+    from PIL import Image, ImageColor
+
+    from phoneuse_runtime.marks import _COLOURS
+
+    await client.ok("SIM_SET_SCREEN", {"xml": _rows(["Ana", "Bruno", "Carla"])})
+    plain = await client.ok("SCREENSHOT", {"format": "png"})
+    marked = await client.ok("SCREENSHOT", {"marks": "true"})
+    assert marked["format"] == "png" and (marked["width"], marked["height"]) == (
+        plain["width"],
+        plain["height"],
+    )
+    image = Image.open(io.BytesIO(base64.b64decode(marked["image_base64"]))).convert("RGB")
+    scale = image.width / 1080
+    screen = (await client.ok("DUMP_UI"))["screen"]
+    for i, name in enumerate(["Ana", "Bruno", "Carla"]):
+        ref = _ref(screen, name)
+        colour = ImageColor.getrgb(_COLOURS[sum(ref.encode()) % len(_COLOURS)])
+        # The row's left edge, halfway down, is drawn in its ref's colour.
+        assert image.getpixel((1, round((140 + 80 * i) * scale))) == colour
+    assert marked["image_base64"] != plain["image_base64"]

@@ -123,6 +123,18 @@ def _deeper_than(root: ElementTree.Element, limit: int) -> bool:
     return False
 
 
+def _top_nodes(root: ElementTree.Element) -> list[ElementTree.Element]:
+    """The windows: the `<node>`s under the root, also those a wrapper holds (one `<hierarchy>`
+    or `<display>` per display, as some dumpers of several displays write)."""
+    out: list[ElementTree.Element] = []
+    for child in root:
+        if child.tag == "node":
+            out.append(child)
+        else:
+            out.extend(_top_nodes(child))
+    return out
+
+
 def parse_hierarchy(xml: str) -> UiNode:
     """Parses a uiautomator dump into a single root (a synthetic one when the dump has several windows)."""
     if "<!DOCTYPE" in xml or "<!ENTITY" in xml:
@@ -141,7 +153,7 @@ def parse_hierarchy(xml: str) -> UiNode:
     try:
         if root.tag == "node":
             return _node_from(root)
-        windows = [_node_from(child) for child in root if child.tag == "node"]
+        windows = [_node_from(child) for child in _top_nodes(root)]
     except ValueError as exc:  # bad bounds or index
         raise InvalidParams(f"not a uiautomator hierarchy: {exc}") from exc
     if len(windows) == 1:

@@ -217,3 +217,21 @@ async def test_screenshot_marks_draws_dump_ui_refs_boxes(client: Client) -> None
         # The row's left edge, halfway down, is drawn in its ref's colour.
         assert image.getpixel((1, round((140 + 80 * i) * scale))) == colour
     assert marked["image_base64"] != plain["image_base64"]
+
+
+async def test_a_dump_of_several_displays_is_read_whole(client: Client) -> None:
+    def window(display: int, text: str) -> str:
+        return _node(
+            0, "android.widget.TextView", "[0,0][1080,100]", pkg=f"com.example.d{display}", text=text
+        )
+
+    xml = (
+        "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation=\"0\">"
+        + f'<hierarchy display-id="0">{window(0, "main")}</hierarchy>'
+        + f'<hierarchy display-id="1">{window(1, "second")}</hierarchy>'
+        + "</hierarchy>"
+    )
+    await client.ok("SIM_SET_SCREEN", {"xml": xml})
+    screen = (await client.ok("DUMP_UI"))["screen"]
+    assert "== com.example.d0" in screen and "== com.example.d1" in screen
+    assert '"main"' in screen and '"second"' in screen

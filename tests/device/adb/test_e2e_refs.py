@@ -19,11 +19,12 @@ def _bounds(dump: dict[str, object], text: str) -> list[int]:
     return bounds
 
 
-async def _device_work(s: Served, action: str, params: dict[str, str]) -> tuple[list[str], int]:
-    """The action's uiautomator2 calls, and how many taps reached the phone."""
-    rpc_before, taps_before = len(s.state.log.rpc), len(s.state.log.taps)
+async def _device_work(s: Served, action: str, params: dict[str, str]) -> tuple[list[str], list[str], int]:
+    """The action's uiautomator2 calls, its shell commands, and how many taps reached the phone."""
+    log = s.state.log
+    rpc_before, shell_before, taps_before = len(log.rpc), len(log.shell), len(log.taps)
     await s.client.ok(action, params)
-    return [c.method for c in s.state.log.rpc[rpc_before:]], len(s.state.log.taps) - taps_before
+    return [c.method for c in log.rpc[rpc_before:]], log.shell[shell_before:], len(log.taps) - taps_before
 
 
 async def test_tap_ref_is_one_round_trip_and_lands_inside(serve_adb: AdbServe) -> None:
@@ -32,8 +33,9 @@ async def test_tap_ref_is_one_round_trip_and_lands_inside(serve_adb: AdbServe) -
     bounds = _bounds(await s.client.ok("DUMP_UI", {"format": "json"}), "Keep Notes")
     ref = _ref(screen, "Keep Notes")
     await s.client.ok("DUMP_UI")  # the refs the caller was last given are this screen's
-    calls, taps = await _device_work(s, "TAP", {"ref": ref})
+    calls, shell, taps = await _device_work(s, "TAP", {"ref": ref})
     assert calls == ["click"] and taps == 1  # resolved and tapped by the phone in one call
+    assert len(shell) <= 1  # at most the runtime's front check before UI actions (owner_controls)
     tap = s.state.log.taps[-1]
     left, top, right, bottom = bounds
     assert left <= tap.x < right and top <= tap.y < bottom

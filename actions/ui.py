@@ -663,7 +663,9 @@ ACTIONS = (
         DumpUiParams,
         dump_ui,
         DumpUiResult,
-        "List the on-screen elements and a fingerprint",
+        "Read the screen: by default `screen`, the compact text form made for a model (one line per "
+        "element, with refs: see The compact screen form), or with format=json the element list; and "
+        "the screen's fingerprint",
         exclusive=False,
         requires=frozenset({UI}),
     ),

@@ -8,7 +8,8 @@ change its ref:
 - the path of (class, resource-id) of its ancestors, and its own class and resource-id;
 - its text and content description (a text field's hint instead of its text, which typing
   changes); an element with neither is named by the first texts of what it holds (a row by its
-  lines);
+  lines), and one that holds none either by the name of its nearest named ancestor (a row's
+  icon by its row);
 - when several elements of one dump have the same identity, the n-th of them in document order
   (n > 0) adds n to it.
 
@@ -80,12 +81,14 @@ def element_refs(root: UiNode) -> dict[int, str]:
     taken: set[str] = set()
     windows = root.children if root.class_name == "hierarchy" else [root]
     for window in windows:
-        stack: list[tuple[UiNode, str]] = [(window, window.package)]
+        stack: list[tuple[UiNode, str, list[str]]] = [(window, window.package, [])]
         while stack:
-            node, path = stack.pop()
+            node, path, context = stack.pop()
             here = f"{path}/{_short_class(node)}#{_short_id(node)}"
             name = _own_name(node) or _content_name(node)
-            identity = here + "\x1f" + "\x1e".join(name)
+            # Nameless and holding no text (a row's icon): named by the nearest ancestor that is.
+            shown_name = name or ["\x1d", *context]
+            identity = here + "\x1f" + "\x1e".join(shown_name)
             count = seen.get(identity, 0)
             seen[identity] = count + 1
             key = identity if count == 0 else f"{identity}\x1d{count}"
@@ -96,7 +99,7 @@ def element_refs(root: UiNode) -> dict[int, str]:
                 ref = _code(hashlib.blake2b(f"{key}\x1c{salt}".encode(), digest_size=8).digest())
             taken.add(ref)
             refs[id(node)] = ref
-            stack.extend((child, here) for child in reversed(node.children))
+            stack.extend((child, here, name or context) for child in reversed(node.children))
     return refs
 
 

@@ -32,8 +32,14 @@ LINE = re.compile(
 LIST = "com.example.list"
 
 
-def _rows(names: list[str]) -> str:
-    """A list screen: one tappable row per name, each with its title and a subtitle."""
+def _icon(i: int) -> str:
+    bounds = f"[900,{100 + 80 * i}][1080,{180 + 80 * i}]"
+    return _node(2, "android.widget.ImageButton", bounds, pkg=LIST, rid=f"{LIST}:id/call", clickable="true")
+
+
+def _rows(names: list[str], *, icons: bool = False) -> str:
+    """A list screen: one tappable row per name, each with its title and a subtitle (and with
+    `icons`, a call button with no text of its own)."""
     rows = "".join(
         _node(
             i,
@@ -47,7 +53,8 @@ def _rows(names: list[str]) -> str:
             )
             + _node(
                 1, "android.widget.TextView", f"[20,{140 + 80 * i}][800,{180 + 80 * i}]", pkg=LIST, text="Hi"
-            ),
+            )
+            + (_icon(i) if icons else ""),
         )
         for i, name in enumerate(names)
     )
@@ -235,3 +242,16 @@ async def test_a_dump_of_several_displays_is_read_whole(client: Client) -> None:
     screen = (await client.ok("DUMP_UI"))["screen"]
     assert "== com.example.d0" in screen and "== com.example.d1" in screen
     assert '"main"' in screen and '"second"' in screen
+
+
+async def test_a_nameless_icon_keeps_its_ref_when_a_row_appears_above(client: Client) -> None:
+    def icons(screen: str) -> list[str]:
+        return [line.split()[0] for line in screen.splitlines() if "#call" in line]
+
+    await client.ok("SIM_SET_SCREEN", {"xml": _rows(["Ana", "Bruno"], icons=True)})
+    before = icons((await client.ok("DUMP_UI"))["screen"])
+    await client.ok("SIM_SET_SCREEN", {"xml": _rows(["Zoe", "Ana", "Bruno"], icons=True)})
+    after = icons((await client.ok("DUMP_UI"))["screen"])
+    assert len(set(after)) == 3 and after[1:] == before  # Ana's and Bruno's call buttons
+    tapped = await client.ok("TAP", {"ref": after[2]})
+    assert tapped["element"]["bounds"] == [900, 260, 1080, 340]  # Bruno's, now the third row

@@ -372,7 +372,8 @@ are text made for a model: one line per element a person could see or act on, in
   that hold listed elements. Elements that are not visible (`visible-to-user="false"`, or with no
   area) are not listed.
 - windows: when the dump holds several windows (uiautomator2's form, with `display-id`), each
-  window's first element is preceded by a line `== <package>` (` display=<n>` added off display 0).
+  window's first element is preceded by a line `== <package>` (` display=<n>` added off display 0);
+  a page that starts inside a window does not repeat its line.
 - the budget: a page holds `max_elements` elements (default {DEFAULT_MAX_ELEMENTS}) from `offset`
   (default 0). When elements follow the page, its last line is
   `… <n> more elements: DUMP_UI offset=<next>` (with ` max_elements=<m>` when not the default);

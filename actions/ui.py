@@ -13,11 +13,12 @@ from phoneuse_runtime.capabilities import SCREENSHOT, UI
 from phoneuse_runtime.device.base import KEYCODES, Screenshot
 from phoneuse_runtime.errors import ElementNotFound, InvalidParams, PermissionDenied
 from phoneuse_runtime.kit import Element, SelectorFields, SelectorParams, find_element, poll, screen
-from phoneuse_runtime.limits import clip
+from phoneuse_runtime.limits import MAX_UI_ELEMENTS, clip
 from phoneuse_runtime.owner_controls import HOW
 from phoneuse_runtime.params import Params
 from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
-from phoneuse_runtime.ui import UiNode, compact_elements, fingerprint, focused_node
+from phoneuse_runtime.screen_text import DEFAULT_MAX_ELEMENTS, render
+from phoneuse_runtime.ui import Selector, UiNode, compact_elements, fingerprint, focused_node
 
 Direction = Literal["up", "down", "left", "right"]
 
@@ -36,32 +37,61 @@ class PointOrSelector(SelectorParams):
             raise ValueError("give both x and y")
         if has_point == (not self.selector().is_empty()):
             raise ValueError(
-                "give either x and y, or a selector (text, resource_id, description, class_name)"
+                "give either x and y, or a selector (ref, text, resource_id, description, class_name)"
             )
         return self
 
 
 class PressResult(ActionResult):
-    x: int
+    x: int = Field(
+        description="where the finger went; for a TAP by ref tapped in one round trip, the element's "
+        "centre as the last screen read showed it (the phone tapped it where it is now)"
+    )
     y: int
-    element: Element | None = Field(description="the element pressed, when a selector chose it")
+    element: Element | None = Field(
+        description="the element pressed, when a selector chose it (for a TAP by ref in one round "
+        "trip, as the last screen read showed it)"
+    )
 
 
 async def _target(ctx: ActionContext, p: PointOrSelector) -> tuple[int, int, Element | None]:
     if p.x is not None and p.y is not None:
         return p.x, p.y, None
     node = await find_element(ctx.device, p.selector(), wait_ms=p.wait_ms)
+    _guard(ctx, node)
+    x, y = node.center
+    return x, y, Element.of(node)
+
+
+def _guard(ctx: ActionContext, node: UiNode) -> None:
     if node.package in ctx.settings.owner_apps and not ctx.caller.owner:
         # Drawn over the app in front without taking the focus (a heads-up notification, the
         # status bar): the front check cannot see it, the element's own package can.
         raise PermissionDenied(
             f"{ctx.name}: the element is {node.package}'s, one of the owner's controls: {HOW}"
         )
-    x, y = node.center
-    return x, y, Element.of(node)
+
+
+async def _tap_ref(ctx: ActionContext, p: PointOrSelector) -> PressResult | None:
+    """A ref alone, whose element the last screen's text, description, id, class and package
+    picked alone: tapped in one round trip, the phone finding it as it taps (refs.py). None when
+    the ref must be resolved on a fresh dump instead."""
+    if p.ref is None or p.wait_ms or p.index or p.selector() != Selector(ref=p.ref):
+        return None
+    target = ctx.device.refs.get(p.ref)
+    if target is None or target.selector is None:
+        return None
+    _guard(ctx, target.node)
+    if not await ctx.device.tap_match(target.selector):
+        raise ElementNotFound(f"ref {p.ref}: its element is no longer on the screen")
+    x, y = target.node.center
+    return PressResult(x=x, y=y, element=Element.of(target.node), via=ctx.device.via)
 
 
 async def tap(ctx: ActionContext, p: PointOrSelector) -> PressResult:
+    done = await _tap_ref(ctx, p)
+    if done is not None:
+        return done
     x, y, element = await _target(ctx, p)
     await ctx.device.tap(x, y)
     return PressResult(x=x, y=y, element=element, via=ctx.device.via)
@@ -359,7 +389,7 @@ class WaitForResult(ActionResult):
 async def wait_for(ctx: ActionContext, p: WaitForParams) -> WaitForResult:
     selector = p.selector()
     if selector.is_empty():
-        raise InvalidParams("give a selector: text, resource_id, description or class_name")
+        raise InvalidParams("give a selector: ref, text, resource_id, description or class_name")
     device = ctx.device
     loop = asyncio.get_running_loop()
     started = loop.time()
@@ -398,6 +428,11 @@ class ScreenshotParams(Params):
     quality: int = Field(default=80, ge=1, le=100, description="JPEG quality, when the image is encoded here")
     max_side: int | None = Field(
         default=None, ge=16, le=8192, description="scale so neither side exceeds this"
+    )
+    marks: bool = Field(
+        default=False,
+        description="draw each element's box and ref (DUMP_UI's compact form's, which TAP ref= takes) "
+        "on the image; reads the screen once more, and the image is encoded here (png by default)",
     )
 
 
@@ -442,8 +477,20 @@ def _encode(shot: Screenshot, p: ScreenshotParams) -> tuple[bytes, str, tuple[in
         scale *= 0.75
 
 
+async def _marked(ctx: ActionContext, shot: Screenshot) -> Screenshot:
+    from phoneuse_runtime.marks import draw_marks
+    from phoneuse_runtime.ui import parse_hierarchy
+
+    root = parse_hierarchy(await ctx.device.dump_hierarchy())
+    ctx.device.refs.remember(root)
+    data, width, height = await asyncio.to_thread(draw_marks, shot.data, root)
+    return Screenshot(data=data, format="png", width=width, height=height, via=shot.via)
+
+
 async def screenshot(ctx: ActionContext, p: ScreenshotParams) -> ScreenshotResult:
     shot = await ctx.device.screenshot()
+    if p.marks:
+        shot = await _marked(ctx, shot)
     fmt: str
     as_given = (
         p.format in (None, shot.format)
@@ -468,14 +515,39 @@ async def screenshot(ctx: ActionContext, p: ScreenshotParams) -> ScreenshotResul
 
 
 class DumpUiParams(Params):
+    format: Literal["compact", "json"] = Field(
+        default="compact",
+        description="compact: `screen`, one line per element for a model to read (see 'The compact "
+        "screen form'); json: `elements`, the structured list for programs",
+    )
+    max_elements: int = Field(
+        default=DEFAULT_MAX_ELEMENTS, ge=1, le=MAX_UI_ELEMENTS, description="compact: elements per page"
+    )
+    offset: int = Field(default=0, ge=0, description="compact: the first element of the page (0-based)")
     include_xml: bool = Field(default=False, description="also return the raw uiautomator XML")
 
 
 class DumpUiResult(ActionResult):
+    format: str = Field(description="compact or json, as asked")
     package: str = Field(description="the app on screen: the first package other than the status bar's")
-    elements: list[Element]
+    screen: str | None = Field(default=None, description="compact: the page of elements, one a line")
+    total: int | None = Field(default=None, description="compact: the elements on the screen")
+    offset: int | None = Field(default=None, description="compact: the page's first element")
+    omitted: int | None = Field(
+        default=None, description="compact: the elements not on this page (before or after it)"
+    )
+    next_offset: int | None = Field(
+        default=None, description="compact: the offset of the next page; null on the last"
+    )
+    elements: list[Element] | None = Field(default=None, description="json: every element")
     ui_fingerprint: str
     xml: str | None = None
+
+
+def front_package(root: UiNode) -> str:
+    """The app on screen: System UI only when nothing else is shown (the shade, the lock screen)."""
+    packages = [n.package for n in root.walk() if n.package]
+    return next((p for p in packages if p != SYSTEM_UI), packages[0] if packages else "")
 
 
 async def dump_ui(ctx: ActionContext, p: DumpUiParams) -> DumpUiResult:
@@ -483,16 +555,24 @@ async def dump_ui(ctx: ActionContext, p: DumpUiParams) -> DumpUiResult:
 
     xml = await ctx.device.dump_hierarchy()
     root = parse_hierarchy(xml)
-    packages = [n.package for n in root.walk() if n.package]
-    # System UI only when nothing else is shown (the notification shade, the lock screen).
-    package = next((p for p in packages if p != "com.android.systemui"), packages[0] if packages else "")
-    return DumpUiResult(
-        package=package,
-        elements=[Element.model_validate(e) for e in compact_elements(root)],
+    result = DumpUiResult(
+        format=p.format,
+        package=front_package(root),
         ui_fingerprint=fingerprint(root),
         xml=xml if p.include_xml else None,
         via=ctx.device.via,
     )
+    if p.format == "json":
+        result.elements = [Element.model_validate(e) for e in compact_elements(root)]
+        return result
+    ctx.device.refs.remember(root)
+    page = render(root, max_elements=p.max_elements, offset=p.offset)
+    result.screen = page.text
+    result.total = page.total
+    result.offset = page.offset
+    result.omitted = page.omitted
+    result.next_offset = page.next_offset
+    return result
 
 
 ACTIONS = (
@@ -583,7 +663,9 @@ ACTIONS = (
         DumpUiParams,
         dump_ui,
         DumpUiResult,
-        "List the on-screen elements and a fingerprint",
+        "Read the screen: by default `screen`, the compact text form made for a model (one line per "
+        "element, with refs: see The compact screen form), or with format=json the element list; and "
+        "the screen's fingerprint",
         exclusive=False,
         requires=frozenset({UI}),
     ),

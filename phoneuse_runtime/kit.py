@@ -31,6 +31,12 @@ class SelectorFields(Params):
     description: str | None = None
     class_name: str | None = None
     index: int | None = Field(default=None, ge=0)
+    ref: str | None = Field(
+        default=None,
+        pattern=r"^[a-z][a-z0-9]{3}$",
+        description="an element's ref from DUMP_UI's compact form; resolved on a fresh read of the "
+        "screen, ELEMENT_NOT_FOUND when that element is gone",
+    )
 
     def selector_text(self) -> str | None:
         """The text the element shows, from whichever field a subclass keeps it in."""
@@ -43,6 +49,7 @@ class SelectorFields(Params):
             description=self.description,
             class_name=self.class_name,
             index=self.index,
+            ref=self.ref,
         )
 
 
@@ -87,7 +94,7 @@ async def find_element(
     precise reason read from one last dump. `interval_ms` is no longer used: a device that must
     poll does so at its own `find_poll_ms` (the server's wait_poll_ms)."""
     if selector.is_empty():
-        raise InvalidParams("give a selector: text, resource_id, description or class_name")
+        raise InvalidParams("give a selector: ref, text, resource_id, description or class_name")
     node = await device.find(selector, timeout_ms=wait_ms)
     if node is None:
         # Raises with the reason ("N matched, index out of range"), or finds what just appeared.

@@ -37,6 +37,8 @@ JSON_INT_MIN, JSON_INT_MAX = -(2**63), 2**63 - 1
 # A uiautomator hierarchy (SIM_SET_SCREEN, and every dump a backend reads): levels of nesting.
 # Android warns well before 100; a WebView's rarely passes 60.
 MAX_UI_DEPTH = 256
+# DUMP_UI's compact form: the most elements one page may hold (`max_elements`).
+MAX_UI_ELEMENTS = 1000
 # The Query filter `offset`: digits.
 MAX_OFFSET_DIGITS = 9
 

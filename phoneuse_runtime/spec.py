@@ -461,7 +461,9 @@ def render_spec(registry: Registry | None = None) -> str:
             out += ["", spec.notes]
         out += ["", "Params:", "", *model_table(spec.params, inputs=True)]
         out += ["Result:", "", *model_table(spec.result, inputs=False)]
-    out += ["## Queries", ""]
+    from .screen_text import spec_section as screen_section
+
+    out += [screen_section(), "## Queries", ""]
     for qspec in sorted(queries, key=lambda s: s.query_type):
         out += [f"### {qspec.query_type}", "", qspec.summary + "."]
         if qspec.requires:

@@ -44,6 +44,8 @@ class UiNode:
     scrollable: bool = False
     selected: bool = False
     password: bool = False
+    visible: bool = True  # uiautomator2's `visible-to-user`; plain uiautomator lists only visible nodes
+    display: int = 0  # uiautomator2's `display-id`
     index: int = 0
     children: list[UiNode] = field(default_factory=list)
 
@@ -100,6 +102,8 @@ def _node_from(elem: ElementTree.Element) -> UiNode:
         scrollable=_flag(a, "scrollable"),
         selected=_flag(a, "selected"),
         password=_flag(a, "password"),
+        visible=a.get("visible-to-user", "true") != "false",
+        display=int(a.get("display-id", "0") or 0),
         index=int(a.get("index", "0") or 0),
     )
     node.children = [_node_from(child) for child in elem if child.tag == "node"]
@@ -117,6 +121,18 @@ def _deeper_than(root: ElementTree.Element, limit: int) -> bool:
                 return True
         stack.extend((child, depth) for child in elem)
     return False
+
+
+def _top_nodes(root: ElementTree.Element) -> list[ElementTree.Element]:
+    """The windows: the `<node>`s under the root, also those a wrapper holds (one `<hierarchy>`
+    or `<display>` per display, as some dumpers of several displays write)."""
+    out: list[ElementTree.Element] = []
+    for child in root:
+        if child.tag == "node":
+            out.append(child)
+        else:
+            out.extend(_top_nodes(child))
+    return out
 
 
 def parse_hierarchy(xml: str) -> UiNode:
@@ -137,7 +153,7 @@ def parse_hierarchy(xml: str) -> UiNode:
     try:
         if root.tag == "node":
             return _node_from(root)
-        windows = [_node_from(child) for child in root if child.tag == "node"]
+        windows = [_node_from(child) for child in _top_nodes(root)]
     except ValueError as exc:  # bad bounds or index
         raise InvalidParams(f"not a uiautomator hierarchy: {exc}") from exc
     if len(windows) == 1:
@@ -210,9 +226,13 @@ class Selector:
     description: str | None = None
     class_name: str | None = None
     index: int | None = None
+    ref: str | None = None  # DUMP_UI's ref (refs.py), resolved against the dump it is matched on
+    package: str | None = None  # the element's app (not a param: refs.py's one-round-trip taps set it)
 
     def is_empty(self) -> bool:
-        return not (self.text or self.resource_id or self.description or self.class_name)
+        return not (
+            self.text or self.resource_id or self.description or self.class_name or self.ref or self.package
+        )
 
     def describe(self) -> str:
         parts = [
@@ -223,6 +243,8 @@ class Selector:
                 ("description", self.description),
                 ("class_name", self.class_name),
                 ("index", self.index),
+                ("ref", self.ref),
+                ("package", self.package),
             )
             if value is not None
         ]
@@ -233,6 +255,8 @@ class Selector:
             return False
         if self.description is not None and node.description != self.description:
             return False
+        if self.package is not None and node.package != self.package:
+            return False
         if self.resource_id is not None and not (
             node.resource_id == self.resource_id or node.resource_id.endswith(":id/" + self.resource_id)
         ):
@@ -242,6 +266,11 @@ class Selector:
         )
 
     def find_all(self, root: UiNode) -> list[UiNode]:
+        if self.ref is not None:
+            from .refs import find_ref
+
+            node = find_ref(root, self.ref)
+            return [node] if node is not None and self.matches(node) else []
         return [node for node in root.walk() if node.class_name != "hierarchy" and self.matches(node)]
 
     def find(self, root: UiNode) -> UiNode | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 from pydantic import Field
 
@@ -11,6 +12,7 @@ from phoneuse_runtime.kit import Element, screen
 from phoneuse_runtime.memory import Memory
 from phoneuse_runtime.params import Params
 from phoneuse_runtime.registry import QueryContext, QueryResult, QuerySpec
+from phoneuse_runtime.screen_text import DEFAULT_MAX_ELEMENTS, render
 from phoneuse_runtime.ui import compact_elements, fingerprint
 
 
@@ -19,6 +21,11 @@ class AppStateFilters(Params):
         default=None, description="only this app (installed but not running is reported too)"
     )
     include_ui: bool = Field(default=False, description="add the foreground screen's elements")
+    ui_format: Literal["compact", "json"] = Field(
+        default="compact",
+        description="with include_ui: compact gives `screen` (DUMP_UI's compact form, its first "
+        "page), json gives `elements`",
+    )
 
 
 class RecentApp(QueryResult):
@@ -35,7 +42,12 @@ class AppStateResult(QueryResult):
     foreground: bool
     running: bool
     ui_fingerprint: str | None = Field(description="for the foreground app")
-    elements: list[Element] | None = Field(description="with include_ui, for the foreground app")
+    screen: str | None = Field(
+        default=None, description="with include_ui (compact), for the foreground app: as DUMP_UI's `screen`"
+    )
+    elements: list[Element] | None = Field(
+        description="with include_ui and ui_format=json, for the foreground app"
+    )
     recent_apps: list[RecentApp] | None = Field(
         default=None,
         description="on the foreground app's result: the apps last brought to the front, newest first, "
@@ -66,8 +78,13 @@ async def app_state(ctx: QueryContext, f: AppStateFilters) -> Sequence[AppStateR
     for package in order:
         is_front = package == front.package
         elements = None
+        text = None
         if is_front and f.include_ui and root is not None:
-            elements = [Element.model_validate(e) for e in compact_elements(root)]
+            if f.ui_format == "json":
+                elements = [Element.model_validate(e) for e in compact_elements(root)]
+            else:
+                device.refs.remember(root)
+                text = render(root, max_elements=DEFAULT_MAX_ELEMENTS).text
         out.append(
             AppStateResult(
                 package=package,
@@ -76,6 +93,7 @@ async def app_state(ctx: QueryContext, f: AppStateFilters) -> Sequence[AppStateR
                 foreground=is_front,
                 running=is_front or package in running,
                 ui_fingerprint=fingerprint(root) if is_front and root is not None else None,
+                screen=text,
                 elements=elements,
                 recent_apps=recent if is_front else None,
             )

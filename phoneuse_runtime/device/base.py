@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
 from ..events import DeviceConnected, DeviceDisconnected, EventSink
+from ..refs import RefMemory
 from ..ui import Selector, UiNode, parse_hierarchy
 
 # The `source` of the events a phone itself causes (connection changes, arrivals).
@@ -390,6 +391,7 @@ class Device(abc.ABC):
     find_poll_ms: int = 100
 
     def __init__(self) -> None:
+        self.refs = RefMemory()  # the refs of the last screen given to a caller (refs.py)
         self.link = Link(self.kind)
 
     def capability_hint(self, capability: str) -> str:
@@ -430,6 +432,17 @@ class Device(abc.ABC):
             if node is not None or loop.time() >= give_up:
                 return node
             await asyncio.sleep(min(self.find_poll_ms / 1000, max(0.0, give_up - loop.time())))
+
+    async def tap_match(self, selector: Selector) -> bool:
+        """Taps the centre of the element `selector` picks, resolved when it taps (so an element
+        that moved is tapped where it is now); False, tapping nothing, when none matches. This
+        default reads the screen and taps: two round trips; a backend whose phone resolves
+        selectors does both in one."""
+        node = selector.find(parse_hierarchy(await self.dump_hierarchy()))
+        if node is None:
+            return False
+        await self.tap(*node.center)
+        return True
 
     @abc.abstractmethod
     async def screen_size(self) -> tuple[int, int]: ...

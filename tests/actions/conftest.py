@@ -52,7 +52,7 @@ def sim(client: Client) -> SimDevice:
 async def elements(client: Client, **match: Any) -> list[dict[str, Any]]:
     """The DUMP_UI elements whose keys equal every given value (`class_` means `class`)."""
     wanted = {("class" if k == "class_" else k): v for k, v in match.items()}
-    dump = await client.ok("DUMP_UI")
+    dump = await client.ok("DUMP_UI", {"format": "json"})
     found: list[dict[str, Any]] = [e for e in dump["elements"] if all(e[k] == v for k, v in wanted.items())]
     return found
 

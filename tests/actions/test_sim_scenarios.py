@@ -121,7 +121,7 @@ async def test_set_screen_then_tap_and_type(client: Client) -> None:
     shown = await client.ok("SIM_SET_SCREEN", {"xml": LOGIN_XML})
     assert shown["nodes"] == 10  # synthetic root + 7 app nodes + 2 status-bar nodes
     assert len(shown["ui_fingerprint"]) == 16
-    dump = await client.ok("DUMP_UI")
+    dump = await client.ok("DUMP_UI", {"format": "json"})
     assert dump["package"] == BANK
     assert dump["ui_fingerprint"] == shown["ui_fingerprint"]
     assert (await front(client))[0] == BANK

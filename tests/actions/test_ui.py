@@ -52,7 +52,7 @@ ELEMENT_KEYS = {
 
 
 async def _fingerprint_and_clock(client: Client) -> tuple[str, str]:
-    dump = await client.ok("DUMP_UI")
+    dump = await client.ok("DUMP_UI", {"format": "json"})
     clock = [e["text"] for e in dump["elements"] if e["resource_id"] == "com.android.systemui:id/clock"]
     return dump["ui_fingerprint"], "".join(clock)
 
@@ -508,7 +508,7 @@ async def test_screenshot_jpeg_scaled_by_max_side(client: Client) -> None:
 
 
 async def test_dump_ui_elements_shape(client: Client) -> None:
-    dump = await client.ok("DUMP_UI")
+    dump = await client.ok("DUMP_UI", {"format": "json"})
     assert dump["package"] == LAUNCHER
     assert dump["xml"] is None
     assert dump["via"] == "sim"
@@ -527,7 +527,7 @@ async def test_dump_ui_elements_shape(client: Client) -> None:
 
 async def test_dump_ui_include_xml_is_parseable(client: Client) -> None:
     await client.ok("OPEN_APP", {"package": MESSAGES})
-    dump = await client.ok("DUMP_UI", {"include_xml": "true"})
+    dump = await client.ok("DUMP_UI", {"include_xml": "true", "format": "json"})
     root = ET.fromstring(dump["xml"])
     assert root.tag == "hierarchy"
     nodes = list(root.iter("node"))

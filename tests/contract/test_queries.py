@@ -71,7 +71,7 @@ async def test_limit_is_clamped_to_the_maximum(frontend: FrontEnd) -> None:
             {"include_ui": "maybe"},
             0,
             "INVALID_PARAMS: include_ui: Input should be a valid boolean, unable to interpret input "
-            "(allowed: include_ui, offset, package)",
+            "(allowed: include_ui, offset, package, ui_format)",
         ),
     ],
     ids=["unspecified", "unknown-filter", "negative-offset", "bad-offset", "negative-limit", "bad-bool"],
@@ -120,7 +120,13 @@ async def test_app_state_follows_open_app(frontend: FrontEnd) -> None:
     [with_ui] = (
         await frontend.query("APP_STATE", {"package": "com.android.chrome", "include_ui": "true"})
     ).results
-    assert any(e["resource_id"] == "com.android.chrome:id/url_bar" for e in with_ui["elements"])
+    assert "#url_bar" in with_ui["screen"] and with_ui["elements"] is None
+    [as_json] = (
+        await frontend.query(
+            "APP_STATE", {"package": "com.android.chrome", "include_ui": "true", "ui_format": "json"}
+        )
+    ).results
+    assert any(e["resource_id"] == "com.android.chrome:id/url_bar" for e in as_json["elements"])
     await ok(frontend, "PRESS_KEY", {"key": "HOME"})
     [after] = (await frontend.query("APP_STATE", {"package": "com.android.chrome"})).results
     assert after["foreground"] is False and after["running"] is True

@@ -11,7 +11,7 @@ KEYS = (
     "ESCAPE, FORWARD_DEL, HOME, MEDIA_PLAY_PAUSE, MENU, MOVE_END, MOVE_HOME, POWER, RECENTS, SEARCH, "
     "SLEEP, SPACE, TAB, VOLUME_DOWN, VOLUME_MUTE, VOLUME_UP, WAKEUP"
 )
-TAP_KEYS = "class_name, description, index, resource_id, text, wait_ms, x, y"
+TAP_KEYS = "class_name, description, index, ref, resource_id, text, wait_ms, x, y"
 EVENT_KEYS = "all_day, calendar, description, end, location, start, timezone, title"
 INTENT_KEYS = "action, categories, component, data, extras, kind, mime, package"
 ALARM_KEYS = "days, hour, label, minute"
@@ -84,13 +84,13 @@ async def test_unknown_params_name_the_allowed_keys(frontend: FrontEnd) -> None:
         (
             "TAP",
             {},
-            "params: give either x and y, or a selector (text, resource_id, description, class_name) "
+            "params: give either x and y, or a selector (ref, text, resource_id, description, class_name) "
             f"(allowed: {TAP_KEYS})",
         ),
         (
             "TAP",
             {"x": "1", "y": "2", "text": "OK"},
-            "params: give either x and y, or a selector (text, resource_id, description, class_name) "
+            "params: give either x and y, or a selector (ref, text, resource_id, description, class_name) "
             f"(allowed: {TAP_KEYS})",
         ),
         (
@@ -126,7 +126,7 @@ async def test_unknown_params_name_the_allowed_keys(frontend: FrontEnd) -> None:
         (
             "SCREENSHOT",
             {"quality": "0"},
-            "quality: Input should be greater than or equal to 1 (allowed: format, max_side, quality)",
+            "quality: Input should be greater than or equal to 1 (allowed: format, marks, max_side, quality)",
         ),
         ("PRESS_KEY", {"key": "NOT_A_KEY"}, f"unknown key 'NOT_A_KEY'; use a keycode or one of {KEYS}"),
     ],

@@ -444,6 +444,9 @@ class AdbDevice(Device):
         phone (`waitForExists`, at most FIND_WAIT_CHUNK_MS a call so other calls take turns in
         between) and looks again once it says the element is there: two round trips for an element
         that shows up, where dumping and matching would take one every `find_poll_ms`."""
+        if selector.ref is not None:
+            # A ref names an element by where it sits in the whole tree: resolved on a dump.
+            return await super().find(selector, timeout_ms=timeout_ms)
         what = f"finding {selector.describe()}"
         node = await self._call(what, lambda b: self._ui_now().look(b, selector))
         loop = asyncio.get_running_loop()
@@ -478,6 +481,12 @@ class AdbDevice(Device):
 
     async def tap(self, x: int, y: int) -> None:
         await self._call(f"tapping ({x}, {y})", lambda b: self._ui_now().tap(b, x, y))
+
+    async def tap_match(self, selector: Selector) -> bool:
+        """One `click` with the selector: the phone finds the element and taps its centre."""
+        return await self._call(
+            f"tapping {selector.describe()}", lambda b: self._ui_now().tap_match(b, selector)
+        )
 
     async def long_press(self, x: int, y: int, duration_ms: int) -> None:
         await self._call(f"pressing ({x}, {y})", lambda b: self._ui_now().long_press(b, x, y, duration_ms))

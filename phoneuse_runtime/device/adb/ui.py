@@ -90,6 +90,8 @@ def u2_selector(selector: Selector) -> dict[str, Any]:
             fields["className"] = selector.class_name
         else:
             fields["classNameMatches"] = f"^(?:.*\\.)?{_literal(selector.class_name)}$"
+    if selector.package is not None:
+        fields["packageName"] = selector.package
     if selector.index:
         fields["instance"] = selector.index
     return dict(uiautomator2.Selector(**fields))
@@ -342,6 +344,16 @@ class Ui:
 
     def tap(self, budget: Budget, x: int, y: int) -> None:
         self.server.call(budget, "click", x, y)
+
+    def tap_match(self, budget: Budget, selector: Selector) -> bool:
+        """Taps the centre of the element `selector` picks, found by the phone when it taps: one
+        round trip (`click` with a selector); False when no element matches."""
+        try:
+            return bool(self.server.call(budget, "click", u2_selector(selector)))
+        except RpcError as exc:
+            if exc.kind == "not_found":
+                return False
+            raise
 
     def long_press(self, budget: Budget, x: int, y: int, duration_ms: int) -> None:
         self.server.call(budget, "click", x, y, duration_ms)

@@ -35,7 +35,7 @@ async def test_ui_gestures_and_screen(serve_adb: AdbServe, features: tuple[str, 
     c = s.client
     shot = await c.ok("SCREENSHOT")
     assert shot["via"] == "uiautomator2" and shot["format"] == "jpeg" and shot["width"] == 720
-    dump = await c.ok("DUMP_UI", {"include_xml": "true"})
+    dump = await c.ok("DUMP_UI", {"include_xml": "true", "format": "json"})
     assert dump["package"] == seed.LAUNCHER and "<hierarchy" in dump["xml"]
     tapped = await c.ok("TAP", {"text": "Keep Notes"})
     icon = next(e for e in dump["elements"] if e["text"] == "Keep Notes")

@@ -447,8 +447,10 @@ class Device(abc.ABC):
     async def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int) -> None: ...
 
     @abc.abstractmethod
-    async def input_text(self, text: str) -> str:
-        """Types into the focused field, appending at the cursor (end). Any Unicode. Returns `via`."""
+    async def input_text(self, text: str, *, replace: bool = False) -> str:
+        """Types into the focused field, appending at the cursor (end), or, with `replace`, in
+        place of what it holds (emptied in the same step where the backend can). Any Unicode.
+        Returns `via`."""
 
     @abc.abstractmethod
     async def clear_text(self) -> None:

@@ -4,9 +4,12 @@ it poll, and it stops once the stream ends; the memory catches up when it is ask
 
 from __future__ import annotations
 
+import asyncio
+import time
+
 from phoneuse_runtime.device.adb import AdbDevice
 from phoneuse_runtime.device.adb.events import Pollers
-from phoneuse_runtime.memory import Memory
+from phoneuse_runtime.memory import Filters, Memory
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 from tests.device.adb.conftest import AdbServe, Served
 from tests.device.adb.test_e2e_faults import Events
@@ -62,3 +65,18 @@ async def test_memory_finds_an_sms_that_arrived_while_nobody_listened(serve_adb:
     found, total, _ = await s.client.query(pb.QueryType.MEMORY, {"q": "bicycle pickup"})
     assert total >= 1
     assert any("blue bicycle" in r["text"] for r in found), found
+
+
+async def test_the_memory_catches_up_on_its_own_at_its_cadence(serve_adb: AdbServe) -> None:
+    s = await serve_adb(memory_ingest=True, memory_catch_up_s=1, poll_ms=50)
+    await _settled(s)
+    memory = s.client.app.component("memory")
+    assert isinstance(memory, Memory)
+    s.state.receive_sms("+14155550123", "the red kite flies at noon")
+    # No query (MEMORY would catch up first): the store is read directly until the timer's
+    # catch-up has stored the SMS; nobody subscribed, so no poll found it.
+    give_up = time.monotonic() + 10
+    while not len(await memory.search(Filters(q="kite noon"), lambda node, _score: node)):
+        assert time.monotonic() < give_up, "the timed catch-up never came"
+        await asyncio.sleep(0.05)  # a visible poll of the store, not a wait for an outcome
+    assert _pollers(s).polls == 0

@@ -402,8 +402,9 @@ class Device(abc.ABC):
     @abc.abstractmethod
     async def start(self, emit: EventSink, *, wanted: Callable[[str], bool] = _everything) -> None:
         """Connects (reporting through `self.link`, attached to `emit`) and starts its event
-        sources. `wanted(event_type)` says whether anyone listens now: a backend polls the phone
-        for an event type only while it does. A phone that cannot be reached yet is not an
+        sources. `wanted(event_type)` says whether a caller listens now from outside (the
+        bus's `demanded`; the memory does not count): a backend polls the phone for an event
+        type only while one does. A phone that cannot be reached yet is not an
         error: the link stays down and the backend keeps trying; a configuration that can never
         work raises ConfigError."""
 

@@ -448,28 +448,26 @@ NO_IME = "phoneuse:no-ime"  # what the script prints when uiautomator2's input m
 
 def ime_script(text: str, *, replace: bool, tries: int) -> str:
     """One shell script that types `text` through uiautomator2's input method: checks that it is
-    installed (else prints NO_IME), remembers the user's keyboard, switches to it, sends the
-    text base-64 encoded (empties the field first with `replace`) until its receiver, which
-    registers a moment after the switch, answers RESULT_OK (every IME_READY_POLL_S, `tries`
-    times at most), prints that answer and switches back to the user's keyboard. The text
-    is only ever an argument in single quotes (base-64 has none), so nothing in it is run; the
-    broadcast names the IME's package (`-p`): no other app's receiver sees the text."""
+    installed (else prints NO_IME), remembers the user's keyboard, switches to it, and until its
+    receiver (which registers a moment after the switch) answers RESULT_OK, every
+    IME_READY_POLL_S and `tries` times at most: empties the field (with `replace`; the text is
+    sent only once the field was emptied, so it is never added to what was there) and sends the
+    text base-64 encoded. Prints the last answer and switches back to the user's keyboard. The
+    text is only ever one quoted argument, so nothing in it is run; the broadcasts name the
+    IME's package (`-p`): no other app's receiver sees the text."""
     encoded = base64.b64encode(text.encode("utf-8")).decode("ascii")
     send = command("am", "broadcast", "-p", IME_PACKAGE, "-a", INPUT_TEXT, "--es", "text", encoded)
-    clear = (
-        command("am", "broadcast", "-p", IME_PACKAGE, "-a", CLEAR_TEXT) + " >/dev/null 2>&1; "
-        if replace
-        else ""
-    )
+    clear = command("am", "broadcast", "-p", IME_PACKAGE, "-a", CLEAR_TEXT)
+    ready = f"{clear} 2>&1 | grep -q 'result=-1'" if replace else "true"
     ime = command(IME_ID)
+    last = int(tries)
     return (
         f"if ime list -s -a | grep -qF {ime}; then "
         "p=$(settings get secure default_input_method); "
         f"ime enable {ime} >/dev/null 2>&1; ime set {ime} >/dev/null 2>&1; "
-        f"n=0; r=''; while [ $n -lt {int(tries)} ]; do "
-        f"{clear}r=$({send} 2>&1); "
-        f"if echo \"$r\" | grep -q 'result=-1'; then n={int(tries)}; "
-        f"else n=$((n+1)); sleep {IME_READY_POLL_S}; fi; done; "
+        f"n=0; r=''; while [ $n -lt {last} ]; do ok=0; "
+        f"if {ready}; then r=$({send} 2>&1); if echo \"$r\" | grep -q 'result=-1'; then ok=1; fi; fi; "
+        f"if [ $ok = 1 ]; then n={last}; else n=$((n+1)); sleep {IME_READY_POLL_S}; fi; done; "
         'echo "$r"; '
         f'if [ -n "$p" ] && [ "$p" != {ime} ] && [ "$p" != null ]; then ime set "$p" >/dev/null 2>&1; fi; '
         f"else echo {NO_IME}; fi"

@@ -53,10 +53,12 @@ async def test_a_keyboard_slow_to_come_up_is_waited_for_on_the_phone(serve_adb: 
     state = seed.default_state()
     u2 = seed.u2_app_package()
     state.packages[u2.name] = u2
-    state.faults.ime_warmup_broadcasts = 3  # its receiver registers after the switch
     s = await serve_adb(FakePhone(state))
     await s.client.ok("OPEN_APP", {"package": seed.KEEP})
     await s.client.ok("TAP", {"resource_id": KEEP_FIELD})
+    await s.client.ok("TYPE_TEXT", {"text": "what was there"})
+    # Its receiver registers after the switch: the clear and the text each wait on the phone.
+    s.state.faults.ime_warmup_broadcasts = 3
     before = len(s.opened())
     typed = await s.client.ok("TYPE_TEXT", {"text": "once only"})
     assert len(s.opened()[before:]) <= 3  # the front read, the script (its retries on the phone), the read

@@ -261,11 +261,11 @@ def _shows(node: UiNode, expected: str) -> bool:
     return node.text == expected or (expected == "" and _content(node) == "")
 
 
-async def _read_field(ctx: ActionContext, was: UiNode) -> UiNode | None:
+async def _read_field(ctx: ActionContext, was: UiNode | None) -> UiNode | None:
     """The field after an edit: the focused editable, else the one at the same place."""
     root = await screen(ctx.device)
     focused = focused_node(root)
-    if focused is not None:
+    if focused is not None or was is None:
         return focused
     return next((n for n in root.walk() if n.editable and n.bounds == was.bounds), None)
 
@@ -286,12 +286,16 @@ class TypeTextResult(ActionResult):
 
 
 async def type_text(ctx: ActionContext, p: TypeTextParams) -> TypeTextResult:
-    node = await _focus_field(ctx, p)
-    before = "" if p.clear else _content(node)
-    if p.clear:
-        await ctx.device.clear_text()
-    via = await ctx.device.input_text(p.text)
+    # The focused field, emptied and typed into, needs no look before: the typing says when no
+    # field has focus, and the read back shows the field (two round trips on adb).
+    node = None if p.clear and p.selector().is_empty() else await _focus_field(ctx, p)
+    before = "" if p.clear or node is None else _content(node)
+    via = await ctx.device.input_text(p.text, replace=p.clear)
     after = await _read_field(ctx, node)
+    if after is None and node is None:
+        raise ElementNotFound(
+            "no text field has focus; give resource_id, description, class_name or field_text"
+        )
     read_back = after.text if after is not None else None
     verify_error = None
     if after is None:
@@ -304,7 +308,7 @@ async def type_text(ctx: ActionContext, p: TypeTextParams) -> TypeTextResult:
         await ctx.device.press_key(KEYCODES["ENTER"])
     return TypeTextResult(
         typed=p.text,
-        field=Element.of(after or node),
+        field=Element.of(field) if (field := after or node) is not None else None,
         read_back=read_back,
         verified=verify_error is None,
         verify_error=verify_error,

@@ -129,6 +129,11 @@ class Settings:
     memory_default_region: str = "US"
     memory_retention_days: int = 365
     memory_ingest: bool = True
+    # Seconds between the memory's own catch-ups with the phone (new SMS and calls, only the
+    # rows above its marks) when nothing else made it look; 0: never on a timer. The memory
+    # also catches up when asked (MEMORY, CONTACTS) and after an action wrote to a provider,
+    # and makes the phone be polled for events only while someone subscribes from outside.
+    memory_catch_up_s: int = 300
     # [memory.embeddings]: an OpenAI-compatible embeddings endpoint (the full URL, e.g. a local
     # llama.cpp's http://127.0.0.1:8080/v1/embeddings) and the model to ask it for; "" = none.
     memory_embeddings_url: str = ""

@@ -243,9 +243,14 @@ class Subscription:
         event_types: Iterable[str],
         maxsize: int,
         narrow: Mapping[str, Iterable[str]] | None = None,
+        *,
+        outside: bool = True,
     ) -> None:
         self.subscriber_id = subscriber_id
         self.scope = ""
+        # A caller's stream (gRPC Subscribe, a connected Iris device): what it wants is polled
+        # from the phone. The runtime's own listeners (the memory) get events but make no poll.
+        self.outside = outside
         self.event_types = frozenset(event_types)
         # Per event type, the only subjects wanted (e.g. TASK_COMPLETED of SEND_MESSAGE alone).
         self.narrow = {t: frozenset(subjects) for t, subjects in (narrow or {}).items()}
@@ -315,6 +320,9 @@ class EventBus:
         self._wants_all = 0
         self._wants: collections.Counter[str] = collections.Counter()
         self._wants_subject: collections.Counter[tuple[str, str]] = collections.Counter()
+        # The same, for outside subscribers alone (`demanded`): what the phone is polled for.
+        self._outside_all = 0
+        self._outside: collections.Counter[str] = collections.Counter()
         self._closed = False
 
     def publish(self, event: Event) -> None:
@@ -331,6 +339,11 @@ class EventBus:
             or (self._wants_subject.get((event_type, subject), 0) > 0 if subject else False)
         )
 
+    def demanded(self, event_type: str) -> bool:
+        """Whether an outside subscriber (a caller's stream, not the runtime's own listeners)
+        wants events of this type: what a backend polls the phone for."""
+        return self._outside_all > 0 or self._outside.get(event_type, 0) > 0
+
     def subscribe(
         self,
         subscriber_id: str,
@@ -338,11 +351,14 @@ class EventBus:
         *,
         scope: str = "",
         narrow: Mapping[str, Iterable[str]] | None = None,
+        outside: bool = True,
     ) -> Subscription:
         """Registers a subscriber; a live one with the same id in the same scope is closed and
-        replaced. `narrow` keeps some of the named types to the given subjects only."""
+        replaced. `narrow` keeps some of the named types to the given subjects only. An inside
+        subscriber (`outside=False`: the memory, the gateway while no device is connected)
+        receives what is published but never makes the phone be polled (`demanded`)."""
         sid = subscriber_id or f"anon-{uuid.uuid4().hex}"
-        sub = Subscription(sid, event_types, self.queue_size, narrow)
+        sub = Subscription(sid, event_types, self.queue_size, narrow, outside=outside)
         if self._closed:
             sub.close()
             return sub
@@ -355,7 +371,27 @@ class EventBus:
         self._count(sub, 1)
         return sub
 
+    def set_outside(self, sub: Subscription, outside: bool) -> None:
+        """Makes a live subscriber count as outside (its types are polled for) or not."""
+        if sub.outside == outside:
+            return
+        live = self._subs.get((sub.scope, sub.subscriber_id)) is sub
+        if live:
+            self._count_outside(sub, -1)
+        sub.outside = outside
+        if live:
+            self._count_outside(sub, 1)
+
+    def _count_outside(self, sub: Subscription, step: int) -> None:
+        if not sub.outside:
+            return
+        if not sub.event_types:
+            self._outside_all += step
+        for event_type in sub.event_types:
+            self._outside[event_type] += step
+
     def _count(self, sub: Subscription, step: int) -> None:
+        self._count_outside(sub, step)
         if not sub.event_types:
             self._wants_all += step
             return

@@ -217,7 +217,7 @@ class Runtime:
 
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
-        await self.device.start(self.bus.publish, wanted=self.bus.interested)
+        await self.device.start(self.bus.publish, wanted=self.bus.demanded)
 
     async def close(self, *, grace_s: float = 0.0) -> None:
         """Lets in-flight actions finish within `grace_s`, cancels the rest, ends all streams."""

@@ -196,6 +196,12 @@ service `AndroidRuntime`). This page documents what travels inside its strings.
   subscriber's queue is full its oldest event is dropped, and the next thing it reads is an `ERROR`
   event with `code` `EVENTS_DROPPED` and the count, whatever its `event_types`. Other subscribers
   are unaffected. On server shutdown, streams end with status OK after their queued events.
+  **Polled events** (`APP_STATE_CHANGED`, `MESSAGE_RECEIVED`, `NOTIFICATION_POSTED`,
+  `CALL_STATE_CHANGED` on the adb and Termux backends) are looked for on the phone only while a
+  Subscribe stream (or an Iris app device connected to the gateway) wants them, every `poll_ms`
+  ({_DEFAULTS.poll_ms} ms); with none, no command runs on the phone. `MEMORY` and `CONTACTS`
+  first read the SMS and calls the phone gained since the memory last looked (it also looks
+  after a provider-writing action and every `memory.catch_up_s`, {_DEFAULTS.memory_catch_up_s} s).
 
 - **One action at a time on the phone.** Actions that drive the phone take turns in arrival
   order, so two agents' taps and typing never interleave; waiting for the turn counts against

@@ -90,6 +90,7 @@ def _device_matches(c: Contact, f: ContactFilters, keys: set[str], region: str) 
 
 async def contacts(ctx: QueryContext, f: ContactFilters) -> Sequence[ContactResult]:
     memory = ctx.component(Memory)
+    await memory.catch_up()  # the latest SMS and calls, for each person's last contact
     region = memory.region
     wanted_keys = {
         k

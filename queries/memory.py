@@ -120,7 +120,9 @@ async def memory(ctx: QueryContext, f: MemoryFilters) -> Sequence[MemoryResult]:
         since_ms=None if f.since is None else parse_time(f.since, "since"),
         until_ms=None if f.until is None else parse_time(f.until, "until"),
     )
-    return await ctx.component(Memory).search(filters, to_result)
+    store = ctx.component(Memory)
+    await store.catch_up()  # what the phone gained since the memory last looked
+    return await store.search(filters, to_result)
 
 
 QUERIES = (

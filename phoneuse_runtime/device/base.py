@@ -404,8 +404,9 @@ class Device(abc.ABC):
     @abc.abstractmethod
     async def start(self, emit: EventSink, *, wanted: Callable[[str], bool] = _everything) -> None:
         """Connects (reporting through `self.link`, attached to `emit`) and starts its event
-        sources. `wanted(event_type)` says whether anyone listens now: a backend polls the phone
-        for an event type only while it does. A phone that cannot be reached yet is not an
+        sources. `wanted(event_type)` says whether a caller listens now from outside (the
+        bus's `demanded`; the memory does not count): a backend polls the phone for an event
+        type only while one does. A phone that cannot be reached yet is not an
         error: the link stays down and the backend keeps trying; a configuration that can never
         work raises ConfigError."""
 
@@ -460,8 +461,10 @@ class Device(abc.ABC):
     async def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int) -> None: ...
 
     @abc.abstractmethod
-    async def input_text(self, text: str) -> str:
-        """Types into the focused field, appending at the cursor (end). Any Unicode. Returns `via`."""
+    async def input_text(self, text: str, *, replace: bool = False) -> str:
+        """Types into the focused field, appending at the cursor (end), or, with `replace`, in
+        place of what it holds (emptied in the same step where the backend can). Any Unicode.
+        Returns `via`."""
 
     @abc.abstractmethod
     async def clear_text(self) -> None:

@@ -60,6 +60,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 PREFETCH = 20  # nodes read in the reader's thread with a query's ids: a default page
 READERS = 2
+CATCH_UP_WAIT_S = 5.0  # a query waits this long at most for the memory to catch up with the phone
 PROGRESS_STEPS = 1000  # SQLite instructions between two calls of a reader's progress handler
 SLICE_STEPS = 50_000  # instructions a read runs before it lets a waiting read go first (~1 ms)
 ProgressHook = Callable[[Sequence[str]], None]
@@ -156,6 +157,7 @@ class Memory:
         default_region: str = DEFAULT_REGION,
         retention_days: int = 365,
         ingest: bool = True,
+        catch_up_s: int = 300,
         embeddings_url: str = "",
         embeddings_model: str = "",
     ) -> None:
@@ -165,6 +167,7 @@ class Memory:
         self.region = default_region
         self.retention_days = retention_days
         self.ingest_enabled = ingest
+        self.catch_up_s = catch_up_s
         self._writer: ThreadPoolExecutor | None = None
         self._readers: ThreadPoolExecutor | None = None
         self._write_conn: sqlite3.Connection | None = None
@@ -199,6 +202,10 @@ class Memory:
                 f"memory.default_region must be a two-letter region such as US, GB or FR, "
                 f"got {settings.memory_default_region!r}"
             )
+        if settings.memory_catch_up_s < 0:
+            raise ConfigError(
+                f"memory.catch_up_s must be 0 (no timer) or more seconds, got {settings.memory_catch_up_s}"
+            )
         if settings.memory_retention_days < 0:
             raise ConfigError(
                 "memory.retention_days must be 0 (keep everything) or more, "
@@ -209,6 +216,7 @@ class Memory:
             default_region=settings.memory_default_region,
             retention_days=settings.memory_retention_days,
             ingest=settings.memory_ingest,
+            catch_up_s=settings.memory_catch_up_s,
             embeddings_url=settings.memory_embeddings_url,
             embeddings_model=settings.memory_embeddings_model,
         )
@@ -525,6 +533,16 @@ class Memory:
                 total += max(0, now - max(front[1], _midnight(now)))
             out.append((str(package), int(last_used), total))
         return out
+
+    async def catch_up(self) -> None:
+        """Before a query is answered: reads what the phone's SMS and call log gained since the
+        memory last looked (the rows above its marks), waiting at most CATCH_UP_WAIT_S (a phone
+        slow to answer delays the answer that long, then the query reads what is stored)."""
+        if self.ingestor is None:
+            return
+        self.ingestor.request("sms", "calls")
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self.ingestor.settled(), timeout=CATCH_UP_WAIT_S)
 
     async def settled(self) -> None:
         """Returns once every event and sync handed to ingestion so far is stored."""

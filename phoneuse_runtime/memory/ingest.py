@@ -16,6 +16,14 @@ What each event does:
 - APP_STATE_CHANGED: the app's last use and its foreground time today;
 - DEVICE_CONNECTED: syncs everything; so does start-up.
 
+The memory never makes the phone be polled: its subscription is an inside one, so the backends
+poll for MESSAGE_RECEIVED, NOTIFICATION_POSTED, APP_STATE_CHANGED and CALL_STATE_CHANGED only
+while a caller subscribes from outside (a phone left alone runs no command). It catches up on
+its own instead, reading only the SMS and calls above its marks: when it is asked (MEMORY and
+CONTACTS, `Memory.catch_up`), after an action wrote to a provider, and every
+`memory_catch_up_s` (300 s by default). While nobody subscribes, notifications and app usage
+are not seen (Android keeps no history of them that the runtime could read later).
+
 Provider syncs read only what is new where the provider allows (`above_id` high-water marks for
 SMS and calls, kept in the database) and never what retention would drop at once.
 """
@@ -100,6 +108,7 @@ class Usage:
 
 class Ingestor:
     def __init__(self, memory: Memory, runtime: Runtime) -> None:
+        """`memory.catch_up_s` sets the cadence of the timed catch-ups (0: none)."""
         self.memory = memory
         self.runtime = runtime
         self.events: list[Event] = []
@@ -117,12 +126,14 @@ class Ingestor:
         # Only the TASK_COMPLETED of the actions that wrote to a provider: the runtime then
         # builds no event for the rest (every other Execute).
         sub = self.runtime.bus.subscribe(
-            SUBSCRIBER, EVENT_TYPES, scope=SCOPE, narrow={"TASK_COMPLETED": ACTION_SYNCS}
+            SUBSCRIBER, EVENT_TYPES, scope=SCOPE, narrow={"TASK_COMPLETED": ACTION_SYNCS}, outside=False
         )
         self._tasks = [
             asyncio.create_task(self._receive(sub), name="memory-receive"),
             asyncio.create_task(self._work(), name="memory-ingest"),
         ]
+        if self.memory.catch_up_s > 0:
+            self._tasks.append(asyncio.create_task(self._cadence(), name="memory-catch-up"))
         self.request("contacts", "sms", "calls", "calendar")
         await self.memory.write(self._expire)
 
@@ -169,6 +180,12 @@ class Ingestor:
         if result.exit_code == 0 and valid_region(country):
             self.memory.region = country
             log.info("reading phone numbers in the SIM's region %s", country)
+
+    async def _cadence(self) -> None:
+        """The slow catch-up: new SMS and calls every `catch_up_s`, whatever else happens."""
+        while True:
+            await asyncio.sleep(self.memory.catch_up_s)  # the catch-up cadence (memory_catch_up_s)
+            self.request("sms", "calls")
 
     # --- the loop --------------------------------------------------------------------
     async def _receive(self, sub: Any) -> None:

@@ -305,8 +305,8 @@ class ContentProvider(SimDevice):
             raise Unsupported("the clock app does not list its alarms")
         return await super().alarms()
 
-    async def input_text(self, text: str) -> str:
-        await super().input_text(text)
+    async def input_text(self, text: str, *, replace: bool = False) -> str:
+        await super().input_text(text, replace=replace)
         return "adb keyboard"
 
     async def set_clipboard(self, text: str) -> str:

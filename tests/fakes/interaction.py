@@ -193,6 +193,9 @@ def broadcast(state: PhoneState, it: IntentRecord) -> tuple[int, str | None]:
     # A broadcast with `-p` reaches that package's receivers only.
     to_ime = it.package in (None, seed.U2_IME.split("/", 1)[0])
     if action.startswith("ADB_KEYBOARD_") and to_ime and current_ime(state) == seed.U2_IME:
+        if state.faults.ime_warmup_broadcasts > 0:  # its receiver is not registered yet
+            state.faults.ime_warmup_broadcasts -= 1
+            return 0, None
         it.resolved = seed.U2_IME
         return -1, _adb_keyboard(state, it)
     return 0, None

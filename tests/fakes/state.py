@@ -375,6 +375,9 @@ class Faults:
     denied_providers: set[str] = field(default_factory=set)
     # AppOps lets only the default SMS app write content://sms; the shell's inserts are dropped.
     shell_can_write_sms: bool = False
+    # uiautomator2's keyboard registers its receiver a moment after `ime set`: the next N
+    # broadcasts to it find no receiver (result=0), as on a real phone right after the switch.
+    ime_warmup_broadcasts: int = 0
 
 
 @dataclass

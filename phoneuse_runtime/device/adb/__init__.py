@@ -496,8 +496,8 @@ class AdbDevice(Device):
             "swiping", lambda b: self._ui_now().swipe(b, x1, y1, x2, y2, duration_ms=duration_ms)
         )
 
-    async def input_text(self, text: str) -> str:
-        return await self._call("typing", lambda b: self._ui_now().input_text(b, text))
+    async def input_text(self, text: str, *, replace: bool = False) -> str:
+        return await self._call("typing", lambda b: self._ui_now().input_text(b, text, replace=replace))
 
     async def clear_text(self) -> None:
         await self._call("clearing the field", lambda b: self._ui_now().clear_text(b))

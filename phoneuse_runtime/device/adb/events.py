@@ -1,5 +1,6 @@
 """Events the phone does not push over adb, found by polling it every `poll_ms`, and only while
-someone subscribes to them:
+someone subscribes to them from outside (the bus's `demanded`: a Subscribe stream, a connected
+Iris device; the memory's own subscription makes no poll):
 - APP_STATE_CHANGED: the foreground app (dumpsys window), compared with the last poll;
 - MESSAGE_RECEIVED: inbox rows above a high-water `_id`, set when the backend first connects and
   kept over drops (what arrived meanwhile is reported on reconnection), and set again when
@@ -65,6 +66,7 @@ class Pollers:
         self._notification_keys: set[str] | None = None
         self._messages_active = False
         self._logged: set[str] = set()
+        self.ticks = 0  # wake-ups of the loop with the phone linked, wanted or not
         self.polls = 0  # ticks that read the phone, for tests
 
     async def run(self) -> None:
@@ -76,6 +78,7 @@ class Pollers:
 
     async def tick(self) -> None:
         """One poll of every wanted source."""
+        self.ticks += 1
         read = False
         if self.wanted(APP_STATE):
             read = await self._guard("the foreground app", self._app_state) or read

@@ -388,15 +388,20 @@ class Ui:
         return base64.b64decode(data)
 
     # -- typing
-    def input_text(self, budget: Budget, text: str) -> str:
-        """Types at the cursor of the focused field; returns the path it took. Each path is tried
-        only when the one before could not type at all, so nothing is ever typed twice:
-        uiautomator2's input method (any Unicode, the user's keyboard restored afterwards), else
-        the clipboard and a paste (the user's clipboard restored), else set_text."""
-        if self._ime_available(budget):
-            if self._type_with_ime(budget, text):
+    def input_text(self, budget: Budget, text: str, *, replace: bool = False) -> str:
+        """Types at the cursor of the focused field (with `replace`, in place of what it holds);
+        returns the path it took. Each path is tried only when the one before could not type at
+        all, so nothing is ever typed twice: uiautomator2's input method (any Unicode, the user's
+        keyboard restored afterwards: one shell round trip, `ime_script`), else the clipboard
+        and a paste (the user's clipboard restored), else set_text."""
+        if self.ime_installed is not False:
+            typed = self._type_with_ime(budget, text, replace=replace)
+            if typed:
                 return "uiautomator2 ime"
-            log.warning("uiautomator2's input method did not take the text; pasting it instead")
+            if self.ime_installed:
+                log.warning("uiautomator2's input method did not take the text; pasting it instead")
+        if replace:
+            self.clear_text(budget)
         try:
             self._paste(budget, text)
             return "clipboard paste"
@@ -407,48 +412,22 @@ class Ui:
         self._set_text(budget, text)
         return "uiautomator2 set_text"
 
-    def _ime_available(self, budget: Budget) -> bool:
-        if self.ime_installed is None:
-            listed = self.shell(budget, command("ime", "list", "-s", "-a")).stdout
-            self.ime_installed = IME_ID in listed.split()
-        return self.ime_installed
-
-    def _type_with_ime(self, budget: Budget, text: str) -> bool:
-        """Switches to uiautomator2's input method and sends it the text in one round trip (its
-        answer says whether the keyboard committed it), then switches back to the user's
-        keyboard. A keyboard that is not up yet (its receiver registers a moment after the
-        switch) gets the text again every IME_READY_POLL_S, up to IME_READY_S."""
-        encoded = base64.b64encode(text.encode("utf-8")).decode("ascii")
-        broadcast = command(
-            "am", "broadcast", "-p", IME_PACKAGE, "-a", "ADB_KEYBOARD_INPUT_TEXT", "--es", "text", encoded
-        )
-        first = self.shell(
-            budget,
-            " ; ".join(
-                (
-                    command("settings", "get", "secure", "default_input_method"),
-                    command("ime", "enable", IME_ID),
-                    command("ime", "set", IME_ID),
-                    broadcast,
-                )
-            ),
-        ).stdout
-        lines = first.strip().splitlines()
-        previous = lines[0].strip() if lines else ""
-        try:
-            if _broadcast_result(first) == -1:  # RESULT_OK: the keyboard committed the text
-                return True
-            give_up = time.monotonic() + min(IME_READY_S, budget.left())
-            while time.monotonic() + IME_READY_POLL_S < give_up:
-                time.sleep(IME_READY_POLL_S)  # the IME's readiness poll (see IME_READY_POLL_S)
-                answer = self.shell(budget, broadcast).stdout
-                if _broadcast_result(answer) == -1:
-                    return True
-                log.debug("the input method is not up yet (%s); sending again", answer.strip()[-80:])
+    def _type_with_ime(self, budget: Budget, text: str, *, replace: bool) -> bool:
+        """Types through uiautomator2's input method in one shell round trip (`ime_script`);
+        whether its keyboard committed the text. Learns on the way whether it is installed."""
+        tries = max(1, min(int(IME_READY_S / IME_READY_POLL_S), int(budget.left() / IME_READY_POLL_S) - 1))
+        output = self.shell(budget, ime_script(text, replace=replace, tries=tries)).stdout
+        if NO_IME in output.split():
+            self.ime_installed = False
             return False
-        finally:
-            if previous and previous not in (IME_ID, "null"):
-                self.shell(budget, command("ime", "set", previous))
+        self.ime_installed = True
+        result = _broadcast_result(output)
+        if result == -1 and _broadcast_data(output) == INPUT_TEXT:
+            # The receiver answers with the action's name when no field has an InputConnection.
+            raise ElementNotFound("no text field has focus")
+        if result != -1:
+            log.debug("the input method did not take the text (%s)", output.strip()[-80:])
+        return result == -1
 
     def _paste(self, budget: Budget, text: str) -> None:
         previous = self.get_clipboard(budget)
@@ -473,9 +452,47 @@ class Ui:
 
 
 _RESULT = re.compile(r"result=(-?\d+)")
+_DATA = re.compile(r'data="([^"]*)"')
+INPUT_TEXT = "ADB_KEYBOARD_INPUT_TEXT"
+CLEAR_TEXT = "ADB_KEYBOARD_CLEAR_TEXT"
+NO_IME = "phoneuse:no-ime"  # what the script prints when uiautomator2's input method is not installed
+
+
+def ime_script(text: str, *, replace: bool, tries: int) -> str:
+    """One shell script that types `text` through uiautomator2's input method: checks that it is
+    installed (else prints NO_IME), remembers the user's keyboard, switches to it, and until its
+    receiver (which registers a moment after the switch) answers RESULT_OK, every
+    IME_READY_POLL_S and `tries` times at most: empties the field (with `replace`; the text is
+    sent only once the field was emptied, so it is never added to what was there) and sends the
+    text base-64 encoded. Prints the last answer and switches back to the user's keyboard. The
+    text is only ever one quoted argument, so nothing in it is run; the broadcasts name the
+    IME's package (`-p`): no other app's receiver sees the text."""
+    encoded = base64.b64encode(text.encode("utf-8")).decode("ascii")
+    send = command("am", "broadcast", "-p", IME_PACKAGE, "-a", INPUT_TEXT, "--es", "text", encoded)
+    clear = command("am", "broadcast", "-p", IME_PACKAGE, "-a", CLEAR_TEXT)
+    ready = f"{clear} 2>&1 | grep -q 'result=-1'" if replace else "true"
+    ime = command(IME_ID)
+    last = int(tries)
+    return (
+        f"if ime list -s -a | grep -qF {ime}; then "
+        "p=$(settings get secure default_input_method); "
+        f"ime enable {ime} >/dev/null 2>&1; ime set {ime} >/dev/null 2>&1; "
+        f"n=0; r=''; while [ $n -lt {last} ]; do ok=0; "
+        f"if {ready}; then r=$({send} 2>&1); if echo \"$r\" | grep -q 'result=-1'; then ok=1; fi; fi; "
+        f"if [ $ok = 1 ]; then n={last}; else n=$((n+1)); sleep {IME_READY_POLL_S}; fi; done; "
+        'echo "$r"; '
+        f'if [ -n "$p" ] && [ "$p" != {ime} ] && [ "$p" != null ]; then ime set "$p" >/dev/null 2>&1; fi; '
+        f"else echo {NO_IME}; fi"
+    )
 
 
 def _broadcast_result(output: str) -> int | None:
     """The result code `am broadcast` printed ("Broadcast completed: result=-1")."""
     match = _RESULT.search(output)
     return int(match.group(1)) if match else None
+
+
+def _broadcast_data(output: str) -> str | None:
+    """The result data `am broadcast` printed (`data="..."`), if any."""
+    match = _DATA.search(output)
+    return match.group(1) if match else None

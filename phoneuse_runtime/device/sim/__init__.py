@@ -247,8 +247,10 @@ class SimDevice(Device):
             await _gesture(duration_ms)
             phone.swipe(x1, y1, x2, y2)
 
-    async def input_text(self, text: str) -> str:
+    async def input_text(self, text: str, *, replace: bool = False) -> str:
         with self._op() as phone:
+            if replace:
+                phone.clear_text()
             phone.input_text(text)
             return self.via
 

@@ -236,8 +236,8 @@ class TermuxDevice(Device):
     async def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int) -> None:
         await self._adb("swiping").swipe(x1, y1, x2, y2, duration_ms)
 
-    async def input_text(self, text: str) -> str:
-        return await self._adb("typing").input_text(text)
+    async def input_text(self, text: str, *, replace: bool = False) -> str:
+        return await self._adb("typing").input_text(text, replace=replace)
 
     async def clear_text(self) -> None:
         await self._adb("clearing a field").clear_text()

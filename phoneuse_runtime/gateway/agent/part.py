@@ -157,6 +157,7 @@ class AgentPart:
 
     async def session_opened(self, session: Session) -> None:
         self.listen()
+        self._devices_listen()
         # What the device may have missed while it was away, and must answer: pending pickers.
         for picker in list(self.pickers.values()):
             await session.send(
@@ -169,7 +170,7 @@ class AgentPart:
             await session.send("status", {"state": "degraded"})
 
     async def session_closed(self, session: Session) -> None:
-        pass
+        self._devices_listen()
 
     def listen(self) -> None:
         """Starts listening on the bus (once): the mirror, phone events and approvals."""
@@ -177,8 +178,16 @@ class AgentPart:
             return
         from .mirror import pump
 
-        self._sub = self.gateway.runtime.bus.subscribe("iris-agent", LISTENED, scope=BUS_SCOPE)
+        self._sub = self.gateway.runtime.bus.subscribe(
+            "iris-agent", LISTENED, scope=BUS_SCOPE, outside=bool(self.gateway.sessions)
+        )
         self.gateway.spawn(pump(self, self._sub))
+
+    def _devices_listen(self) -> None:
+        """The phone's events are polled for the gateway only while a device is connected to
+        see them (the bus's `demanded`); with none, its subscription makes no poll."""
+        if self._sub is not None:
+            self.gateway.runtime.bus.set_outside(self._sub, bool(self.gateway.sessions))
 
     # --- chats -----------------------------------------------------------------
     async def resolve_scope(self, chat_id: str, thread_id: str) -> Scope:

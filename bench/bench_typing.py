@@ -1,0 +1,122 @@
+"""TYPE_TEXT's device round trips on adb: the streams the fake adbd opened for one TYPE_TEXT
+into the focused field, with uiautomator2's input method installed, for ASCII, Unicode with
+emoji and shell metacharacters with a newline; each read back checked.
+
+The runtime is built in-process by the production factory against the fake adbd behind the
+isolated real adb server. The first stream of every UI action is the owner's-controls read of
+what is in front (runtime._front); the rest is the typing.
+
+    python bench/bench_typing.py [--tree /work/main]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+TOKEN = "bench-typing-token"
+AUTH = (("authorization", f"Bearer {TOKEN}"),)
+KEEP_FIELD = "com.google.android.keep:id/edit_note_text"
+TEXTS = {
+    "hello world": "hello world",
+    "Olá 你好 🚲": "Olá 你好 🚲",
+    "`'\"$;&|` + newline": 'it\'s "q" $HOME; a & b | c\nline two',
+}
+
+
+async def run() -> list[list[str]]:
+    import grpc
+
+    from phoneuse_runtime.app import build_app, default_components, make_device
+    from phoneuse_runtime.config import Settings
+    from phoneuse_runtime.rpc import protocol_pb2 as pb
+    from phoneuse_runtime.rpc import protocol_pb2_grpc as pb_grpc
+    from tests.fakes import seed
+    from tests.fakes.adb_server import AdbServer, BackgroundAdbd, find_adb
+    from tests.fakes.phone import FakePhone
+
+    adb_path = find_adb()
+    if adb_path is None:
+        raise SystemExit("no adb binary")
+    server = AdbServer(adb_path, Path(tempfile.mkdtemp(prefix="bench-typing-adb-")))
+    server.start()
+    state = seed.default_state()
+    u2 = seed.u2_app_package()
+    state.packages[u2.name] = u2
+    phone = FakePhone(state)
+    adbd = BackgroundAdbd(phone)
+    server.connect(adbd.serial)
+    app: Any = None
+    rows = []
+    try:
+        settings = Settings(
+            device=f"adb:{adbd.serial}",
+            adb_server=f"127.0.0.1:{server.port}",
+            grpc_listen="127.0.0.1:0",
+            gateway=False,
+            memory_ingest=False,  # its reads would interleave with the streams counted
+            data_dir=Path(tempfile.mkdtemp(prefix="bench-typing-data-")),
+        )
+        app = await build_app(
+            settings,
+            token=TOKEN,
+            device=make_device(settings),
+            components=default_components(settings, token=TOKEN),
+        )
+        channel = grpc.aio.insecure_channel(f"127.0.0.1:{app.port}")
+        stub = pb_grpc.AndroidRuntimeStub(channel)
+
+        async def execute(action: str, params: dict[str, str]) -> dict[str, Any]:
+            request = pb.ActionRequest(
+                action_type=action, params=params, request_id=uuid.uuid4().hex, timeout_ms=20_000
+            )
+            response = await stub.Execute(request, metadata=AUTH)
+            assert response.success, response.error
+            result: dict[str, Any] = json.loads(response.result_json)
+            return result
+
+        await execute("OPEN_APP", {"package": seed.KEEP})
+        await execute("TAP", {"resource_id": KEEP_FIELD})
+        for label, text in TEXTS.items():
+            before = len(adbd.opened)
+            typed = await execute("TYPE_TEXT", {"text": text})
+            streams = adbd.opened[before:]
+            front = 1 if streams and streams[0].endswith("dumpsys window windows") else 0
+            rows.append(
+                [label, str(len(streams)), str(len(streams) - front), str(typed.get("read_back") == text)]
+            )
+        await channel.close()
+    finally:
+        if app is not None:
+            await app.stop(grace_s=0)
+        server.disconnect(adbd.serial)
+        await asyncio.to_thread(adbd.stop)
+        server.stop()
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tree", type=Path, default=REPO, help="the checkout whose runtime runs")
+    args = parser.parse_args()
+    sys.path.insert(0, str(REPO))  # the fakes: this tree's
+    sys.path.insert(0, str(args.tree.resolve()))  # the runtime: --tree's
+    sys.path.insert(0, str(REPO / "bench"))
+    from _common import machine, table
+
+    import phoneuse_runtime
+
+    rows = asyncio.run(run())
+    print(f"runtime from {Path(phoneuse_runtime.__file__).parent.parent}; {machine()}")
+    print(table(["text", "streams", "after the front read", "read back exactly"], rows))
+
+
+if __name__ == "__main__":
+    main()

@@ -145,10 +145,20 @@ def steady_fingerprint(root: UiNode) -> str:
     return fingerprint(_app_windows(root))
 
 
+def _named(node: UiNode) -> bool:
+    """Whether the account names the element: it has a text or description, or an id and can be
+    acted on (a switch, a field, a button); a container known only by its id is layout."""
+    if node.text or node.description:
+        return True
+    return bool(node.resource_id) and (
+        node.clickable or node.long_clickable or node.checkable or node.scrollable or node.editable
+    )
+
+
 def _visible(root: UiNode) -> Iterable[UiNode]:
-    """The elements the account names: ones with a text, description or id, outside the system bars."""
+    """The elements the account names, outside the system bars, in screen order."""
     for node in _app_windows(root).walk():
-        if node.class_name != "hierarchy" and (node.text or node.description or node.resource_id):
+        if node.class_name != "hierarchy" and _named(node):
             yield node
 
 

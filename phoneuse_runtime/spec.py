@@ -531,7 +531,9 @@ def _settling_section() -> list[str]:
         "without the `ui` capability nothing is read.",
         "",
         f"`changes` names elements as DUMP_UI does, by `text`, `description` and `resource_id` (empty "
-        "ones left out; elements with none of them, and the system bars', are not listed), in screen "
+        "ones left out), listing the elements that have a text or a description, or an id and "
+        "can be acted on (clickable, checkable, scrollable or a text field), outside the system bars, "
+        "in screen "
         f"order, at most {SETTLE_CHANGES_MAX} of each kind, `*_more` counting the rest. An element "
         "that stayed (same id, text, description and class) and changed `checked`, `selected`, "
         "`enabled` or `focused`, or whose text or description changed in place (the same id, or "

@@ -566,6 +566,17 @@ def _can(requires: frozenset[str], capabilities: frozenset[str]) -> bool:
     return requires <= capabilities
 
 
+def _params_schema(spec: AnyActionSpec) -> dict[str, Any]:
+    """The params' JSON schema; a settling action's has `settle_ms` too (its result, the
+    settle fields: see the spec's Settling section)."""
+    schema: dict[str, Any] = spec.params.model_json_schema(by_alias=True)
+    if spec.settles:
+        from .settle import SettleParams
+
+        schema.setdefault("properties", {}).update(SettleParams.model_json_schema()["properties"])
+    return schema
+
+
 def catalogue(registry: Registry, *, device: str, capabilities: frozenset[str]) -> dict[str, Any]:
     """Actions and queries as JSON, for `phoneuse-runtime actions --json`."""
     return {
@@ -576,7 +587,7 @@ def catalogue(registry: Registry, *, device: str, capabilities: frozenset[str]) 
                 "summary": spec.summary,
                 "requires": sorted(spec.requires),
                 "supported": _can(spec.requires, capabilities),
-                "params": spec.params.model_json_schema(by_alias=True),
+                "params": _params_schema(spec),
                 "result": spec.result.model_json_schema(by_alias=True, mode="serialization"),
                 "origin": registry.origins.get(name, ""),
             }
@@ -603,6 +614,8 @@ def render_catalogue_text(registry: Registry, *, device: str, capabilities: froz
             (info.alias or key) + ("" if info.is_required() else "?")
             for key, info in spec.params.model_fields.items()
         )
+        if spec.settles:
+            keys += ", settle_ms?"
         missing = sorted(spec.requires - capabilities)
         mark = " " if not missing else "-"
         lines.append(f"{mark} {name:<22} {spec.summary}")

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import itertools
+import os
 import types
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from phoneuse_runtime.device.sim import widgets as sim_widgets
 from phoneuse_runtime.limits import SETTLE_CHANGES_MAX, SETTLE_DEFAULT_MS, SETTLE_MAX_MS
-from phoneuse_runtime.settle import changes
+from phoneuse_runtime.settle import Changes, changes, steady_fingerprint
 from phoneuse_runtime.ui import parse_hierarchy
 
 from ..conftest import Client, ServerFactory
@@ -178,3 +180,38 @@ def test_a_text_changed_in_place_is_one_change_and_equal_rows_count_twice() -> N
         {"text": "4 unread", "resource_id": "app:id/count", "was": {"text": "3 unread"}}
     ]
     assert [a.text for a in account.appeared] == ["Hi"] and not account.went
+
+
+# The real captures sit in shared/ beside the checkout (a worktree's is one level further up).
+REPO = Path(__file__).resolve().parents[2]
+REALDATA = next(
+    (p for p in (d / "shared" / "realdata" / "uidump" for d in REPO.parents[:2]) if p.is_dir()),
+    REPO.parent / "shared" / "realdata" / "uidump",
+)
+MULTIWINDOW = [
+    "u2-multiwindow_brella_webview_1080x2400.xml",
+    "u2-multiwindow_swapcard_1080x2400_217nodes.xml",
+]
+
+
+@pytest.mark.parametrize("name", MULTIWINDOW)
+def test_a_real_status_bar_changing_changes_nothing_the_account_sees(name: str) -> None:
+    path = Path(os.environ.get("PHONEUSE_REALDATA", REALDATA)) / name
+    if not path.exists():
+        pytest.skip(f"the real captures ({path.parent}) are not on this machine")
+    xml = path.read_text(encoding="utf-8")
+    before = parse_hierarchy(xml)
+    after = parse_hierarchy(xml)
+    bars = [w for w in after.children if w.package == "com.android.systemui"]
+    assert bars  # the status bar's window, a strip over the app
+    for node in bars[0].walk():  # the clock turns, a notification icon comes
+        node.text, node.description = node.text + "1", node.description + "!"
+    assert steady_fingerprint(before) == steady_fingerprint(after)
+    assert changes(before, after) == Changes()
+    # While a change in the app's own window is seen.
+    app = next(w for w in after.children if w.package != "com.android.systemui")
+    named = next(n for n in app.walk() if n.text)
+    was, named.text = named.text, named.text + " (edited)"
+    account = changes(before, after)
+    assert [(c.text, c.was) for c in account.changed] == [(named.text, {"text": was})]
+    assert steady_fingerprint(before) != steady_fingerprint(after)

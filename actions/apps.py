@@ -277,6 +277,7 @@ ACTIONS = (
         "Bring an app to the front by package or name",
         requires=frozenset({APPS}),
         check=_check_open_app,
+        settles=True,
     ),
     ActionSpec(
         "CLOSE_APP",
@@ -286,6 +287,7 @@ ACTIONS = (
         "Force-stop an app",
         requires=frozenset({APPS}),
         check=_check_close_app,
+        settles=True,
     ),
     ActionSpec(
         "OPEN_URL",
@@ -297,6 +299,7 @@ ACTIONS = (
         check=_check_open_url,
         effects=_open_url_effects,
         notes="Policies judge it by its effect too: `tel:` as MAKE_CALL, `sms:`/`smsto:` as SEND_MESSAGE.",
+        settles=True,
     ),
     ActionSpec(
         "START_INTENT",
@@ -313,5 +316,6 @@ ACTIONS = (
             "`sms:`/`smsto:` data as SEND_MESSAGE; SET_ALARM or SET_TIMER as SET_ALARM; INSERT or EDIT "
             "of a calendar event as CREATE_EVENT, of a contact as ADD_CONTACT."
         ),
+        settles=True,
     ),
 )

@@ -132,6 +132,11 @@ async def set_connected(ctx: ActionContext, p: SetConnectedParams) -> SetConnect
 
 class SetScreenParams(Params):
     xml: str = Field(min_length=1, max_length=MAX_BULK_CHARS, description="a uiautomator hierarchy dump")
+    animate: bool = Field(
+        default=False,
+        description="the screen never stops moving: every look shows the next frame, in the first "
+        "window's description (`frame N`)",
+    )
 
 
 class SetScreenResult(ActionResult):
@@ -141,7 +146,7 @@ class SetScreenResult(ActionResult):
 
 async def set_screen(ctx: ActionContext, p: SetScreenParams) -> SetScreenResult:
     sim = _sim(ctx)
-    await sim.set_screen(p.xml)
+    await sim.set_screen(p.xml, animate=p.animate)
     root = parse_hierarchy(await sim.dump_hierarchy())
     return SetScreenResult(ui_fingerprint=fingerprint(root), nodes=sum(1 for _ in root.walk()), via="sim")
 

@@ -588,6 +588,7 @@ ACTIONS = (
         "Tap a point (x, y) or the center of an element",
         requires=frozenset({UI}),
         drives_ui=True,
+        settles=True,
     ),
     ActionSpec(
         "LONG_PRESS",
@@ -597,6 +598,7 @@ ACTIONS = (
         "Press and hold a point or an element",
         requires=frozenset({UI}),
         drives_ui=True,
+        settles=True,
     ),
     ActionSpec(
         "SWIPE",
@@ -606,6 +608,7 @@ ACTIONS = (
         "Swipe between two points, or across the screen",
         requires=frozenset({UI}),
         drives_ui=True,
+        settles=True,
     ),
     ActionSpec(
         "SCROLL",
@@ -615,6 +618,7 @@ ACTIONS = (
         "Scroll the main list one page, or until an element is visible",
         requires=frozenset({UI}),
         drives_ui=True,
+        settles=True,
     ),
     ActionSpec(
         "TYPE_TEXT",
@@ -624,6 +628,7 @@ ACTIONS = (
         "Type Unicode text into a field (the focused one by default) and read it back",
         requires=frozenset({UI}),
         drives_ui=True,
+        settles=True,
     ),
     ActionSpec(
         "CLEAR_TEXT",
@@ -633,6 +638,7 @@ ACTIONS = (
         "Empty a text field",
         requires=frozenset({UI}),
         drives_ui=True,
+        settles=True,
     ),
     ActionSpec(
         "PRESS_KEY",
@@ -643,6 +649,7 @@ ACTIONS = (
         requires=frozenset({UI}),
         check=_check_key,
         drives_ui=_key_drives_ui,
+        settles=True,
     ),
     ActionSpec(
         "WAIT_FOR",

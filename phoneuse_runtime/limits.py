@@ -42,6 +42,12 @@ MAX_UI_ELEMENTS = 1000
 # The Query filter `offset`: digits.
 MAX_OFFSET_DIGITS = 9
 
+# Settling after a UI action (settle.py): the default and largest `settle_ms`, and how many
+# elements of each kind (appeared, went, changed) its account of changes lists.
+SETTLE_DEFAULT_MS = 2_000
+SETTLE_MAX_MS = 10_000
+SETTLE_CHANGES_MAX = 20
+
 # The agent's memory (REMEMBER): what one item may hold.
 MEMORY_KIND_CHARS = 64
 MEMORY_NAME_CHARS = 256

@@ -91,6 +91,10 @@ class ActionSpec(Generic[P, R]):
     # the owner's controls is in front (owner_controls.py), and held while a package in
     # `approve_ui_in` is.
     drives_ui: bool | Callable[[P], bool] = False
+    # Whether the call, after its handler, waits for the screen to stop changing and reports what
+    # changed (settle.py): it then takes `settle_ms` besides its params, and its result gains
+    # `settle`, `ui_fingerprint` and `changes`.
+    settles: bool = False
 
     def drives_ui_with(self, params: P) -> bool:
         return self.drives_ui if isinstance(self.drives_ui, bool) else self.drives_ui(params)

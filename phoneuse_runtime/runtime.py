@@ -23,6 +23,7 @@ from pydantic import BaseModel
 from .approval_store import TerminalAnswers
 from .approvals import Approvals, how_to_answer
 from .callers import Caller
+from .capabilities import UI
 from .components import Component
 from .config import Settings
 from .context import ActionContext, QueryContext, missing_capability
@@ -58,6 +59,7 @@ from .owner_controls import front_refusal
 from .params import parse_params
 from .policies import FrontPolicy, Policy, PolicyCall
 from .registry import AnyActionSpec, AnyQuerySpec, Registry
+from .settle import SETTLE_KEY, Settled, attach, look_before, settle, split_settle
 from .turns import Turns
 
 log = logging.getLogger(__name__)
@@ -409,7 +411,12 @@ class Runtime:
             spec = self.registry.action(call.name)  # UnknownAction, with the names it may have meant
         if spec.requires:
             self._supported(call.name, spec.requires)
-        call.params = params = parse_params(spec.params, call.wire_params)
+        wire, settle_ms = split_settle(call.wire_params) if spec.settles else (call.wire_params, 0)
+        if UI not in self.device.capabilities:
+            settle_ms = 0  # a phone whose screen cannot be read (Termux without adb) is not looked at
+        call.params = params = parse_params(
+            spec.params, wire, also_allowed=(SETTLE_KEY,) if spec.settles else ()
+        )
         ctx = ActionContext(
             call.name,
             self.device,
@@ -440,24 +447,27 @@ class Runtime:
         if call.caller.owner or not (spec.requires or spec.drives_ui):
             # The owner's own calls, and those that leave the phone alone (CHAT_REPLY), run as they come.
             if spec.takes_turns:
-                return await self._in_turn(call, spec, ctx, params)
+                return await self._in_turn(call, spec, ctx, params, settle_ms)
             call.phase = "device"
-            return _result_json(await spec.handler(ctx, params))
-        return await self._drive(call, spec, ctx, params)
+            return await _handle(spec, ctx, params, settle_ms)
+        return await self._drive(call, spec, ctx, params, settle_ms)
 
-    async def _in_turn(self, call: PolicyCall, spec: AnyActionSpec, ctx: ActionContext, params: Any) -> str:
+    async def _in_turn(
+        self, call: PolicyCall, spec: AnyActionSpec, ctx: ActionContext, params: Any, settle_ms: int
+    ) -> str:
         turns = self.turns
         if not turns.take_now():
             call.phase = "turn"
             await turns.take()
         try:
             call.phase = "device"
-            result = await spec.handler(ctx, params)
+            return await _handle(spec, ctx, params, settle_ms)
         finally:
             turns.give_back()
-        return _result_json(result)
 
-    async def _drive(self, call: PolicyCall, spec: AnyActionSpec, ctx: ActionContext, params: Any) -> str:
+    async def _drive(
+        self, call: PolicyCall, spec: AnyActionSpec, ctx: ActionContext, params: Any, settle_ms: int
+    ) -> str:
         """Runs a caller's device work once no other call's hold is pending (a call a person
         approved goes on regardless: it was the one asked about), in its turn on the phone, and,
         for a UI action, with what is in front read after the turn was taken: one of the owner's
@@ -479,8 +489,7 @@ class Runtime:
                 reason = await self._front(call) if spec.drives_ui_with(params) else None
                 if reason is None and (call.approved or approvals.blocking(call) is None):
                     call.phase = "device"
-                    result = await spec.handler(ctx, params)
-                    return _result_json(result)
+                    return await _handle(spec, ctx, params, settle_ms)
             finally:
                 if took:
                     turns.give_back()
@@ -617,14 +626,27 @@ def _page(matches: Sequence[BaseModel], offset: int, limit: int) -> QueryPage:
     return QueryPage(results, total_count=len(matches), has_more=offset + len(results) < len(matches))
 
 
-def _result_json(result: BaseModel) -> str:
+async def _handle(spec: AnyActionSpec, ctx: ActionContext, params: Any, settle_ms: int) -> str:
+    """Runs the handler; for a settling call (settle_ms > 0) looks at the screen before it and
+    waits for the screen to settle after it (settle.py), adding what it saw to the result."""
+    if not settle_ms:
+        return _result_json(await spec.handler(ctx, params))
+    before = await look_before(ctx.device, deadline=ctx.deadline)
+    result = await spec.handler(ctx, params)
+    settled = await settle(ctx.device, before, bound_ms=settle_ms, deadline=ctx.deadline)
+    return _result_json(result, settled)
+
+
+def _result_json(result: BaseModel, settled: Settled | None = None) -> str:
     """`result.model_dump_json(by_alias=True)`, fitted (limits.fit_json). Through the model's
     serializer itself where the model does not dump itself its own way: the method's wrapper
     costs as much again as the serializing, and this runs on every Execute."""
     model = type(result)
     if model.model_dump_json is not BaseModel.model_dump_json:
-        return fit_json(result.model_dump_json(by_alias=True))
-    return fit_json(model.__pydantic_serializer__.to_json(result, by_alias=True).decode())
+        text = result.model_dump_json(by_alias=True)
+    else:
+        text = model.__pydantic_serializer__.to_json(result, by_alias=True).decode()
+    return fit_json(text if settled is None else attach(text, settled))
 
 
 def _json(details: dict[str, object]) -> str:

@@ -35,6 +35,9 @@ from .limits import (
     MEMORY_TAGS,
     MEMORY_TEXT_CHARS,
     OMITTED,
+    SETTLE_CHANGES_MAX,
+    SETTLE_DEFAULT_MS,
+    SETTLE_MAX_MS,
 )
 from .memory.embeddings import MAX_ANSWER_BYTES as EMBEDDINGS_MAX_ANSWER_BYTES
 from .memory.embeddings import MAX_DIMENSIONS as EMBEDDINGS_MAX_DIMENSIONS
@@ -465,11 +468,15 @@ def render_spec(registry: Registry | None = None) -> str:
             out.append("Runs alongside other actions (it does not take the phone).")
         if spec.notes:
             out += ["", spec.notes]
+        if spec.settles:
+            out += ["", SETTLES_LINE]
         out += ["", "Params:", "", *model_table(spec.params, inputs=True)]
         out += ["Result:", "", *model_table(spec.result, inputs=False)]
     from .screen_text import spec_section as screen_section
 
-    out += [screen_section(), "## Queries", ""]
+    out += [screen_section()]
+    out += _settling_section()
+    out += ["## Queries", ""]
     for qspec in sorted(queries, key=lambda s: s.query_type):
         out += [f"### {qspec.query_type}", "", qspec.summary + "."]
         if qspec.requires:
@@ -496,12 +503,87 @@ def render_spec(registry: Registry | None = None) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+SETTLES_LINE = (
+    "It settles: it also takes `settle_ms`, and its result also has `settle`, `ui_fingerprint` and "
+    "`changes` ([Settling](#settling))."
+)
+
+
+def _settling_section() -> list[str]:
+    from .settle import (
+        ANSWER_MARGIN_S,
+        FIRST_PAUSE_S,
+        MAX_PAUSE_S,
+        Changed,
+        Changes,
+        Seen,
+        Settled,
+        SettleParams,
+        SettleReport,
+    )
+
+    out = [
+        "### Settling",
+        "",
+        "Every action marked *it settles* (the UI actions) reads the screen once before it acts and, after, "
+        "reads it until two consecutive reads agree (the screen stopped changing), leaving the system bars "
+        "(`com.android.systemui` windows that are strips at most a tenth of the screen's height: the "
+        "status bar, whose clock ticks) out of the comparison and the account; a shade or lock "
+        "screen pulled over the app counts. The pause between "
+        f"reads starts at {FIRST_PAUSE_S * 1000:g} ms and doubles while the screen keeps changing, up to "
+        f"{MAX_PAUSE_S * 1000:g} ms; a screen that does not move settles at the second read. It stops "
+        "at `settle_ms` (default "
+        f"{SETTLE_DEFAULT_MS} ms, at most {SETTLE_MAX_MS} ms, 0 skips settling and adds nothing to the "
+        f"result), and always {ANSWER_MARGIN_S * 1000:g} ms and one read's time before the call's "
+        "`timeout_ms`: then `settle.settled` is false. Settling never fails the action and never makes "
+        "a `TIMEOUT`: a read that fails or would pass the deadline ends it unsettled. On a device "
+        "without the `ui` capability nothing is read.",
+        "",
+        f"`changes` names elements as DUMP_UI does, by `text`, `description` and `resource_id` (empty "
+        "ones left out), listing the elements that have a text or a description, or an id and "
+        "can be acted on (clickable, checkable, scrollable or a text field), outside the system bars, "
+        "in screen "
+        f"order, at most {SETTLE_CHANGES_MAX} of each kind, `*_more` counting the rest. An element "
+        "that stayed (same id, text, description and class) and changed `checked`, `selected`, "
+        "`enabled` or `focused`, or whose text or description changed in place (the same id, or "
+        "without one the same class and bounds), is in `changed` with its new values and the old ones "
+        "in `was`; the rest is in `appeared` or `went`. Empty lists and zero counts are left out.",
+        "",
+        "Param:",
+        "",
+        *model_table(SettleParams, inputs=True),
+        "What the result gains:",
+        "",
+        *model_table(Settled, inputs=False),
+    ]
+    for model in (SettleReport, Changes, Seen, Changed):
+        out += [
+            f"#### {model.__name__}",
+            "",
+            (model.__doc__ or "").strip(),
+            "",
+            *model_table(model, inputs=False),
+        ]
+    return out
+
+
 def _key(spec: AnyActionSpec) -> tuple[bool, str]:
     return (spec.action_type.startswith("SIM_"), spec.action_type)
 
 
 def _can(requires: frozenset[str], capabilities: frozenset[str]) -> bool:
     return requires <= capabilities
+
+
+def _params_schema(spec: AnyActionSpec) -> dict[str, Any]:
+    """The params' JSON schema; a settling action's has `settle_ms` too (its result, the
+    settle fields: see the spec's Settling section)."""
+    schema: dict[str, Any] = spec.params.model_json_schema(by_alias=True)
+    if spec.settles:
+        from .settle import SettleParams
+
+        schema.setdefault("properties", {}).update(SettleParams.model_json_schema()["properties"])
+    return schema
 
 
 def catalogue(registry: Registry, *, device: str, capabilities: frozenset[str]) -> dict[str, Any]:
@@ -514,7 +596,7 @@ def catalogue(registry: Registry, *, device: str, capabilities: frozenset[str]) 
                 "summary": spec.summary,
                 "requires": sorted(spec.requires),
                 "supported": _can(spec.requires, capabilities),
-                "params": spec.params.model_json_schema(by_alias=True),
+                "params": _params_schema(spec),
                 "result": spec.result.model_json_schema(by_alias=True, mode="serialization"),
                 "origin": registry.origins.get(name, ""),
             }
@@ -541,6 +623,8 @@ def render_catalogue_text(registry: Registry, *, device: str, capabilities: froz
             (info.alias or key) + ("" if info.is_required() else "?")
             for key, info in spec.params.model_fields.items()
         )
+        if spec.settles:
+            keys += ", settle_ms?"
         missing = sorted(spec.requires - capabilities)
         mark = " " if not missing else "-"
         lines.append(f"{mark} {name:<22} {spec.summary}")

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from phoneuse_runtime.limits import SETTLE_DEFAULT_MS
+
 EXE = [sys.executable, "-m", "phoneuse_runtime.cli"]
 
 
@@ -166,6 +168,11 @@ def test_actions_lists_everything(tmp_path: Path) -> None:
     )
     assert "to" in data["actions"]["SEND_MESSAGE"]["params"]["properties"]
     assert set(data["queries"]) == {"APP_STATE", "CONTACTS", "MEMORY"}
+    # The UI actions settle (settle.py): they take settle_ms; what only looks does not.
+    assert data["actions"]["TAP"]["params"]["properties"]["settle_ms"]["default"] == SETTLE_DEFAULT_MS
+    assert "settle_ms" not in data["actions"]["DUMP_UI"]["params"]["properties"]
+    tap = text.splitlines().index(next(line for line in text.splitlines() if line.split()[:1] == ["TAP"]))
+    assert "settle_ms?" in text.splitlines()[tap + 1]
 
 
 def test_serve_refuses_an_unknown_device(tmp_path: Path) -> None:

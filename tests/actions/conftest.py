@@ -42,6 +42,14 @@ __all__ = [
 URL_BAR = CHROME + ":id/url_bar"
 
 
+SETTLED = frozenset({"settle", "ui_fingerprint", "changes"})
+
+
+def own(result: dict[str, Any]) -> dict[str, Any]:
+    """An action's own result, without what settling added (test_settle.py tests that)."""
+    return {k: v for k, v in result.items() if k not in SETTLED}
+
+
 def sim(client: Client) -> SimDevice:
     """The production SimDevice behind the server, for reading stores no query exposes."""
     device = client.app.runtime.device

@@ -24,6 +24,7 @@ from .conftest import (
     failure,
     front,
     one,
+    own,
     sim,
     texts,
 )
@@ -133,7 +134,7 @@ async def test_open_app_by_an_unknown_name_suggests_the_closest(
 
 async def test_close_app_reports_whether_it_was_running(client: Client) -> None:
     await client.ok("OPEN_APP", {"package": CLOCK})
-    first = await client.ok("CLOSE_APP", {"package": CLOCK})
+    first = await client.ok("CLOSE_APP", {"package": CLOCK, "settle_ms": "0"})  # its own result
     assert first == {"package": CLOCK, "was_running": True, "via": "sim"}
     assert (await front(client))[0] == LAUNCHER
     state, _, _ = await client.query(pb.APP_STATE, {"package": CLOCK})
@@ -160,7 +161,7 @@ async def test_close_app_in_the_background_keeps_the_foreground(client: Client) 
 
 
 async def test_open_url_https_opens_chrome(client: Client) -> None:
-    result = await client.ok("OPEN_URL", {"url": "https://example.com/path?q=1#top"})
+    result = await client.ok("OPEN_URL", {"url": "https://example.com/path?q=1#top", "settle_ms": "0"})
     assert result == {"url": "https://example.com/path?q=1#top", "handled_by": CHROME_MAIN, "via": "sim"}
     assert (await front(client))[0] == CHROME
     assert (await one(client, resource_id=URL_BAR))["text"] == "https://example.com/path?q=1#top"
@@ -232,7 +233,8 @@ PHONE_SCHEMES = frozenset({"http", "https", "tel", "smsto"})  # START_INTENT dat
 async def test_start_intent_dial(make_client: ServerFactory) -> None:
     client = await make_client(url_schemes=PHONE_SCHEMES)
     result = await client.ok(
-        "START_INTENT", {"action": "android.intent.action.DIAL", "data": "tel:+1%20415%20555%200101"}
+        "START_INTENT",
+        {"action": "android.intent.action.DIAL", "data": "tel:+1%20415%20555%200101", "settle_ms": "0"},
     )
     assert result == {
         "kind": "activity",
@@ -298,6 +300,7 @@ async def test_start_intent_extras_arrive_verbatim(client: Client, monkeypatch: 
             "package": WHATSAPP,
             "categories": "android.intent.category.DEFAULT,com.example.CAT",
             "extras": extras,
+            "settle_ms": "0",
         },
     )
     assert result == {"kind": "broadcast", "handled_by": WHATSAPP, "via": "sim"}
@@ -373,12 +376,18 @@ async def test_start_intent_explicit_component(client: Client) -> None:
 
 
 async def test_start_intent_broadcast_and_service(client: Client) -> None:
-    broadcast = await client.ok("START_INTENT", {"kind": "broadcast", "action": "com.example.action.PING"})
+    broadcast = await client.ok(
+        "START_INTENT", {"kind": "broadcast", "action": "com.example.action.PING", "settle_ms": "0"}
+    )
     assert broadcast == {"kind": "broadcast", "handled_by": "android", "via": "sim"}
     service = await client.ok(
         "START_INTENT", {"kind": "service", "component": "com.whatsapp/com.whatsapp.SyncService"}
     )
-    assert service == {"kind": "service", "handled_by": "com.whatsapp/com.whatsapp.SyncService", "via": "sim"}
+    assert own(service) == {
+        "kind": "service",
+        "handled_by": "com.whatsapp/com.whatsapp.SyncService",
+        "via": "sim",
+    }
     code, message, _ = await failure(
         client, "START_INTENT", {"kind": "service", "component": "com.not.installed/.Svc"}
     )

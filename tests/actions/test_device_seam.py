@@ -69,7 +69,7 @@ class PhoneSideFind(SimDevice):
 async def test_tap_finds_its_element_without_a_dump(make_client: ServerFactory) -> None:
     device = PhoneSideFind()
     client = await make_client(device=device)
-    tapped = await client.ok("TAP", {"text": "Chrome", "wait_ms": "250"})
+    tapped = await client.ok("TAP", {"text": "Chrome", "wait_ms": "250", "settle_ms": "0"})  # settling dumps
     assert tapped["element"]["description"] == "Chrome"
     assert device.finds == [(Selector(text="Chrome"), 250)]
     assert device.dumps == 0
@@ -78,11 +78,12 @@ async def test_tap_finds_its_element_without_a_dump(make_client: ServerFactory) 
 async def test_a_missing_element_is_explained_by_one_dump(make_client: ServerFactory) -> None:
     device = PhoneSideFind()
     client = await make_client(device=device)
-    code, message, _ = await failure(client, "TAP", {"text": "Chrome", "index": "3"})
+    # Without settling, whose look before the action is a dump too.
+    code, message, _ = await failure(client, "TAP", {"text": "Chrome", "index": "3", "settle_ms": "0"})
     assert code == "ELEMENT_NOT_FOUND"
     assert message == "no element matches text='Chrome', index=3 (1 matched, index out of range)"
     assert device.dumps == 1
-    code, message, _ = await failure(client, "LONG_PRESS", {"resource_id": "nope"})
+    code, message, _ = await failure(client, "LONG_PRESS", {"resource_id": "nope", "settle_ms": "0"})
     assert (code, message) == ("ELEMENT_NOT_FOUND", "no element matches resource_id='nope'")
     assert device.dumps == 2
 

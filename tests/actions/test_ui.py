@@ -33,6 +33,7 @@ from .conftest import (
     first_look,
     front,
     one,
+    own,
     texts,
 )
 
@@ -119,13 +120,13 @@ async def test_tap_and_long_press_by_point(client: Client) -> None:
     icon = await one(client, text="Chrome", package=LAUNCHER)
     x, y = center(icon)
     tapped = await client.ok("TAP", {"x": str(x), "y": str(y)})
-    assert tapped == {"x": x, "y": y, "element": None, "via": "sim"}
+    assert own(tapped) == {"x": x, "y": y, "element": None, "via": "sim"}
     assert (await front(client))[0] == CHROME
     bar = await one(client, resource_id=URL_BAR)
     assert bar["focused"] is False
     bx, by = center(bar)
     pressed = await client.ok("LONG_PRESS", {"x": str(bx), "y": str(by), "duration_ms": "30"})
-    assert pressed == {"x": bx, "y": by, "element": None, "via": "sim"}
+    assert own(pressed) == {"x": bx, "y": by, "element": None, "via": "sim"}
     assert (await one(client, resource_id=URL_BAR))["focused"] is True
 
 
@@ -195,7 +196,7 @@ async def test_wait_ms_finds_an_element_that_appears_later(
 async def test_swipe_by_coordinates_pulls_down_the_shade(client: Client) -> None:
     params = {"x1": "540", "y1": "10", "x2": "540", "y2": "1400", "duration_ms": "20"}
     result = await client.ok("SWIPE", params)
-    assert result == {"x1": 540, "y1": 10, "x2": 540, "y2": 1400, "duration_ms": 20, "via": "sim"}
+    assert own(result) == {"x1": 540, "y1": 10, "x2": 540, "y2": 1400, "duration_ms": 20, "via": "sim"}
     assert (await front(client))[0] == SYSTEMUI
     assert await texts(client, SYSTEMUI + ":id/no_notifications") == ["No notifications"]
     await client.ok("PRESS_KEY", {"key": "BACK"})
@@ -270,7 +271,7 @@ async def test_scroll_without_selector_moves_one_page_and_reports_the_end(
     monkeypatch.setattr(sim_widgets, "time", clock)
     await client.ok("OPEN_APP", {"package": CONTACTS})  # eight seed contacts fit on one screen
     result = await client.ok("SCROLL", {})
-    assert result == {"swipes": 1, "reached_end": True, "element": None, "via": "sim"}
+    assert own(result) == {"swipes": 1, "reached_end": True, "element": None, "via": "sim"}
     code, _, _ = await failure(client, "SCROLL", {"text": "Nobody Here", "max_swipes": "3"})
     assert code == "ELEMENT_NOT_FOUND"
 
@@ -395,7 +396,7 @@ async def test_press_key_back_home_and_keycodes(client: Client) -> None:
     await client.ok("OPEN_URL", {"url": "https://example.com/"})
     await client.ok("OPEN_URL", {"url": "https://www.google.com/"})
     back = await client.ok("PRESS_KEY", {"key": "BACK"})
-    assert back == {"key": "BACK", "keycode": 4, "via": "sim"}
+    assert own(back) == {"key": "BACK", "keycode": 4, "via": "sim"}
     assert (await one(client, resource_id=URL_BAR))["text"] == "https://example.com/"
     home = await client.ok("PRESS_KEY", {"key": "KEYCODE_HOME"})
     assert home["keycode"] == 3

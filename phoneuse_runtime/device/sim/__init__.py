@@ -424,8 +424,9 @@ class SimDevice(Device):
         with self._op() as phone:
             return phone.remote_hang_up()
 
-    async def set_screen(self, xml: str) -> None:
-        """Shows a uiautomator dump as the current screen (InvalidParams if it is not one); BACK leaves it."""
+    async def set_screen(self, xml: str, *, animate: bool = False) -> None:
+        """Shows a uiautomator dump as the current screen (InvalidParams if it is not one); BACK
+        leaves it. With `animate`, every look at it shows another frame (it never settles)."""
         root = parse_hierarchy(xml)
         with self._op() as phone:
-            phone.open(CustomScreen(root))
+            phone.open(CustomScreen(root, animate=animate))

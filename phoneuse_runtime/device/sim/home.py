@@ -172,13 +172,21 @@ class CustomScreen(Screen):
 
     system_bars = False
 
-    def __init__(self, root: UiNode) -> None:
+    def __init__(self, root: UiNode, *, animate: bool = False) -> None:
         super().__init__()
         self.root = root
         self.package = next((n.package for n in root.walk() if n.package), "android")
         self.activity = "CustomScreen"
+        # A screen that never stops moving (a spinner, a video): each look shows the next frame,
+        # as its (first) window's description `frame N`.
+        self.animate = animate
+        self.frames = 0
 
     def render(self, phone: SimPhone) -> View:
+        if self.animate:
+            self.frames += 1
+            window = self.root.children[0] if self.root.class_name == "hierarchy" else self.root
+            window.description = f"frame {self.frames}"
         view = View(self.root)
         for node in self.root.walk():
             if node.editable:

@@ -65,12 +65,35 @@ async def test_ui_gestures_and_screen(serve_adb: AdbServe, features: tuple[str, 
 async def test_a_tap_by_selector_takes_fewer_round_trips_than_u2s_click(serve_adb: AdbServe) -> None:
     s = await serve_adb()
     before_rpc, before_open = len(s.state.log.rpc), len(s.opened())
-    await s.client.ok("TAP", {"text": "Chrome"})
+    await s.client.ok("TAP", {"text": "Chrome", "settle_ms": "0"})  # settling's looks: the next test
     methods = [call.method for call in s.state.log.rpc[before_rpc:]]
     # u2's d(text=...).click() is waitForExists + objInfo + click: three streams; ours are the
     # front's read (owner_controls.py: never a tap in front of the owner's controls), objInfo, click.
     assert methods == ["objInfo", "click"]
     assert len(s.opened()) - before_open == 3
+
+
+async def test_a_settled_tap_reports_what_changed_for_three_dumps_more(serve_adb: AdbServe) -> None:
+    s = await serve_adb()
+    before_rpc, before_open = len(s.state.log.rpc), len(s.opened())
+    tapped = await s.client.ok("TAP", {"text": "Keep Notes"})
+    methods = [call.method for call in s.state.log.rpc[before_rpc:]]
+    opened = s.opened()[before_open:]
+    # The look before the tap, then looks until two agree: the fake draws at once, so two.
+    assert methods == [
+        "dumpWindowHierarchy",
+        "objInfo",
+        "click",
+        "dumpWindowHierarchy",
+        "dumpWindowHierarchy",
+    ]
+    assert len(opened) == 6, opened  # the front's read, and one stream for each call above
+    assert tapped["settle"]["settled"] is True and tapped["settle"]["looks"] == 2
+    assert s.state.foreground().package == seed.KEEP
+    went = [e.get("text") for e in tapped["changes"]["went"]]
+    assert "Keep Notes" in went
+    assert tapped["changes"]["appeared"]
+    assert tapped["ui_fingerprint"] == (await s.client.ok("DUMP_UI"))["ui_fingerprint"]
 
 
 UNICODE = {

@@ -25,6 +25,7 @@ from .errors import RuntimeFailure
 from .limits import SETTLE_CHANGES_MAX, SETTLE_DEFAULT_MS, SETTLE_MAX_MS
 from .owner_controls import SYSTEM_UI
 from .params import Params, parse_params
+from .refs import element_refs
 from .ui import UiNode, fingerprint, parse_hierarchy
 
 log = logging.getLogger(__name__)
@@ -56,6 +57,7 @@ class Seen(BaseModel):
     """An element in the account of changes, named as DUMP_UI names it (empty fields left out)."""
 
     model_config = ConfigDict(defer_build=True)
+    ref: str = ""  # as DUMP_UI's compact form gives it: `TAP ref=…` acts on an element that appeared
     text: str = ""
     description: str = ""
     resource_id: str = ""
@@ -165,8 +167,10 @@ def _visible(root: UiNode) -> Iterable[UiNode]:
 _STATES = ("checked", "selected", "enabled", "focused")
 
 
-def _seen(node: UiNode) -> Seen:
-    return Seen(text=node.text, description=node.description, resource_id=node.resource_id)
+def _seen(node: UiNode, refs: dict[int, str]) -> Seen:
+    return Seen(
+        ref=refs.get(id(node), ""), text=node.text, description=node.description, resource_id=node.resource_id
+    )
 
 
 def _identity(node: UiNode) -> tuple[str, str, str, str]:
@@ -178,7 +182,7 @@ def _place(node: UiNode) -> tuple[object, ...]:
     return (node.resource_id, node.class_name) if node.resource_id else (node.class_name, node.bounds)
 
 
-def _changed(old: UiNode, new: UiNode) -> Changed | None:
+def _changed(old: UiNode, new: UiNode, refs: dict[int, str]) -> Changed | None:
     was: dict[str, str | bool] = {}
     if old.text != new.text:
         was["text"] = old.text
@@ -191,7 +195,14 @@ def _changed(old: UiNode, new: UiNode) -> Changed | None:
             states[name] = getattr(new, name)
     if not was:
         return None
-    return Changed(text=new.text, description=new.description, resource_id=new.resource_id, was=was, **states)
+    return Changed(
+        ref=refs.get(id(new), ""),
+        text=new.text,
+        description=new.description,
+        resource_id=new.resource_id,
+        was=was,
+        **states,
+    )
 
 
 def changes(before: UiNode, after: UiNode, *, limit: int = SETTLE_CHANGES_MAX) -> Changes:
@@ -202,6 +213,7 @@ def changes(before: UiNode, after: UiNode, *, limit: int = SETTLE_CHANGES_MAX) -
     changed in place (same id, or with none the same class and bounds). The rest is `appeared`
     or `went`, counted as multisets (two equal rows are two)."""
     old_nodes, new_nodes = list(_visible(before)), list(_visible(after))
+    old_refs, new_refs = element_refs(before), element_refs(after)
     old_by_id: dict[tuple[str, str, str, str], list[UiNode]] = {}
     for node in old_nodes:
         old_by_id.setdefault(_identity(node), []).append(node)
@@ -211,7 +223,7 @@ def changes(before: UiNode, after: UiNode, *, limit: int = SETTLE_CHANGES_MAX) -
         same = old_by_id.get(_identity(node))
         if same:
             old = same.pop(0)
-            change = _changed(old, node)
+            change = _changed(old, node, new_refs)
             if change is not None:
                 changed.append(change)
         else:
@@ -227,16 +239,16 @@ def changes(before: UiNode, after: UiNode, *, limit: int = SETTLE_CHANGES_MAX) -
         there = gone_at.get(_place(node))
         if there:
             old = there.pop(0)
-            change = _changed(old, node)
+            change = _changed(old, node, new_refs)
             if change is not None:
                 changed.append(change)
             went.remove(old)
         else:
             still_appeared.append(node)
     return Changes(
-        appeared=[_seen(n) for n in still_appeared[:limit]],
+        appeared=[_seen(n, new_refs) for n in still_appeared[:limit]],
         appeared_more=max(0, len(still_appeared) - limit),
-        went=[_seen(n) for n in went[:limit]],
+        went=[_seen(n, old_refs) for n in went[:limit]],
         went_more=max(0, len(went) - limit),
         changed=changed[:limit],
         changed_more=max(0, len(changed) - limit),
@@ -311,6 +323,7 @@ async def settle(device: Device, before: Look | None, *, bound_ms: int, deadline
     if last is None:
         return Settled(settle=report)
     account = changes(before.root, last.root) if before is not None else None
+    device.refs.remember(last.root)  # the refs the account names are the settled screen's
     return Settled(settle=report, ui_fingerprint=fingerprint(last.root), changes=account)
 
 

@@ -474,8 +474,8 @@ def render_spec(registry: Registry | None = None) -> str:
         out += ["Result:", "", *model_table(spec.result, inputs=False)]
     from .screen_text import spec_section as screen_section
 
+    out += _settling_section()  # a subsection of the actions
     out += [screen_section()]
-    out += _settling_section()
     out += ["## Queries", ""]
     for qspec in sorted(queries, key=lambda s: s.query_type):
         out += [f"### {qspec.query_type}", "", qspec.summary + "."]

@@ -13,7 +13,8 @@ import pytest
 from phoneuse_runtime.device.sim import widgets as sim_widgets
 from phoneuse_runtime.limits import SETTLE_CHANGES_MAX, SETTLE_DEFAULT_MS, SETTLE_MAX_MS
 from phoneuse_runtime.settle import Changes, changes, steady_fingerprint
-from phoneuse_runtime.ui import parse_hierarchy
+from phoneuse_runtime.refs import element_refs
+from phoneuse_runtime.ui import Selector, parse_hierarchy
 
 from ..conftest import Client, ServerFactory
 from .conftest import CHROME, CONTACTS, LAUNCHER, LOGIN_XML, SETTINGS, center, failure, one
@@ -43,10 +44,13 @@ async def test_a_tap_that_opens_an_app_settles_and_says_what_appeared_and_went(c
     appeared_ids = {e.get("resource_id") for e in account["appeared"]}
     assert CHROME + ":id/url_bar" in appeared_ids
     assert {"text": "Chrome"} in [{k: v for k, v in e.items() if k == "text"} for e in account["went"]]
-    # Named as DUMP_UI names elements, empty fields left out.
+    # Named as DUMP_UI names elements, empty fields left out, with the ref its compact form gives.
     for entry in account["appeared"] + account["went"]:
-        assert entry and set(entry) <= {"text", "description", "resource_id"}
-        assert all(entry.values())
+        assert entry and set(entry) <= {"ref", "text", "description", "resource_id"}
+        assert all(entry.values()) and entry["ref"]
+    screen = (await client.ok("DUMP_UI", {"max_elements": "1000"}))["screen"]
+    url_bar = next(e for e in account["appeared"] if e.get("resource_id") == CHROME + ":id/url_bar")
+    assert f"{url_bar['ref']} " in screen  # the same ref, so TAP ref= needs no DUMP_UI first
 
 
 async def test_toggling_a_setting_reports_the_switch_and_its_summary_as_changed(
@@ -54,12 +58,13 @@ async def test_toggling_a_setting_reports_the_switch_and_its_summary_as_changed(
 ) -> None:
     client = await make_client(owner_apps=frozenset())  # Settings is the owner's by default
     await client.ok("OPEN_APP", {"package": SETTINGS})
-    switch = (await client.ok("DUMP_UI"))["elements"]
+    switch = (await client.ok("DUMP_UI", {"format": "json"}))["elements"]
     wifi = next(e for e in switch if e["resource_id"] == "android:id/switch_widget")
     x, y = center(wifi)
     tapped = await client.ok("TAP", {"x": str(x), "y": str(y)})
     assert tapped["settle"]["settled"] is True
     changed = tapped["changes"]["changed"]
+    assert all(c.pop("ref") for c in changed)  # each with its ref on the settled screen
     assert {
         "resource_id": "android:id/switch_widget",
         "checked": not wifi["checked"],
@@ -176,9 +181,11 @@ def test_a_text_changed_in_place_is_one_change_and_equal_rows_count_twice() -> N
     before = _screen([("3 unread", "app:id/count"), ("Hi", ""), ("Hi", "")])
     after = _screen([("4 unread", "app:id/count"), ("Hi", ""), ("Hi", ""), ("Hi", "")])
     account = changes(before, after)
-    assert [c.model_dump(exclude_defaults=True) for c in account.changed] == [
+    assert [c.model_dump(exclude_defaults=True, exclude={"ref"}) for c in account.changed] == [
         {"text": "4 unread", "resource_id": "app:id/count", "was": {"text": "3 unread"}}
     ]
+    count = Selector(text="4 unread").find(after)
+    assert count is not None and account.changed[0].ref == element_refs(after)[id(count)]
     assert [a.text for a in account.appeared] == ["Hi"] and not account.went
 
 

@@ -33,7 +33,7 @@ async def test_tap_ref_is_one_round_trip_and_lands_inside(serve_adb: AdbServe) -
     bounds = _bounds(await s.client.ok("DUMP_UI", {"format": "json"}), "Keep Notes")
     ref = _ref(screen, "Keep Notes")
     await s.client.ok("DUMP_UI")  # the refs the caller was last given are this screen's
-    calls, shell, taps = await _device_work(s, "TAP", {"ref": ref})
+    calls, shell, taps = await _device_work(s, "TAP", {"ref": ref, "settle_ms": "0"})  # the tap's own
     assert calls == ["click"] and taps == 1  # resolved and tapped by the phone in one call
     assert len(shell) <= 1  # at most the runtime's front check before UI actions (owner_controls)
     tap = s.state.log.taps[-1]

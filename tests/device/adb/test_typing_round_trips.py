@@ -28,7 +28,8 @@ async def test_type_text_into_the_focused_field_takes_two_round_trips(serve_adb:
     await s.client.ok("TAP", {"resource_id": KEEP_FIELD})  # the field has focus
     text = TEXTS[name]
     before = len(s.opened())
-    typed = await s.client.ok("TYPE_TEXT", {"text": text})
+    # The typing's own round trips; settling's looks at the screen are counted in test_settle.
+    typed = await s.client.ok("TYPE_TEXT", {"text": text, "settle_ms": "0"})
     streams = s.opened()[before:]
     # The first is the owner's-controls read of what is in front (runtime._front, before every
     # UI action); then the typing itself: the script, and the read back.
@@ -60,7 +61,7 @@ async def test_a_keyboard_slow_to_come_up_is_waited_for_on_the_phone(serve_adb: 
     # Its receiver registers after the switch: the clear and the text each wait on the phone.
     s.state.faults.ime_warmup_broadcasts = 3
     before = len(s.opened())
-    typed = await s.client.ok("TYPE_TEXT", {"text": "once only"})
+    typed = await s.client.ok("TYPE_TEXT", {"text": "once only", "settle_ms": "0"})
     assert len(s.opened()[before:]) <= 3  # the front read, the script (its retries on the phone), the read
     assert typed["via"] == "uiautomator2 ime" and typed["read_back"] == "once only"
     assert [t.text for t in s.state.log.texts].count("once only") == 1  # typed once

@@ -12,8 +12,8 @@ import pytest
 
 from phoneuse_runtime.device.sim import widgets as sim_widgets
 from phoneuse_runtime.limits import SETTLE_CHANGES_MAX, SETTLE_DEFAULT_MS, SETTLE_MAX_MS
-from phoneuse_runtime.settle import Changes, changes, steady_fingerprint
 from phoneuse_runtime.refs import element_refs
+from phoneuse_runtime.settle import Changes, changes, steady_fingerprint
 from phoneuse_runtime.ui import Selector, parse_hierarchy
 
 from ..conftest import Client, ServerFactory

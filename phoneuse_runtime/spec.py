@@ -522,6 +522,14 @@ def catalogue(registry: Registry, *, device: str, capabilities: frozenset[str]) 
             }
             for name, spec in sorted(registry.queries.items())
         },
+        "events": {
+            name: {
+                "summary": (payload.__doc__ or "").strip().split("\n\n")[0],
+                "payload": payload.model_json_schema(by_alias=True, mode="serialization"),
+                "origin": registry.origins.get(f"event {name}", ""),
+            }
+            for name, payload in sorted(registry.events.items())
+        },
         "load_errors": registry.load_errors,
     }
 
@@ -547,6 +555,8 @@ def render_catalogue_text(registry: Registry, *, device: str, capabilities: froz
         lines.append(f"{mark} {name:<22} {qspec.summary}; filters: {keys}")
         if missing:
             lines.append(f"  {'':<22} UNSUPPORTED here: needs {', '.join(missing)}")
+    lines.append("Events (subscribe names any of these; none means all):")
+    lines += [f"  {name}" for name in sorted(registry.events)]
     for err in registry.load_errors:
         lines.append(f"plug-in failed to load: {err}")
     return "\n".join(lines)

@@ -189,7 +189,10 @@ service `AndroidRuntime`). This page documents what travels inside its strings.
   (`DEVICE_UNAVAILABLE` → `UNAVAILABLE`, `TIMEOUT` → `DEADLINE_EXCEEDED`, ...), with
   `CODE: message` as details, and `UNSUPPORTED` → `UNIMPLEMENTED`, `DENIED` → `PERMISSION_DENIED`.
 - **Subscribe.** Empty `event_types` means all; a `subscriber_id` or `event_types` past its
-  [limit](#limits) is `INVALID_ARGUMENT`. Response headers are sent once the subscription
+  [limit](#limits) is `INVALID_ARGUMENT`, and so is an event type the server does not know (one
+  not listed under [Events](#events), nor contributed by a component or plug-in it runs): the
+  details name the known ones (`phoneuse-runtime actions` lists them too), since a stream for a
+  misspelt type would wait forever. Response headers are sent once the subscription
   is live (`x-subscriber-id`), so a client that awaits them misses nothing after. A new stream with
   the `subscriber_id` of a live one replaces it; the old stream ends with status OK. Each subscriber
   has a queue of {_DEFAULTS.event_queue_size} events. **Overflow policy:** the publisher never waits; when a
@@ -204,8 +207,9 @@ service `AndroidRuntime`). This page documents what travels inside its strings.
 
 ## Callers
 
-Every call carries its caller: the front end it came through (`grpc`; the Iris gateway later)
-and the principal it authenticated as (`agent` for the gRPC token; a paired app device later).
+Every call carries its caller: the front end it came through (`grpc`, or `gateway` for the
+owner's slash commands in a paired Iris app) and the principal it authenticated as (`agent` for
+the gRPC token, `device:PAIRING_ID` for a paired app device).
 `request_id`s and `subscriber_id`s belong to their principal: two callers that pick the same id
 never collide. Every authenticated subscriber receives every event, other callers' included:
 they all act for the phone's one owner, and a front end that mirrors the agent's work needs to

@@ -131,7 +131,10 @@ def _running(name: str) -> bool:
 
 
 async def test_a_missing_getprop_is_androids_own_not_a_package_to_install(
-    serve_termux: TermuxServe, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    serve_termux: TermuxServe,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     """getprop is /system/bin's: the warning says so, never `pkg install termux-api`."""
     import sys
@@ -147,7 +150,8 @@ async def test_a_missing_getprop_is_androids_own_not_a_package_to_install(
     monkeypatch.setenv("PATH", str(path))
     with caplog.at_level("WARNING", logger="phoneuse_runtime.device.termux"):
         await serve_termux()
-    warned = [r.getMessage() for r in caplog.records if "cannot read the phone's properties" in r.getMessage()]
+    lines = [record.getMessage() for record in caplog.records]
+    warned = [line for line in lines if "cannot read the phone's properties" in line]
     assert warned == [
         "cannot read the phone's properties (getprop is not on PATH: it is Android's own, "
         "/system/bin/getprop; add /system/bin to PATH (Termux's own shell has it; a service's "

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .components import Component
+from .components import Component, Contribution
 from .config import ConfigError, Settings, device_problem
 from .device.base import Device
 from .endpoint import Record, claim_socket, socket_path, warn_if_shared, write_record
@@ -122,6 +122,37 @@ def default_components(settings: Settings, *, token: str, unix_socket: Path | No
     return parts
 
 
+def _with_memory(settings: Settings, components: Sequence[Component]) -> list[Component]:
+    """The app's components: those given, their names unique, and the phone's memory first
+    unless one of them is a memory."""
+    parts = list(components)
+    names = [c.name for c in parts]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"component names must be unique, got {', '.join(names)}")
+    if not any(isinstance(c, Memory) for c in parts):  # the phone's memory is always there
+        parts.insert(0, Memory.from_settings(settings))
+    return parts
+
+
+def _registry_of(contributions: Sequence[tuple[str, Contribution]]) -> Registry:
+    """Every plug-in (built-ins included), then each component's share."""
+    registry = build_registry()
+    for name, contribution in contributions:
+        registry.add(contribution, f"component {name}")
+    return registry
+
+
+def served_registry(settings: Settings) -> Registry:
+    """What `serve` with these settings serves, its components' actions, queries and event types
+    included, assembled as `build_app` does but with nothing started (for `actions`)."""
+    import secrets
+
+    # The gRPC server contributes nothing; it is built only so that the list is serve's own.
+    # Its token is never served: nothing here listens.
+    parts = _with_memory(settings, default_components(settings, token=secrets.token_urlsafe(32)))
+    return _registry_of([(part.name, part.contribution()) for part in parts])
+
+
 async def build_app(
     settings: Settings,
     *,
@@ -134,16 +165,10 @@ async def build_app(
     `policies` run after the configuration's lists and the components' own."""
     device = device or make_device(settings)
     device.find_poll_ms = settings.wait_poll_ms
-    parts = list(default_components(settings, token=token) if components is None else components)
-    names = [c.name for c in parts]
-    if len(set(names)) != len(names):
-        raise ConfigError(f"component names must be unique, got {', '.join(names)}")
-    if not any(isinstance(c, Memory) for c in parts):  # the phone's memory is always there
-        parts.insert(0, Memory.from_settings(settings))
+    given = default_components(settings, token=token) if components is None else components
+    parts = _with_memory(settings, given)
     contributions = [(part.name, part.contribution()) for part in parts]  # asked once each
-    registry = build_registry()
-    for name, contribution in contributions:
-        registry.add(contribution, f"component {name}")
+    registry = _registry_of(contributions)
     _check_listed_names(settings, registry)
     chain: list[Policy] = []
     if settings.allow_actions or settings.deny_actions:  # empty lists allow everything: no link

@@ -1,7 +1,7 @@
 """Who asks: every Execute, Query and Subscribe carries its caller.
 
 A caller is the front end a call came through and the principal it authenticated as
-(the gRPC token's name today, a paired app device tomorrow). Idempotency and subscriber
+(the gRPC token's name, or `device:PAIRING_ID` for a paired app device). Idempotency and subscriber
 ids are scoped per principal, policies see the caller, and task events name it.
 """
 

@@ -130,7 +130,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     acts = sub.add_parser("actions", help="list every registered action and query with its params")
     acts.add_argument("--json", action="store_true")
-    acts.add_argument("--device", default="sim", help="device kind whose actions to list")
+    acts.add_argument("--device", help="device kind whose actions to list (default: as serve's settings say)")
+    acts.add_argument(
+        "--data-dir", type=Path, help="state dir (default $PHONEUSE_DATA_DIR, else XDG data dir)"
+    )
+    acts.add_argument("--config", type=Path, help="TOML settings file (default DATA_DIR/config.toml)")
 
     doc = sub.add_parser("doctor", help="check what the chosen device and the data dir need, with fixes")
     doc.add_argument("--device", help="sim (default), adb[:SERIAL] or termux")
@@ -267,9 +271,11 @@ def _client(args: argparse.Namespace) -> int:
                 metadata=metadata,
             )
             try:
-                stream.initial_metadata()
-                types = printable(" ".join(args.event_types)) or "all events"
-                print(f"subscribed to {types}", file=sys.stderr, flush=True)
+                # The headers come once the subscription is live; a refused one (an unknown event
+                # type) ends without them, and reading the stream raises its error.
+                if any(key == "x-subscriber-id" for key, _ in stream.initial_metadata() or ()):
+                    types = printable(" ".join(args.event_types)) or "all events"
+                    print(f"subscribed to {types}", file=sys.stderr, flush=True)
                 for event in stream:
                     line = {
                         "event_type": event.event_type,
@@ -287,22 +293,24 @@ def _client(args: argparse.Namespace) -> int:
 
 
 def _actions(args: argparse.Namespace) -> int:
-    from .app import make_device
-    from .config import Settings
-    from .registry import build_registry
+    from .app import make_device, served_registry
     from .spec import catalogue, render_catalogue_text
 
     try:
-        device = make_device(Settings(device=args.device))
+        # The settings `serve` would have: the components they run contribute actions (the
+        # gateway's CHAT_*) and event types, listed here as served.
+        settings = load_settings({"device": args.device, "data_dir": args.data_dir}, config_file=args.config)
+        device = make_device(settings)
+        registry = served_registry(settings)
     except ConfigError as exc:
         print(f"phoneuse-runtime: {printable(str(exc))}", file=sys.stderr)
         return 2
-    registry = build_registry()
-    shown = {"device": args.device, "capabilities": device.capabilities}
+    kind, capabilities = settings.device, device.capabilities
     if args.json:
-        print(json.dumps(catalogue(registry, **shown), indent=2, ensure_ascii=False))
+        listed = catalogue(registry, device=kind, capabilities=capabilities)
+        print(json.dumps(listed, indent=2, ensure_ascii=False))
     else:
-        print(render_catalogue_text(registry, **shown))
+        print(render_catalogue_text(registry, device=kind, capabilities=capabilities))
     return 1 if registry.load_errors else 0
 
 

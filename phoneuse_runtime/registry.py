@@ -191,6 +191,14 @@ class Registry:
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         raise UnknownAction(f"no action {action_type!r}{hint} (`phoneuse-runtime actions` lists them)")
 
+    def unknown_event(self, event_type: str) -> str:
+        """Why `event_type` cannot be subscribed to: it names none of the known ones."""
+        import difflib
+
+        close = difflib.get_close_matches(event_type.upper(), self.events, n=1)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        return f"no event type {event_type!r}{hint} (known: {', '.join(sorted(self.events))})"
+
     def load_entry_points(self, groups: Iterable[str] = (ACTION_GROUP, QUERY_GROUP)) -> None:
         """Loads every plug-in module; one that fails to import is logged and recorded, not fatal."""
         for group in groups:

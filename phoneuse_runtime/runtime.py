@@ -591,7 +591,8 @@ class Runtime:
     # --- Subscribe -----------------------------------------------------------
     def subscribe(self, caller: Caller, subscriber_id: str, event_types: Iterable[str]) -> Subscription:
         """A stream of events. Subscriber ids are the caller's own: another principal's same id
-        names another stream. Raises BadRequest for an id or event types past their limits."""
+        names another stream. Raises BadRequest for an id or event types past their limits, and for
+        an event type the registry does not know (the core's, the components' and plug-ins')."""
         problem = bad_id("subscriber_id", subscriber_id, empty_ok=True)
         if problem is not None:
             raise BadRequest(problem)
@@ -601,6 +602,9 @@ class Runtime:
         longest = max(types, key=len, default="")
         if len(longest) > MAX_NAME_CHARS:
             raise BadRequest(too_long("event type", len(longest), MAX_NAME_CHARS))
+        unknown = [t for t in types if t not in self.registry.events]
+        if unknown:  # a typo would wait forever for an event nobody publishes
+            raise BadRequest(self.registry.unknown_event(unknown[0]))
         return self.bus.subscribe(subscriber_id, types, scope=caller.principal)
 
     def unsubscribe(self, sub: Subscription) -> None:

@@ -192,7 +192,10 @@ service `AndroidRuntime`). This page documents what travels inside its strings.
   (`DEVICE_UNAVAILABLE` → `UNAVAILABLE`, `TIMEOUT` → `DEADLINE_EXCEEDED`, ...), with
   `CODE: message` as details, and `UNSUPPORTED` → `UNIMPLEMENTED`, `DENIED` → `PERMISSION_DENIED`.
 - **Subscribe.** Empty `event_types` means all; a `subscriber_id` or `event_types` past its
-  [limit](#limits) is `INVALID_ARGUMENT`. Response headers are sent once the subscription
+  [limit](#limits) is `INVALID_ARGUMENT`, and so is an event type the server does not know (one
+  not listed under [Events](#events), nor contributed by a component or plug-in it runs): the
+  details name the known ones (`phoneuse-runtime actions` lists them too), since a stream for a
+  misspelt type would wait forever. Response headers are sent once the subscription
   is live (`x-subscriber-id`), so a client that awaits them misses nothing after. A new stream with
   the `subscriber_id` of a live one replaces it; the old stream ends with status OK. Each subscriber
   has a queue of {_DEFAULTS.event_queue_size} events. **Overflow policy:** the publisher never waits; when a
@@ -213,8 +216,9 @@ service `AndroidRuntime`). This page documents what travels inside its strings.
 
 ## Callers
 
-Every call carries its caller: the front end it came through (`grpc`; the Iris gateway later)
-and the principal it authenticated as (`agent` for the gRPC token; a paired app device later).
+Every call carries its caller: the front end it came through (`grpc`, or `gateway` for the
+owner's slash commands in a paired Iris app) and the principal it authenticated as (`agent` for
+the gRPC token, `device:PAIRING_ID` for a paired app device).
 `request_id`s and `subscriber_id`s belong to their principal: two callers that pick the same id
 never collide. Every authenticated subscriber receives every event, other callers' included:
 they all act for the phone's one owner, and a front end that mirrors the agent's work needs to
@@ -612,6 +616,14 @@ def catalogue(registry: Registry, *, device: str, capabilities: frozenset[str]) 
             }
             for name, spec in sorted(registry.queries.items())
         },
+        "events": {
+            name: {
+                "summary": (payload.__doc__ or "").strip().split("\n\n")[0],
+                "payload": payload.model_json_schema(by_alias=True, mode="serialization"),
+                "origin": registry.origins.get(f"event {name}", ""),
+            }
+            for name, payload in sorted(registry.events.items())
+        },
         "load_errors": registry.load_errors,
     }
 
@@ -639,6 +651,8 @@ def render_catalogue_text(registry: Registry, *, device: str, capabilities: froz
         lines.append(f"{mark} {name:<22} {qspec.summary}; filters: {keys}")
         if missing:
             lines.append(f"  {'':<22} UNSUPPORTED here: needs {', '.join(missing)}")
+    lines.append("Events (subscribe names any of these; none means all):")
+    lines += [f"  {name}" for name in sorted(registry.events)]
     for err in registry.load_errors:
         lines.append(f"plug-in failed to load: {err}")
     return "\n".join(lines)

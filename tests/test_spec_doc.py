@@ -35,3 +35,20 @@ def test_spec_documents_everything() -> None:
         assert f"| `{failure.code}` |" in text
     assert "EVENTS_DROPPED" in text
     assert "Requires: `ui`." in text
+
+
+def test_spec_documents_what_serve_serves_and_promises_nothing_that_is_there() -> None:
+    """Every action and event type of serve's registry (the gateway's CHAT_*, CHAT_MESSAGE,
+    AGENT_STOP, AGENT_STEER), and no "later" for the gateway or paired devices, which exist."""
+    from phoneuse_runtime.app import served_registry
+    from phoneuse_runtime.config import Settings
+
+    text = render_spec()
+    registry = served_registry(Settings())
+    for name in [*registry.actions, *registry.events]:
+        assert f"### {name}\n" in text
+    served = {*registry.actions, *registry.events}
+    assert {"CHAT_REPLY", "CHAT_MESSAGE", "AGENT_STOP", "AGENT_STEER"} <= served
+    for stale in ("the Iris gateway later", "a paired app device later"):
+        assert stale not in text
+    assert "`device:PAIRING_ID` for a paired app device" in text

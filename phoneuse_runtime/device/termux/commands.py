@@ -116,6 +116,17 @@ def _kill(proc: asyncio.subprocess.Process) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
+def _not_found(command: str) -> str:
+    """What to do about a command that is not on PATH: Termux:API's come from `pkg`, Android's
+    own (getprop, am, ...) live in /system/bin, which Termux's PATH normally includes."""
+    if command.startswith("termux-"):
+        return f"{command} is not installed: pkg install termux-api (and install the Termux:API app)"
+    return (
+        f"{command} is not on PATH: it is Android's own, /system/bin/{command}; "
+        "add /system/bin to PATH (Termux's own shell has it; a service's environment may not)"
+    )
+
+
 async def run(command: str, *args: str, stdin: str | None = None, cap_s: float = COMMAND_TIMEOUT_S) -> Output:
     """Runs one command under the call's deadline (at most `cap_s`), killing it and its children
     when time runs out or the caller gives up. A non-zero exit status is a failure."""
@@ -133,9 +144,7 @@ async def run(command: str, *args: str, stdin: str | None = None, cap_s: float =
             limit=MAX_OUTPUT_BYTES,
         )
     except FileNotFoundError as exc:
-        raise Unsupported(
-            f"{command} is not installed: pkg install termux-api (and install the Termux:API app)"
-        ) from exc
+        raise Unsupported(_not_found(command)) from exc
     except PermissionError as exc:
         raise DeviceUnavailable(f"{command} cannot be run: {exc.strerror}") from exc
     try:

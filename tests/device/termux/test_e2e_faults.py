@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 
 import grpc
 import pytest
@@ -127,3 +128,32 @@ def _running(name: str) -> bool:
         except OSError:
             continue
     return False
+
+
+async def test_a_missing_getprop_is_androids_own_not_a_package_to_install(
+    serve_termux: TermuxServe,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """getprop is /system/bin's: the warning says so, never `pkg install termux-api`."""
+    import sys
+
+    from tests.fakes.termux.state import BIN
+
+    path = tmp_path / "bin"
+    path.mkdir()
+    for fake in BIN.iterdir():
+        if fake.name != "getprop":
+            (path / fake.name).symlink_to(fake)
+    (path / "python3").symlink_to(sys.executable)  # what the fakes' `#!/usr/bin/env python3` runs
+    monkeypatch.setenv("PATH", str(path))
+    with caplog.at_level("WARNING", logger="phoneuse_runtime.device.termux"):
+        await serve_termux()
+    lines = [record.getMessage() for record in caplog.records]
+    warned = [line for line in lines if "cannot read the phone's properties" in line]
+    assert warned == [
+        "cannot read the phone's properties (getprop is not on PATH: it is Android's own, "
+        "/system/bin/getprop; add /system/bin to PATH (Termux's own shell has it; a service's "
+        "environment may not))"
+    ]

@@ -1,0 +1,42 @@
+"""examples/client.py, as a reader runs it, against a real `serve` (port 0) on the simulated phone:
+Execute (with its request_id and timeout_ms), Query paged by offset, Subscribe."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from .test_cli import _env, _start
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "client.py"
+
+
+def test_the_example_client_runs_against_a_real_server(tmp_path: Path) -> None:
+    served = _start(tmp_path / "data")
+    try:
+        done = subprocess.run(
+            [sys.executable, str(EXAMPLE), "--sim"],
+            capture_output=True,
+            text=True,
+            env=_env(served.data_dir),
+            timeout=90,
+        )
+    finally:
+        served.proc.kill()
+        served.proc.wait()
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    opened = json.loads(lines[0].removeprefix("OPEN_APP "))
+    assert opened == {"success": True, "error": ""}
+    contacts = [json.loads(line.removeprefix("CONTACT ")) for line in lines if line.startswith("CONTACT ")]
+    assert [c["name"] for c in contacts] == ["Bob Smith", "Bobby Tables"]
+    pages = [json.loads(line.removeprefix("PAGE ")) for line in lines if line.startswith("PAGE ")]
+    assert pages == [  # a page of one each: offset moves by what came, has_more says when to stop
+        {"offset": 0, "total_count": 2, "has_more": True},
+        {"offset": 1, "total_count": 2, "has_more": False},
+    ]
+    event = next(line for line in lines if line.startswith("EVENT MESSAGE_RECEIVED "))
+    payload = json.loads(event.split(" ", 2)[2])
+    assert payload["body"] == "See you at 6?"

@@ -349,7 +349,8 @@ async def screenshot(state: PhoneState, a: list[Any]) -> str | None:
 
 @rpc("deviceInfo", 0)
 async def device_info(state: PhoneState, a: list[Any]) -> dict[str, object]:
-    w, h = state.screen_size
+    # As UiDevice reports them: the display's size as it is turned now (wm size keeps the natural).
+    w, h = state.screen_size[::-1] if state.rotation % 2 else state.screen_size
     dp = 160 / state.density
     return {
         "currentPackageName": "com.android.systemui" if state.locked else state.foreground().package,

@@ -1,0 +1,94 @@
+"""The adb backend's parsers on outputs captured on real phones (the shared real data; see
+tests/fakes/golden.py): the foreground on the default display (foldables list one per display),
+getprop, wm size, uiautomator dumps."""
+
+from __future__ import annotations
+
+import pytest
+
+from phoneuse_runtime.device.adb import dumpsys
+from phoneuse_runtime.device.adb.shell import oriented_size, parse_getprop, parse_wm_size
+from phoneuse_runtime.ui import parse_hierarchy
+from tests.fakes.golden import golden, golden_files
+
+LINE = ("jp.naver.line.android", "jp.naver.line.android.activity.main.MainActivity")
+FOCUS = {
+    # the Flip4 lists its cover screen's SubHomeActivity (system UI) before the main display's app
+    "window-displays-grep-mFocusedApp_galaxy-z-flip4_android12.txt": LINE,
+    "window-displays-grep-mCurrentFocus_galaxy-z-flip4_android12.txt": LINE,
+    "window-grep-mCurrentFocus_moto-razr-2022-foldable_three-lines.txt": (
+        "com.YostarJP.BlueArchive",
+        "com.yostarjp.bluearchive.MxUnityPlayerActivity",
+    ),
+    "window-grep-mCurrentFocus_xiaomi-14_launcher.txt": ("com.miui.home", "com.miui.home.launcher.Launcher"),
+    "window-windows-grep-focus_google-photos_2018_appwindowtoken.txt": (
+        "com.google.android.apps.photos",
+        "com.google.android.apps.photos.home.HomeActivity",
+    ),
+    # asleep, the notification shade has the focus on display 0
+    "window_mtk-tb8168p1_android13_asleep.txt": (dumpsys.SYSTEM_UI, "NotificationShade"),
+    "window-windows_excerpt_android13-14_bilibili_no-mCurrentFocus.txt": None,
+}
+
+
+@pytest.mark.parametrize("name", sorted(FOCUS))
+def test_the_foreground_is_the_default_displays(name: str) -> None:
+    assert dumpsys.parse_window_focus(golden("dumpsys", name)) == FOCUS[name]
+
+
+def test_every_window_capture_is_covered() -> None:
+    assert {p.name for p in golden_files("dumpsys", "window*")} == set(FOCUS)
+
+
+RESUMED = {
+    "activity-activities_mtk-tb8168p1_android13_asleep.txt": (
+        "com.mediatek.camera",
+        "com.mediatek.camera.CameraLauncher",
+    ),
+    "activity-activities-grep-mResumedActivity_cyanogenmod-trebuchet_awesome-adb-doc.txt": (
+        "com.cyanogenmod.trebuchet",
+        "com.android.launcher3.Launcher",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RESUMED))
+def test_the_resumed_activity(name: str) -> None:
+    assert dumpsys.parse_resumed_activity(golden("dumpsys", name)) == RESUMED[name]
+
+
+def test_getprop_of_every_capture_names_the_model_and_version() -> None:
+    files = golden_files("getprop")
+    assert len(files) == 4
+    for path in files:
+        props = parse_getprop(path.read_text(encoding="utf-8", errors="replace"))
+        assert props.get("ro.product.model") and props.get("ro.build.version.release"), path.name
+        assert props["ro.build.version.sdk"].isdigit(), path.name
+
+
+WM = {
+    "wm-size_1080x1920_awesome-adb-doc.txt": (1080, 1920),
+    "wm-size_galaxy-note3_bogus-640x480.txt": (640, 480),
+    "wm-size_unknown-phone_bogus-512x480.txt": (512, 480),
+    "wm-size_with-override_awesome-adb-doc.txt": (480, 1024),  # the override is what apps lay out for
+}
+
+
+@pytest.mark.parametrize("name", sorted(WM))
+def test_wm_size(name: str) -> None:
+    assert parse_wm_size(golden("wm", name)) == WM[name]
+
+
+def test_every_uidump_parses_and_the_landscape_one_is_turned() -> None:
+    files = golden_files("uidump")
+    assert len(files) == 12
+    for path in files:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        xml = text[text.index("<?xml") :] if "<?xml" in text else text[text.index("<hierarchy") :]
+        root = parse_hierarchy(xml)
+        assert any(node.text or node.description for node in root.walk()), path.name
+    landscape = golden(
+        "uidump", "samsung-tab-a-sm-t377a_android6.0.1_dev-settings_landscape-rot1_with-dump-status-line.xml"
+    )
+    assert 'rotation="1"' in landscape
+    assert oriented_size((800, 1280), 1) == (1280, 800)

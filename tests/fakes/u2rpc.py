@@ -328,6 +328,8 @@ METHODS["openQuickSettings"] = METHODS["openNotification"]
 
 @rpc("dumpWindowHierarchy", 1, 2, 3)
 async def dump(state: PhoneState, a: list[Any]) -> str:
+    if "rpc:dumpWindowHierarchy" in state.printed:
+        return state.printed["rpc:dumpWindowHierarchy"]
     wins = apps.windows(state) if state.screen_on else []
     if len(a) == 3 and a[2]:
         wins = [apps.active_window(state)] if state.screen_on else []

@@ -172,9 +172,10 @@ class CustomScreen(Screen):
 
     system_bars = False
 
-    def __init__(self, root: UiNode) -> None:
+    def __init__(self, root: UiNode, *, rotation: int = 0) -> None:
         super().__init__()
         self.root = root
+        self.rotation = rotation % 4
         self.package = next((n.package for n in root.walk() if n.package), "android")
         self.activity = "CustomScreen"
 

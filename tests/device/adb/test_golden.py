@@ -7,7 +7,14 @@ from __future__ import annotations
 import pytest
 
 from phoneuse_runtime.device.adb import dumpsys
-from phoneuse_runtime.device.adb.shell import oriented_size, parse_getprop, parse_wm_size
+from phoneuse_runtime.device.adb.shell import (
+    oriented_size,
+    parse_getprop,
+    parse_rows,
+    parse_wm_size,
+    provider_failure,
+)
+from phoneuse_runtime.device.termux import screen_state
 from phoneuse_runtime.ui import parse_hierarchy
 from tests.fakes.golden import golden, golden_files
 
@@ -92,3 +99,57 @@ def test_every_uidump_parses_and_the_landscape_one_is_turned() -> None:
     )
     assert 'rotation="1"' in landscape
     assert oriented_size((800, 1280), 1) == (1280, 800)
+
+
+CALL_STATE = {
+    "telephony.registry_qcom-cn-esim_android8or9_blog.txt": ("idle", ""),
+    # no phone on this board: no mCallState line at all
+    "telephony.registry_mtk-tb8168p1_android13_nosim.txt": ("idle", ""),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CALL_STATE))
+def test_the_call_state(name: str) -> None:
+    assert dumpsys.parse_call_state(golden("dumpsys", name)) == CALL_STATE[name]
+
+
+def test_a_notification_dump_without_notifications_lists_none() -> None:
+    """The default (redacted) dump of a board with no active notification."""
+    assert (
+        dumpsys.parse_notifications(
+            golden("dumpsys", "notification_mtk-tb8168p1_android13_redacted-default.txt")
+        )
+        == []
+    )
+
+
+POWER = {
+    "power_mtk-tb8168p1_android13_asleep.txt": False,
+    "power_samsung-sm-t377a_android6.0.1_crlf-doubled-lines.txt": True,
+    "power_samsung_2019_awake_head.txt": True,
+    "power_display-power-state_excerpt_android4.4-tvbox.txt": None,  # no mWakefulness before Android 5
+}
+
+
+@pytest.mark.parametrize("name", sorted(POWER))
+def test_the_screen_state_from_dumpsys_power(name: str) -> None:
+    assert screen_state(golden("dumpsys", name)) == POWER[name]
+
+
+def test_content_query_rows_with_null_and_empty_values() -> None:
+    text = golden("content", "content-query_row-with-NULL-and-empty-values_catch-notes_2016.txt")
+    columns = ["source", "parent_id", "timestamp", "sharekey", "hashcodes", "photo_thumb", "altitude"]
+    columns += ["api_pending_op", "depth", "short_text", "_id", "note_mode", "nodeid", "source_url"]
+    (row,) = parse_rows(text, columns)
+    assert (row["source"], row["hashcodes"], row["photo_thumb"], row["_id"]) == (
+        "",
+        "",
+        "",
+        "1",
+    )  # NULL and empty
+    assert row["timestamp"] == "1481856516807"
+
+
+def test_a_providers_refusal_is_a_failure() -> None:
+    text = golden("content", "content-query_error-unhandled-uri_catch-notes_2016_truncated.txt")
+    assert provider_failure(text)

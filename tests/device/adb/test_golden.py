@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from phoneuse_runtime.device.adb import dumpsys
+from phoneuse_runtime.device.adb import apps, dumpsys
 from phoneuse_runtime.device.adb.shell import (
     oriented_size,
     parse_getprop,
@@ -153,3 +153,11 @@ def test_content_query_rows_with_null_and_empty_values() -> None:
 def test_a_providers_refusal_is_a_failure() -> None:
     text = golden("content", "content-query_error-unhandled-uri_catch-notes_2016_truncated.txt")
     assert provider_failure(text)
+
+
+def test_pm_list_packages() -> None:
+    """`pm list packages` (the form the backend runs, without -f) on a real device."""
+    text = golden("pm", "pm-list-packages-e_humane-aipin_android12L.txt")
+    found = apps.parse_packages(text)
+    assert "humane.settings.service" in found
+    assert len(found) == text.count("package:")

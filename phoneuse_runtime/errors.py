@@ -86,7 +86,8 @@ class Unsupported(RuntimeFailure):
     code = "UNSUPPORTED"
     summary = (
         "The device cannot do this: it lacks a capability the action requires (the message says "
-        "how to get it), or no app handles the intent."
+        "how to get it), no app handles the intent, or the platform refuses it for good (e.g. SMS "
+        "on the Google Play build of Termux:API: get Termux:API from F-Droid or GitHub)."
     )
 
 

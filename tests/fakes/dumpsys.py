@@ -12,7 +12,7 @@ from . import apps, interaction, seed
 from .shell import Proc
 from .state import ActivityRecord, PhoneState, Task
 from .system import ime_ids
-from .userland import command, state_of
+from .userland import command, print_canned, state_of
 
 SERVICES = [
     "SurfaceFlinger",
@@ -253,6 +253,8 @@ def alarm_dump(state: PhoneState) -> str:
 
 @command("dumpsys")
 async def dumpsys(p: Proc) -> int:
+    if await print_canned(p):
+        return 0
     state = state_of(p)
     args = p.argv[1:]
     if not args:

@@ -428,6 +428,10 @@ class PhoneState:
     call: Call | None = None
     notifications: list[Notification] = field(default_factory=list)
     alarms: list[Alarm] = field(default_factory=list)
+    # What a command line prints instead of the modelled answer (a real capture, see golden.py),
+    # keyed by its argv joined by spaces ("dumpsys window windows", "getprop", "wm size"), or
+    # "rpc:METHOD" for a uiautomator2 JSON-RPC answer ("rpc:dumpWindowHierarchy").
+    printed: dict[str, str] = field(default_factory=dict)
     # Screens a test supplies, keyed by "pkg/cls" (short or full): a node tree or hierarchy XML.
     custom_screens: dict[str, UiNode | str] = field(default_factory=dict)
     files: FileSystem = field(default_factory=FileSystem)

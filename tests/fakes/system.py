@@ -14,7 +14,7 @@ from .render import render
 from .shell import Proc
 from .state import PhoneState
 from .ui import dump_compact
-from .userland import command, path_of, state_of, wait_closed
+from .userland import command, path_of, print_canned, state_of, wait_closed
 
 KEYCODES = {
     "UNKNOWN": 0,
@@ -97,6 +97,8 @@ SETTABLE_PROPS = ("debug.", "log.tag.", "persist.log.tag.", "persist.debug.", "c
 
 @command("getprop")
 async def getprop(p: Proc) -> int:
+    if await print_canned(p):
+        return 0
     props = state_of(p).props
     if len(p.argv) == 1:
         await p.print("".join(f"[{k}]: [{v}]\n" for k, v in sorted(props.items())))
@@ -209,6 +211,8 @@ async def ime(p: Proc) -> int:
 
 @command("wm")
 async def wm(p: Proc) -> int:
+    if await print_canned(p):
+        return 0
     state = state_of(p)
     args = p.argv[1:]
     if args[:1] == ["size"]:

@@ -328,6 +328,8 @@ METHODS["openQuickSettings"] = METHODS["openNotification"]
 
 @rpc("dumpWindowHierarchy", 1, 2, 3)
 async def dump(state: PhoneState, a: list[Any]) -> str:
+    if "rpc:dumpWindowHierarchy" in state.printed:
+        return state.printed["rpc:dumpWindowHierarchy"]
     wins = apps.windows(state) if state.screen_on else []
     if len(a) == 3 and a[2]:
         wins = [apps.active_window(state)] if state.screen_on else []
@@ -349,7 +351,8 @@ async def screenshot(state: PhoneState, a: list[Any]) -> str | None:
 
 @rpc("deviceInfo", 0)
 async def device_info(state: PhoneState, a: list[Any]) -> dict[str, object]:
-    w, h = state.screen_size
+    # As UiDevice reports them: the display's size as it is turned now (wm size keeps the natural).
+    w, h = state.screen_size[::-1] if state.rotation % 2 else state.screen_size
     dp = 160 / state.density
     return {
         "currentPackageName": "com.android.systemui" if state.locked else state.foreground().package,

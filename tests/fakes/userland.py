@@ -30,6 +30,16 @@ def state_of(p: Proc) -> PhoneState:
     return cast(HasState, p.shell.host).state
 
 
+async def print_canned(p: Proc) -> bool:
+    """Prints what the test put in `state.printed` for this command line (a real phone's output),
+    if anything; whether it did."""
+    canned = state_of(p).printed.get(" ".join(p.argv))
+    if canned is None:
+        return False
+    await p.print(canned)
+    return True
+
+
 def command(*names: str) -> Callable[[Handler], Handler]:
     def register(fn: Handler) -> Handler:
         for name in names:

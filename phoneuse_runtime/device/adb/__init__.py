@@ -88,7 +88,7 @@ from .connection import (
 )
 from .errors import is_link_failure, translate
 from .events import Pollers
-from .shell import command, parse_getprop, parse_wm_size
+from .shell import command, oriented_size, parse_getprop, parse_wm_size
 from .ui import U2Server, Ui
 from .worker import Budget, Worker
 
@@ -176,6 +176,7 @@ class AdbDevice(Device):
         self._ui: Ui | None = None
         self.u2: U2Server | None = None
         self._info: DeviceInfo | None = None
+        self._natural: tuple[int, int] = (0, 0)
         self._v2 = False
         self._apps: tuple[float, list[AppInfo]] | None = None
         self._launchers: dict[str, str] = {}
@@ -306,6 +307,7 @@ class AdbDevice(Device):
         self._v2 = "shell_v2" in features.split(",")
         props = parse_getprop(self._sh(budget, "getprop").stdout)
         size = parse_wm_size(self._sh(budget, command("wm", "size")).stdout) or (0, 0)
+        self._natural = size  # the natural orientation's; screen_size() turns it as the display is
         width, height = sorted(size)
         sdk_text = props.get("ro.build.version.sdk", "0")
         info = DeviceInfo(
@@ -432,8 +434,11 @@ class AdbDevice(Device):
         return self._info
 
     async def screen_size(self) -> tuple[int, int]:
-        info = await self.describe()
-        return info.width, info.height
+        """The size as the display is turned now: `wm size` (read at connect) turned by the
+        rotation uiautomator2 reports (one round trip), so a gesture stays on a landscape screen."""
+        await self.describe()
+        rotation = await self._call("reading the screen's rotation", lambda b: self._ui_now().rotation(b))
+        return oriented_size(self._natural, rotation)
 
     # --- screen -------------------------------------------------------------------------
     async def dump_hierarchy(self) -> str:

@@ -162,7 +162,10 @@ class Tracker:
     phone unplugged or an emulator closed is noticed at once. Not enough alone: Debian's adb 29
     does not report a network device that stopped answering (hence get-state polling and failed
     calls as well). Runs on a thread of its own; `on_change` gets the serial's new state
-    ("device", "offline", "unauthorized", ..., "absent" when it is no longer listed)."""
+    ("device", "offline", "unauthorized", ..., "absent" when it is no longer listed), as adb
+    lists it: adb 29 drops a phone that left at once ("absent"), adb 36 first lists it
+    "offline" and then drops it, and may leave a lost network phone "offline". The backend
+    treats every state but "device" alike (the link is down; see AdbDevice._tracked)."""
 
     RETRY_S = 1.0  # after the adb server went away, before asking again
 

@@ -37,10 +37,44 @@ _SYSTEM_UI_FOCUS = re.compile(r"mCurrentFocus=Window\{\S+ \S+ (?P<title>Notifica
 SYSTEM_UI = "com.android.systemui"
 
 
+# A display's section in `dumpsys window` / `dumpsys window displays`: "  Display: mDisplayId=0 ..."
+_DISPLAY = re.compile(r"^\s*Display: mDisplayId=(\d+)", re.MULTILINE)
+# One focus line per display; "null" on a display nothing has focus on.
+_FOCUS_LINE = re.compile(r"^\s*(?:mCurrentFocus|mFocusedApp)=(?!null\s*$).*$", re.MULTILINE)
+
+
+def default_display_part(output: str) -> str:
+    """The part of a window dump about the default display, where the user's app is. A foldable
+    lists a section per display (the Galaxy Z Flip4's cover screen has the system UI's
+    SubHomeActivity focused): with `Display: mDisplayId=N` headers, display 0's section; without
+    them (output cut to the focus lines, one per display), the non-null focus lines of the last
+    display listed that has any. One display's output is returned whole."""
+    headers = list(_DISPLAY.finditer(output))
+    if headers:
+        for i, header in enumerate(headers):
+            if header.group(1) == "0":
+                end = headers[i + 1].start() if i + 1 < len(headers) else len(output)
+                return output[header.start() : end]
+        return output
+    lines = [m.group(0) for m in _FOCUS_LINE.finditer(output)]
+    kinds = [line.strip().split("=", 1)[0] for line in lines]
+    if len(kinds) == len(set(kinds)):
+        return output
+    # Several displays' focus lines: keep, of each kind, the last listed.
+    last = {kind: line for kind, line in zip(kinds, lines, strict=True)}
+    return "\n".join(last.values()) + "\n"
+
+
 def parse_window_focus(output: str) -> tuple[str, str] | None:
-    """(package, activity) from `dumpsys window windows`: the focused window's; the system UI's
-    while the notification shade or lock screen has the focus (activity: the window's title);
-    else the focused app's (while a dialog or the keyboard holds the focus)."""
+    """(package, activity) on the default display from `dumpsys window windows` (or `displays`):
+    the focused window's; the system UI's while the notification shade or lock screen has the
+    focus (activity: the window's title); else the focused app's (while a dialog or the keyboard
+    holds the focus)."""
+    part = default_display_part(output)
+    return _focus_in(part) or (_focus_in(output) if part is not output else None)
+
+
+def _focus_in(output: str) -> tuple[str, str] | None:
     shade = _SYSTEM_UI_FOCUS.search(output)
     if shade:
         return SYSTEM_UI, shade.group("title")

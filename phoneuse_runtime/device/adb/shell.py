@@ -165,3 +165,10 @@ def parse_wm_size(output: str) -> tuple[int, int] | None:
     """`wm size`: the override size when one is set (what apps lay out for), else the physical."""
     found = {kind: (int(w), int(h)) for kind, w, h in _WM_SIZE.findall(output)}
     return found.get("Override") or found.get("Physical")
+
+
+def oriented_size(natural: tuple[int, int], rotation: int) -> tuple[int, int]:
+    """The screen's (width, height) as gestures see it: `wm size` gives the natural orientation's;
+    a quarter turn (rotation 1 or 3, Surface.ROTATION_90/270) swaps them."""
+    width, height = natural
+    return (height, width) if rotation % 2 else (width, height)

@@ -342,6 +342,13 @@ class Ui:
             return "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation=\"0\" />"
         return xml
 
+    def rotation(self, budget: Budget) -> int:
+        """The display's rotation now (0..3, quarter turns from natural), from uiautomator2's
+        `deviceInfo` (one round trip): what gestures computed from the screen size follow."""
+        info = self.server.call(budget, "deviceInfo")
+        value = info.get("displayRotation", 0) if isinstance(info, dict) else 0
+        return int(value) % 4 if isinstance(value, int) else 0
+
     def tap(self, budget: Budget, x: int, y: int) -> None:
         self.server.call(budget, "click", x, y)
 

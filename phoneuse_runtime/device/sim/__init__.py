@@ -26,6 +26,7 @@ import asyncio
 import copy
 import dataclasses
 import pathlib
+import re
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -106,6 +107,10 @@ async def _gesture(duration_ms: int) -> None:
     if duration_ms < 0:
         raise InvalidParams(f"duration_ms must not be negative, got {duration_ms}")
     await asyncio.sleep(duration_ms / 1000)
+
+
+# The dump's own rotation attribute (uiautomator writes the display's, 0..3).
+_ROTATION = re.compile(r"<hierarchy\b[^>]*\brotation=\"(\d)\"")
 
 
 class _Operation:
@@ -219,11 +224,12 @@ class SimDevice(Device):
     # --- screen ----------------------------------------------------------
     async def dump_hierarchy(self) -> str:
         with self._op() as phone:
-            return to_hierarchy_xml(phone.view().root)
+            return to_hierarchy_xml(phone.view().root, rotation=phone.top().rotation)
 
     async def screen_size(self) -> tuple[int, int]:
-        self._reachable()
-        return WIDTH, HEIGHT
+        """As the screen in front is turned: a custom screen from a landscape dump is landscape."""
+        phone = self._reachable()
+        return (HEIGHT, WIDTH) if phone.top().rotation % 2 else (WIDTH, HEIGHT)
 
     async def screenshot(self) -> Screenshot:
         with self._op() as phone:
@@ -428,5 +434,6 @@ class SimDevice(Device):
         """Shows a uiautomator dump as the current screen (InvalidParams if it is not one); BACK
         leaves it. With `animate`, every look at it shows another frame (it never settles)."""
         root = parse_hierarchy(xml)
+        turned = _ROTATION.search(xml)
         with self._op() as phone:
-            phone.open(CustomScreen(root, animate=animate))
+            phone.open(CustomScreen(root, rotation=int(turned.group(1)) if turned else 0, animate=animate))

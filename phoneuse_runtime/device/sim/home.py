@@ -172,9 +172,10 @@ class CustomScreen(Screen):
 
     system_bars = False
 
-    def __init__(self, root: UiNode, *, animate: bool = False) -> None:
+    def __init__(self, root: UiNode, *, rotation: int = 0, animate: bool = False) -> None:
         super().__init__()
         self.root = root
+        self.rotation = rotation % 4
         self.package = next((n.package for n in root.walk() if n.package), "android")
         self.activity = "CustomScreen"
         # A screen that never stops moving (a spinner, a video): each look shows the next frame,

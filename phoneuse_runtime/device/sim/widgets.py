@@ -60,6 +60,7 @@ class Screen:
     package: str = ""
     activity: str = ""
     system_bars: bool = True  # False for custom screens, which bring their own windows
+    rotation: int = 0  # quarter turns from portrait while this screen is in front (a custom one's dump says)
 
     def __init__(self) -> None:
         self.fields: dict[str, str] = {}

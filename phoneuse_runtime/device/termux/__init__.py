@@ -201,7 +201,8 @@ class TermuxDevice(Device):
         adb = self._adb_if_up()
         if adb is None:
             return self._info
-        width, height = await adb.screen_size()
+        screen = await adb.describe()  # its size as read at connect (screen_size asks the rotation)
+        width, height = screen.width, screen.height
         info = self._info
         return DeviceInfo(
             info.kind,

@@ -84,6 +84,15 @@ def permission_failure(command: str, message: str) -> PermissionDenied:
     return PermissionDenied(f"{command}: Termux:API lacks {named}; grant it: {grant_fix(permissions)}")
 
 
+# Termux:API's Google Play build has no SMS: its termux-sms-* answer e.g. {"error": "Reading SMS is
+# no longer permitted by Google"} (termux-app issue 1324). Permanent on that build: UNSUPPORTED.
+_REMOVED_BY_PLATFORM = re.compile(r"no longer permitted", re.IGNORECASE)
+PLAY_BUILD_FIX = (
+    "the Google Play build of Termux:API cannot use SMS; install Termux and Termux:API from F-Droid "
+    "or GitHub releases instead (both from the same source)"
+)
+
+
 def parse_json(out: Output) -> object:
     """The JSON a command printed; its `{"error": ...}` answer raised as the failure it is."""
     text = out.stdout.strip()
@@ -96,6 +105,8 @@ def parse_json(out: Output) -> object:
         raise DeviceUnavailable(f"{out.command} printed something that is not JSON: {first!r}") from exc
     if isinstance(value, dict) and "error" in value:
         message = str(value["error"])
+        if _REMOVED_BY_PLATFORM.search(message):
+            raise Unsupported(f"{out.command}: Termux:API said: {message}; {PLAY_BUILD_FIX}")
         if "permission" in message.lower():
             raise permission_failure(out.command, message)
         raise DeviceUnavailable(f"{out.command}: Termux:API said: {message}")

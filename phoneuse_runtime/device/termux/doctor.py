@@ -89,6 +89,8 @@ async def _probe(name: str, argv: tuple[str, ...], needs: str) -> tuple[Check, o
     except PermissionDenied as exc:
         fix = exc.message.split("grant it: ", 1)[-1]
         return Check(name, "fail", exc.message.split("; grant it", 1)[0], fix), None
+    except Unsupported as exc:
+        return Check(name, "fail", exc.message.split("; ", 1)[0], commands.PLAY_BUILD_FIX), None
     except (Timeout, RuntimeFailure) as exc:
         fix = (
             "Settings > Notifications > Device & app notifications (notification access) > Termux:API"

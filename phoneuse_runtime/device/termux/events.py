@@ -25,7 +25,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from ...errors import DeviceUnavailable, PermissionDenied, RuntimeFailure, Timeout
+from ...errors import DeviceUnavailable, PermissionDenied, RuntimeFailure, Timeout, Unsupported
 from ...events import CallStateChanged, EventSink
 from ..adb.events import report_messages, report_notifications
 from ..base import SYSTEM_SOURCE, CallRecord, CallState, reset_deadline, set_deadline
@@ -126,7 +126,8 @@ class TermuxPollers:
             if key not in self._logged:  # once per kind, not once a second
                 self._logged.add(key)
                 log.warning("polling %s failed: %s", what, failure.message)
-            if isinstance(failure, (Timeout, DeviceUnavailable, PermissionDenied)):
+            # Unsupported: e.g. the Play build of Termux:API, which refuses SMS for good.
+            if isinstance(failure, (Timeout, DeviceUnavailable, PermissionDenied, Unsupported)):
                 self.resting[what] = time.monotonic() + REST_S
         finally:
             reset_deadline(token)

@@ -81,7 +81,10 @@ def test_the_tracker_reports_a_phone_that_leaves_and_comes_back(
     fake_device_factory: FakeDeviceFactory,
 ) -> None:
     """Through the real adb server's host:track-devices: `adb disconnect` (as when a USB phone
-    is unplugged) is reported at once, and so is the phone coming back."""
+    is unplugged) is reported at once, and so is the phone coming back. adb 29 drops the phone
+    from the list at once ("absent"); adb 36 (the adbutils wheel's) first lists it "offline",
+    then drops it: either way the first state after the drop is not "device", which is what the
+    backend acts on (the link goes down, see AdbDevice._tracked)."""
     device = fake_device_factory(EchoPhone())
     seen: queue.Queue[str] = queue.Queue()
     tracker = Tracker(Client("127.0.0.1", device.adb_port), device.serial, seen.put)
@@ -89,12 +92,12 @@ def test_the_tracker_reports_a_phone_that_leaves_and_comes_back(
     try:
         assert seen.get(timeout=5) == "device"
         device.server.disconnect(device.serial)
-        assert seen.get(timeout=5) == "absent"
+        assert seen.get(timeout=5) in {"offline", "absent"}
         device.reconnect()
         states = [seen.get(timeout=5)]
-        while states[-1] != "device":  # adb may list it as offline while it reconnects
+        while states[-1] != "device":  # adb may list it as offline (or gone) while it reconnects
             states.append(seen.get(timeout=5))
-        assert set(states) <= {"offline", "connecting", "device"}
+        assert set(states) <= {"absent", "offline", "connecting", "device"}
     finally:
         tracker.stop()
     assert not tracker.running  # stop() woke the blocked read

@@ -13,6 +13,7 @@ import pytest
 
 from phoneuse_runtime.cli import main
 from tests.fakes.adb_server import FakeDeviceFactory
+from tests.fakes.golden import golden_files
 from tests.fakes.phone import FakePhone
 from tests.fakes.termux.state import FakeTermux
 
@@ -152,3 +153,18 @@ async def test_self_adb_that_does_not_answer_says_how_to_turn_it_on(
     code, checks = await _doctor(phone_env)
     assert code == 0 and checks["self-adb"]["status"] == "warn"
     assert "Wireless debugging" in checks["self-adb"]["fix"] and "adb pair" in checks["self-adb"]["fix"]
+
+
+async def test_termux_apis_play_build_fails_the_sms_check_saying_where_to_get_the_full_app(
+    phone_env: Path, termux: FakeTermux
+) -> None:
+    """The Play Store build refuses SMS for good (the captured answer of its termux-sms-list)."""
+    refusal = golden_files("termux", "sms-list_error_google-play-build_*.json")[0].read_text(encoding="utf-8")
+    termux.update(lambda s: s["printed"].update({"termux-sms-list": refusal}))
+    code, checks = await _doctor(phone_env)
+    assert code == 1
+    sms = checks["SMS permission"]
+    assert sms["status"] == "fail"
+    assert "Reading SMS is no longer permitted by Google" in sms["detail"]
+    assert "Google Play build" in sms["fix"] and "F-Droid or GitHub" in sms["fix"]
+    assert checks["contacts permission"]["status"] == "ok"

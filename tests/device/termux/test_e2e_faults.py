@@ -12,6 +12,7 @@ import pytest
 
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 from tests.device.termux.conftest import TermuxServe
+from tests.fakes.golden import golden_files
 from tests.fakes.termux.state import FakeTermux
 
 
@@ -157,3 +158,36 @@ async def test_a_missing_getprop_is_androids_own_not_a_package_to_install(
         "/system/bin/getprop; add /system/bin to PATH (Termux's own shell has it; a service's "
         "environment may not))"
     ]
+
+
+# The Google Play build of Termux:API answers its SMS commands with a refusal (captured:
+# termux/sms-list_error_google-play-build_*.json); termux-sms-send's answer there is not captured,
+# so the fake prints the same shape with the send's wording.
+PLAY_SEND_REFUSAL = '{\n  "error": "Sending SMS is no longer permitted by Google"\n}\n'
+
+
+def _play_build(termux: FakeTermux) -> None:
+    listed = golden_files("termux", "sms-list_error_google-play-build_*.json")
+    assert listed, "the capture of the Play build's termux-sms-list is missing"
+    refusal = listed[0].read_text(encoding="utf-8")
+    termux.update(
+        lambda s: s["printed"].update({"termux-sms-list": refusal, "termux-sms-send": PLAY_SEND_REFUSAL})
+    )
+
+
+async def test_sms_on_termux_apis_play_build_is_unsupported_with_where_to_get_the_full_app(
+    serve_termux: TermuxServe, termux: FakeTermux
+) -> None:
+    """A permanent refusal by the platform is UNSUPPORTED (not DEVICE_UNAVAILABLE, which says the
+    phone cannot be reached), with the fix: Termux:API from F-Droid or GitHub."""
+    _play_build(termux)
+    client = await serve_termux()
+    response = await client.execute("SEND_MESSAGE", {"to": "+14155550102", "body": "x"})
+    assert response.error.startswith(
+        "UNSUPPORTED: termux-sms-send: Termux:API said: Sending SMS is no longer"
+    )
+    assert "F-Droid or GitHub" in response.error
+    assert termux.state()["sms"][-1]["body"] != "x"  # nothing sent
+    # the phone is still there (not reported lost): the next call works
+    await client.ok("SET_CLIPBOARD", {"text": "still here"})
+    assert termux.state()["clipboard"] == "still here"

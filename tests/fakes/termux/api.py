@@ -65,6 +65,10 @@ def main() -> None:
         hang = name in state["hang"] or ("*" in state["hang"] and name.startswith("termux-"))
         denied = [p for p in PERMISSIONS.get(name, []) if p in state["denied"]]
         no_access = name == "termux-notification-list" and not state["notification_access"]
+        printed = state.get("printed", {}).get(name)
+    if printed is not None:
+        sys.stdout.write(printed)
+        return
     if hang or no_access:
         _hang()
     if denied:

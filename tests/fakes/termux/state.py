@@ -13,7 +13,9 @@ Failure modes, as the real app shows them:
 - `notification_access: false`: termux-notification-list never answers (the app opens the
   settings instead, and returns nothing);
 - `sms_send`: "ok" (a sent row appears), "silent" (exit 0, nothing stored: the phone did not
-  send), or "failed" (a row in the failed box).
+  send), or "failed" (a row in the failed box);
+- `printed`: command name -> the text it prints instead of working (exit 0), e.g. a real
+  capture of Termux:API's answer (tests/fakes/golden.py) such as the Google Play build's SMS refusal.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ NOW_MS = 1_767_000_000_000  # a fixed "now" for the seed rows (late 2025)
 
 def seed() -> dict[str, Any]:
     return {
+        "printed": {},
         "props": {
             "ro.product.model": "Pixel 7",
             "ro.product.manufacturer": "Google",

@@ -17,10 +17,10 @@ import getpass
 import sqlite3
 import sys
 import time
-from pathlib import Path
 from typing import Any, TextIO
 
 from . import approval_store as store
+from .cli_options import data_dir_parent
 from .config import ConfigError, load_settings
 from .display import printable, safe_json
 from .events import now_ms
@@ -35,11 +35,7 @@ TAKEN_POLL_S = 0.1
 def add_parser(sub: Any) -> None:
     """Adds `approvals` and its subcommands to the CLI's subparsers."""
     approvals = sub.add_parser("approvals", help="list the calls held for the owner; approve or deny them")
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
-        "--data-dir", type=Path, help="state dir (default $PHONEUSE_DATA_DIR, else XDG data dir)"
-    )
-    common.add_argument("--config", type=Path, help="TOML settings file (default DATA_DIR/config.toml)")
+    common = data_dir_parent()
     verbs = approvals.add_subparsers(dest="approvals_command", required=True)
     listing = verbs.add_parser("list", parents=[common], help="the calls held now, oldest first")
     listing.add_argument("--json", action="store_true", help="one JSON array, every param in full")

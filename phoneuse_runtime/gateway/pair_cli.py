@@ -24,9 +24,9 @@ import sys
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any, TextIO
 
+from ..cli_options import data_dir_parent
 from ..config import ConfigError, Settings, load_settings
 from ..display import columns, printable, safe_json
 from ..endpoint import NoServer, find_gateway
@@ -56,11 +56,7 @@ class UsageError(Exception):
 def add_parser(sub: Any) -> None:
     """Adds `pair` and its subcommands to the CLI's subparsers."""
     pair = sub.add_parser("pair", help="pair the Iris chat app: issue tokens, approve requests, revoke")
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
-        "--data-dir", type=Path, help="state dir (default $PHONEUSE_DATA_DIR, else XDG data dir)"
-    )
-    common.add_argument("--config", type=Path, help="TOML settings file (default DATA_DIR/config.toml)")
+    common = data_dir_parent()
     verbs = pair.add_subparsers(dest="pair_command", required=True)
 
     def lifetime(parser: argparse.ArgumentParser, *, required: bool = False) -> None:

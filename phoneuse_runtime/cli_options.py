@@ -1,0 +1,17 @@
+"""Options that several of the CLI's commands share."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def data_dir_parent() -> argparse.ArgumentParser:
+    """`--data-dir` and `--config`, for the owner's commands that work on the data dir itself
+    (`pair`, `approvals`): whoever holds the data dir is the owner."""
+    parent = argparse.ArgumentParser(add_help=False)
+    parent.add_argument(
+        "--data-dir", type=Path, help="state dir (default $PHONEUSE_DATA_DIR, else XDG data dir)"
+    )
+    parent.add_argument("--config", type=Path, help="TOML settings file (default DATA_DIR/config.toml)")
+    return parent

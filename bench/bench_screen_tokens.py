@@ -52,7 +52,7 @@ class Encoding(Protocol):
 
 def _counter() -> Encoding:
     try:
-        import bpe_openai  # type: ignore[import-untyped]
+        import bpe_openai
     except ImportError:
         sys.exit("needs bpe-openai (cl100k_base bundled, no download): pip install -e '.[bench]'")
     encoding: Encoding = bpe_openai.get_encoding("cl100k_base")

@@ -124,7 +124,7 @@ async def run_task(steps: list[Step], *, settled: bool, count: Any, data_dir: Pa
 
 async def main() -> None:
     try:
-        import bpe_openai  # type: ignore[import-untyped]
+        import bpe_openai
     except ImportError:
         raise SystemExit("needs bpe-openai (cl100k, offline): pip install bpe-openai") from None
     encoding = bpe_openai.get_encoding("cl100k_base")

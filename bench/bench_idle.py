@@ -88,46 +88,20 @@ async def _measure(app: Any, count: Any, arrive: Any, seconds: float) -> dict[st
 
 
 async def run_adb(seconds: float, catch_up_s: int | None) -> dict[str, Any]:
-    from phoneuse_runtime.app import build_app, default_components, make_device
-    from phoneuse_runtime.config import Settings
-    from tests.fakes.adb_server import AdbServer, BackgroundAdbd, find_adb
-    from tests.fakes.phone import FakePhone
+    from _fake_adb import adb_app
 
-    adb_path = find_adb()
-    if adb_path is None:
-        raise SystemExit("no adb binary")
-    server = AdbServer(adb_path, Path(tempfile.mkdtemp(prefix="bench-idle-adb-")))
-    server.start()
-    phone = FakePhone()
-    adbd = BackgroundAdbd(phone)
-    server.connect(adbd.serial)
-    app = None
-    try:
-        settings = _settings(
-            Settings,
-            catch_up_s,
-            device=f"adb:{adbd.serial}",
-            adb_server=f"127.0.0.1:{server.port}",
-            data_dir=Path(tempfile.mkdtemp(prefix="bench-idle-data-")),
-        )
-        app = await build_app(
-            settings,
-            token=TOKEN,
-            device=make_device(settings),
-            components=default_components(settings, token=TOKEN),
-        )
+    from phoneuse_runtime.config import Settings
+
+    def settings(**where: Any) -> Any:
+        return _settings(Settings, catch_up_s, **where)
+
+    async with adb_app("bench-idle", token=TOKEN, make_settings=settings) as rig:
         return await _measure(
-            app,
-            lambda: len(adbd.opened),
-            lambda body: phone.state.receive_sms("+14155550123", body),
+            rig.app,
+            lambda: len(rig.adbd.opened),
+            lambda body: rig.phone.state.receive_sms("+14155550123", body),
             seconds,
         )
-    finally:
-        if app is not None:
-            await app.stop(grace_s=0)
-        server.disconnect(adbd.serial)
-        await asyncio.to_thread(adbd.stop)
-        server.stop()
 
 
 async def run_termux(seconds: float, catch_up_s: int | None) -> dict[str, Any]:

@@ -15,7 +15,6 @@ import argparse
 import asyncio
 import json
 import sys
-import tempfile
 import uuid
 from pathlib import Path
 from typing import Any
@@ -33,44 +32,32 @@ TEXTS = {
 
 async def run() -> list[list[str]]:
     import grpc
+    from _fake_adb import adb_app
 
-    from phoneuse_runtime.app import build_app, default_components, make_device
-    from phoneuse_runtime.config import Settings
     from phoneuse_runtime.rpc import protocol_pb2 as pb
     from phoneuse_runtime.rpc import protocol_pb2_grpc as pb_grpc
     from tests.fakes import seed
-    from tests.fakes.adb_server import AdbServer, BackgroundAdbd, find_adb
     from tests.fakes.phone import FakePhone
 
-    adb_path = find_adb()
-    if adb_path is None:
-        raise SystemExit("no adb binary")
-    server = AdbServer(adb_path, Path(tempfile.mkdtemp(prefix="bench-typing-adb-")))
-    server.start()
+    try:  # a tree with settling (issue 17): count the typing's own streams, not settling's looks
+        import phoneuse_runtime.settle  # noqa: F401
+
+        own: dict[str, str] = {"settle_ms": "0"}
+    except ImportError:
+        own = {}
     state = seed.default_state()
     u2 = seed.u2_app_package()
     state.packages[u2.name] = u2
-    phone = FakePhone(state)
-    adbd = BackgroundAdbd(phone)
-    server.connect(adbd.serial)
-    app: Any = None
     rows = []
-    try:
-        settings = Settings(
-            device=f"adb:{adbd.serial}",
-            adb_server=f"127.0.0.1:{server.port}",
-            grpc_listen="127.0.0.1:0",
-            gateway=False,
-            memory_ingest=False,  # its reads would interleave with the streams counted
-            data_dir=Path(tempfile.mkdtemp(prefix="bench-typing-data-")),
-        )
-        app = await build_app(
-            settings,
-            token=TOKEN,
-            device=make_device(settings),
-            components=default_components(settings, token=TOKEN),
-        )
-        channel = grpc.aio.insecure_channel(f"127.0.0.1:{app.port}")
+    async with adb_app(
+        "bench-typing",
+        token=TOKEN,
+        phone=FakePhone(state),
+        gateway=False,
+        memory_ingest=False,  # its reads would interleave with the streams counted
+    ) as rig:
+        adbd = rig.adbd
+        channel = grpc.aio.insecure_channel(f"127.0.0.1:{rig.app.port}")
         stub = pb_grpc.AndroidRuntimeStub(channel)
 
         async def execute(action: str, params: dict[str, str]) -> dict[str, Any]:
@@ -86,19 +73,13 @@ async def run() -> list[list[str]]:
         await execute("TAP", {"resource_id": KEEP_FIELD})
         for label, text in TEXTS.items():
             before = len(adbd.opened)
-            typed = await execute("TYPE_TEXT", {"text": text})
+            typed = await execute("TYPE_TEXT", {"text": text, **own})
             streams = adbd.opened[before:]
             front = 1 if streams and streams[0].endswith("dumpsys window windows") else 0
             rows.append(
                 [label, str(len(streams)), str(len(streams) - front), str(typed.get("read_back") == text)]
             )
         await channel.close()
-    finally:
-        if app is not None:
-            await app.stop(grace_s=0)
-        server.disconnect(adbd.serial)
-        await asyncio.to_thread(adbd.stop)
-        server.stop()
     return rows
 
 

@@ -10,7 +10,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from phoneuse_runtime.capabilities import SCREENSHOT, UI
-from phoneuse_runtime.device.base import KEYCODES, Screenshot
+from phoneuse_runtime.device.base import KEYCODES, ActedOn, Device, ElementAct, Screenshot
 from phoneuse_runtime.errors import ElementNotFound, InvalidParams, PermissionDenied
 from phoneuse_runtime.kit import Element, SelectorFields, SelectorParams, find_element, poll, screen
 from phoneuse_runtime.limits import MAX_UI_ELEMENTS, clip
@@ -44,14 +44,11 @@ class PointOrSelector(SelectorParams):
 
 class PressResult(ActionResult):
     x: int = Field(
-        description="where the finger went; for a TAP by ref tapped in one round trip, the element's "
-        "centre as the last screen read showed it (the phone tapped it where it is now)"
+        description="where the finger went: the point given, or the centre of the element as the phone "
+        "found it when it pressed it"
     )
     y: int
-    element: Element | None = Field(
-        description="the element pressed, when a selector chose it (for a TAP by ref in one round "
-        "trip, as the last screen read showed it)"
-    )
+    element: Element | None = Field(description="the element pressed, when a selector chose it")
 
 
 async def _target(ctx: ActionContext, p: PointOrSelector) -> tuple[int, int, Element | None]:
@@ -72,39 +69,68 @@ def _guard(ctx: ActionContext, node: UiNode) -> None:
         )
 
 
-async def _tap_ref(ctx: ActionContext, p: PointOrSelector) -> PressResult | None:
-    """A ref alone, whose element the last screen's text, description, id, class and package
-    picked alone: tapped in one round trip, the phone finding it as it taps (refs.py). None when
-    the ref must be resolved on a fresh dump instead."""
-    if p.ref is None or p.wait_ms or p.index or p.selector() != Selector(ref=p.ref):
-        return None
+def _ref_selector(ctx: ActionContext, p: SelectorFields) -> Selector:
+    """The selector to act with: for a ref alone whose element the last screen's text,
+    description, id, class and package picked alone, those (the phone finds it as it acts, in one
+    round trip: refs.py); else the params' own (a ref among them resolved on a fresh dump)."""
+    selector = p.selector()
+    if p.ref is None or selector != Selector(ref=p.ref):
+        return selector
     target = ctx.device.refs.get(p.ref)
     if target is None or target.selector is None:
-        return None
+        return selector
     _guard(ctx, target.node)
-    if not await ctx.device.tap_match(target.selector):
+    return target.selector
+
+
+async def act_on(ctx: ActionContext, p: SelectorFields, act: ElementAct) -> ActedOn:
+    """Does `act` to the element the params pick, found by the device as it acts (`Device.act_on`:
+    one round trip on adb); ElementNotFound, having done nothing, when no element matches (a ref's
+    element gone, or changed)."""
+    selector = _ref_selector(ctx, p)
+    acted = await ctx.device.act_on(selector, act, check=lambda node: _guard(ctx, node))
+    if acted is not None:
+        return acted
+    if selector.ref is None and p.ref is not None:
         raise ElementNotFound(f"ref {p.ref}: its element is no longer on the screen")
-    x, y = target.node.center
-    return PressResult(x=x, y=y, element=Element.of(target.node), via=ctx.device.via)
+    # The precise reason ("N matched, index out of range") from one last dump; an element that
+    # appeared meanwhile is acted on the way any device can.
+    node = selector.require(await screen(ctx.device))
+    _guard(ctx, node)
+    acted = await Device.act_on(ctx.device, selector, act, check=lambda node: _guard(ctx, node))
+    if acted is None:
+        raise ElementNotFound(f"no element matches {selector.describe()}")
+    return acted
 
 
 async def tap(ctx: ActionContext, p: PointOrSelector) -> PressResult:
-    done = await _tap_ref(ctx, p)
-    if done is not None:
-        return done
-    x, y, element = await _target(ctx, p)
-    await ctx.device.tap(x, y)
-    return PressResult(x=x, y=y, element=element, via=ctx.device.via)
+    if (p.x is not None and p.y is not None) or p.wait_ms:
+        x, y, element = await _target(ctx, p)
+        await ctx.device.tap(x, y)
+        return PressResult(x=x, y=y, element=element, via=ctx.device.via)
+    node = (await act_on(ctx, p, ElementAct("tap"))).node
+    x, y = node.center
+    return PressResult(x=x, y=y, element=Element.of(node), via=ctx.device.via)
 
 
 class LongPressParams(PointOrSelector):
-    duration_ms: int = Field(default=800, gt=0, le=60_000)
+    duration_ms: int = Field(
+        default=800,
+        gt=0,
+        le=60_000,
+        description="how long to hold; on an element, unset: the phone's long press",
+    )
 
 
 async def long_press(ctx: ActionContext, p: LongPressParams) -> PressResult:
-    x, y, element = await _target(ctx, p)
-    await ctx.device.long_press(x, y, p.duration_ms)
-    return PressResult(x=x, y=y, element=element, via=ctx.device.via)
+    if (p.x is not None and p.y is not None) or p.wait_ms:
+        x, y, element = await _target(ctx, p)
+        await ctx.device.long_press(x, y, p.duration_ms)
+        return PressResult(x=x, y=y, element=element, via=ctx.device.via)
+    duration = p.duration_ms if "duration_ms" in p.model_fields_set else None
+    node = (await act_on(ctx, p, ElementAct("long_press", duration_ms=duration))).node
+    x, y = node.center
+    return PressResult(x=x, y=y, element=Element.of(node), via=ctx.device.via)
 
 
 class SwipeParams(Params):
@@ -235,8 +261,10 @@ class FieldParams(SelectorFields):
         return self.field_text
 
 
-async def _focus_field(ctx: ActionContext, p: FieldParams) -> UiNode:
-    """Taps the selected field (or takes the focused one) and returns it as it is now."""
+async def _focus_field(ctx: ActionContext, p: FieldParams, *, always: bool = False) -> UiNode:
+    """Taps the selected field (or takes the focused one) and returns it as it was found: one
+    round trip where the device finds it as it taps (with `always`, tapped even when it has the
+    focus already, which a field about to be emptied does not mind)."""
     selector = p.selector()
     if selector.is_empty():
         node = focused_node(await screen(ctx.device))
@@ -245,6 +273,8 @@ async def _focus_field(ctx: ActionContext, p: FieldParams) -> UiNode:
                 "no text field has focus; give resource_id, description, class_name or field_text"
             )
         return node
+    if not p.wait_ms:
+        return (await act_on(ctx, p, ElementAct("focus", always=always))).node
     node = await find_element(ctx.device, selector, wait_ms=p.wait_ms)
     if not node.focused:
         await ctx.device.tap(*node.center)
@@ -288,7 +318,7 @@ class TypeTextResult(ActionResult):
 async def type_text(ctx: ActionContext, p: TypeTextParams) -> TypeTextResult:
     # The focused field, emptied and typed into, needs no look before: the typing says when no
     # field has focus, and the read back shows the field (two round trips on adb).
-    node = None if p.clear and p.selector().is_empty() else await _focus_field(ctx, p)
+    node = None if p.clear and p.selector().is_empty() else await _focus_field(ctx, p, always=p.clear)
     before = "" if p.clear or node is None else _content(node)
     via = await ctx.device.input_text(p.text, replace=p.clear)
     after = await _read_field(ctx, node)
@@ -323,9 +353,23 @@ class ClearTextResult(ActionResult):
 
 
 async def clear_text(ctx: ActionContext, p: FieldParams) -> ClearTextResult:
-    node = await _focus_field(ctx, p)
-    await ctx.device.clear_text()
-    after = await _read_field(ctx, node)
+    if not p.selector().is_empty() and not p.wait_ms:
+        # Found, focused, emptied and read again as the device acts: one round trip on adb.
+        acted = await act_on(ctx, p, ElementAct("clear"))
+        node, after = acted.node, acted.after
+    elif p.selector().is_empty():
+        # The focused field, emptied (the device says when none has focus) and read again.
+        await ctx.device.clear_text()
+        after = await _read_field(ctx, None)
+        if after is None:
+            raise ElementNotFound(
+                "no text field has focus; give resource_id, description, class_name or field_text"
+            )
+        node = after
+    else:
+        node = await _focus_field(ctx, p)
+        await ctx.device.clear_text()
+        after = await _read_field(ctx, node)
     return ClearTextResult(
         field=Element.of(after or node), verified=after is not None and _shows(after, ""), via=ctx.device.via
     )

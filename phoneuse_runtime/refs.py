@@ -146,6 +146,11 @@ class RefMemory:
         self._root = root
         self._refs = {refs[id(node)]: node for node in root.walk() if id(node) in refs}
 
+    @property
+    def screen(self) -> UiNode | None:
+        """The last screen given to a caller, or None before the first."""
+        return self._root
+
     def get(self, ref: str) -> RefTarget | None:
         node = self._refs.get(ref)
         if node is None or self._root is None:

@@ -27,7 +27,15 @@ from .capabilities import UI
 from .components import Component
 from .config import Settings
 from .context import ActionContext, QueryContext, missing_capability
-from .device.base import Device, reset_deadline, set_deadline
+from .device.base import (
+    Device,
+    Foreground,
+    ScreenSeen,
+    reset_deadline,
+    set_deadline,
+    unwatch_screen,
+    watch_screen,
+)
 from .errors import (
     BadRequest,
     Conflict,
@@ -40,6 +48,7 @@ from .errors import (
     translate,
 )
 from .events import CallerInfo, ErrorEvent, EventBus, Subscription, TaskCompleted, TaskStarted, result_preview
+from .front_guard import FrontGuard, FrontRefused, reset_guard, set_guard
 from .idempotency import IdempotencyCache
 from .limits import (
     MAX_APP_TARGET_CHARS,
@@ -475,6 +484,7 @@ class Runtime:
         are waited for without the turn, so an approved call is never stuck behind one."""
         turns = self.turns
         approvals = self.approvals
+        allowed: set[str] = set()  # guarded packages a front policy let this call run in front of
         while True:
             if not call.approved:
                 call.phase = "waiting"
@@ -486,10 +496,21 @@ class Runtime:
                     await turns.take()
                 took = True
             try:
-                reason = await self._front(call) if spec.drives_ui_with(params) else None
+                drives = spec.drives_ui_with(params)
+                guarded = drives and self.device.guards_front
+                reason = await self._front(call) if drives and not guarded else None
                 if reason is None and (call.approved or approvals.blocking(call) is None):
                     call.phase = "device"
-                    return await _handle(spec, ctx, params, settle_ms)
+                    if not guarded:
+                        return await _handle(spec, ctx, params, settle_ms)
+                    # The phone checks what is in front in the action's own command (front_guard.py).
+                    token = set_guard(FrontGuard(self._guarded_fronts(call, allowed)))
+                    try:
+                        return await _handle(spec, ctx, params, settle_ms)
+                    except FrontRefused as refused:
+                        reason = await self._refused_front(call, refused.front, allowed)
+                    finally:
+                        reset_guard(token)
             finally:
                 if took:
                     turns.give_back()
@@ -497,6 +518,28 @@ class Runtime:
                 call.phase = "policies"
                 await call.ask(reason)
             # else another call was held while this one waited for its turn: wait for that one.
+
+    def _guarded_fronts(self, call: PolicyCall, allowed: set[str]) -> frozenset[str]:
+        """The packages the phone must find not in front: the owner's apps, and those a front
+        policy may hold UI actions in (approve_ui_in) but this call was not let into."""
+        held = self.settings.approve_ui_in if self._front_policies else frozenset()
+        return self.settings.owner_apps | (held - allowed - {call.approved_in or ""})
+
+    async def _refused_front(self, call: PolicyCall, front: Foreground, allowed: set[str]) -> str | None:
+        """What the phone found in front when it refused: PermissionDenied for the owner's
+        controls; else the reason to hold it (a front policy's), or None to run it again with
+        that package let in front (no policy held it)."""
+        refusal = front_refusal(self.settings, front)
+        if refusal is not None:
+            raise PermissionDenied(f"{call.name}: {refusal}")
+        for policy in self._front_policies:
+            reason = await policy.hold_in_front(call, front.package)
+            if reason is not None:
+                call.approved_in = front.package
+                call.approved = False
+                return reason
+        allowed.add(front.package)
+        return None
 
     async def _front(self, call: PolicyCall) -> str | None:
         """Reads what is in front for a UI action: PermissionDenied for the owner's controls; the
@@ -631,13 +674,20 @@ def _page(matches: Sequence[BaseModel], offset: int, limit: int) -> QueryPage:
 
 
 async def _handle(spec: AnyActionSpec, ctx: ActionContext, params: Any, settle_ms: int) -> str:
-    """Runs the handler; for a settling call (settle_ms > 0) looks at the screen before it and
-    waits for the screen to settle after it (settle.py), adding what it saw to the result."""
+    """Runs the handler; for a settling call (settle_ms > 0) waits for the screen to settle after
+    it (settle.py), adding what changed since the screen before it (the last one a caller was
+    given, else a look now) to the result. The screen the handler's own device work read after
+    it last acted is settling's first look."""
     if not settle_ms:
         return _result_json(await spec.handler(ctx, params))
     before = await look_before(ctx.device, deadline=ctx.deadline)
-    result = await spec.handler(ctx, params)
-    settled = await settle(ctx.device, before, bound_ms=settle_ms, deadline=ctx.deadline)
+    seen = ScreenSeen()
+    token = watch_screen(seen)
+    try:
+        result = await spec.handler(ctx, params)
+    finally:
+        unwatch_screen(token)
+    settled = await settle(ctx.device, before, bound_ms=settle_ms, deadline=ctx.deadline, first=seen.xml)
     return _result_json(result, settled)
 
 

@@ -284,14 +284,24 @@ async def _look_by(device: Device, until: float) -> Look | None:
 
 
 async def look_before(device: Device, *, deadline: float) -> Look | None:
-    """The screen before the action, given at most a quarter of the time the call has left."""
+    """The screen before the action: the last one given to a caller (DUMP_UI, APP_STATE's, the
+    previous action's settled screen), which the account of changes is about and the device
+    remembers for its refs; a look now, given at most a quarter of the time the call has left,
+    only when there is none."""
+    remembered = device.refs.screen
+    if remembered is not None:
+        return Look(remembered, steady_fingerprint(remembered))
     now = asyncio.get_running_loop().time()
     return await _look_by(device, now + max(0.0, deadline - ANSWER_MARGIN_S - now) / 4)
 
 
-async def settle(device: Device, before: Look | None, *, bound_ms: int, deadline: float) -> Settled:
+async def settle(
+    device: Device, before: Look | None, *, bound_ms: int, deadline: float, first: str | None = None
+) -> Settled:
     """Looks until two consecutive looks agree, for at most `bound_ms` and never past the
-    call's deadline (less the time the longest look took, and the answer's margin)."""
+    call's deadline (less the time the longest look took, and the answer's margin). `first`:
+    the screen the action's own work read after it acted (in the same round trip), the first
+    look."""
     loop = asyncio.get_running_loop()
     started = loop.time()
     stop = min(started + bound_ms / 1000, deadline - ANSWER_MARGIN_S)
@@ -300,9 +310,15 @@ async def settle(device: Device, before: Look | None, *, bound_ms: int, deadline
     settled = False
     pause = FIRST_PAUSE_S
     longest = 0.0
+    given = first
     while True:
         began = loop.time()
-        look = await _look_by(device, stop)
+        if given is not None:
+            root = parse_hierarchy(given)
+            look: Look | None = Look(root, steady_fingerprint(root))
+            given = None
+        else:
+            look = await _look_by(device, stop)
         if look is None:
             break
         looks += 1

@@ -257,6 +257,29 @@ class Saved:
     via: str
 
 
+@dataclass(frozen=True)
+class ElementAct:
+    """What `Device.act_on` does to the element a selector picks: tap it, press and hold it
+    (`duration_ms`, None for the phone's own long press), focus it (a tap, skipped when it has
+    the focus already unless `always`), or empty it (a text field, focused first)."""
+
+    kind: Literal["tap", "long_press", "focus", "clear"]
+    duration_ms: int | None = None
+    always: bool = False
+
+
+@dataclass
+class ActedOn:
+    """The element `act_on` found, as it was before it acted, and (`clear`) as it is after."""
+
+    node: UiNode
+    after: UiNode | None = None
+
+
+def _no_check(_node: UiNode) -> None:
+    return None
+
+
 # --- filters for provider reads ---------------------------------------------
 # Every field narrows; None leaves it open. Rows come newest first (highest id first) unless a
 # filter says otherwise, and `limit` caps them after filtering, as `content query` would.
@@ -325,6 +348,45 @@ def remaining_s(default: float) -> float:
     return max(0.0, when - time.monotonic())
 
 
+# --- the screen an action's own work read -------------------------------------
+class ScreenSeen:
+    """The screen (hierarchy XML) that the current settling action's own device work read after
+    its last act, if it read one (an adb batch that acts and dumps; TYPE_TEXT's read back):
+    settling's first look, which then costs nothing more."""
+
+    __slots__ = ("xml",)
+
+    def __init__(self) -> None:
+        self.xml: str | None = None
+
+
+_SEEN: contextvars.ContextVar[ScreenSeen | None] = contextvars.ContextVar(
+    "phoneuse_screen_seen", default=None
+)
+
+
+def watch_screen(seen: ScreenSeen | None) -> contextvars.Token[ScreenSeen | None]:
+    """Collects into `seen` the screens this task's primitives read (settle.py)."""
+    return _SEEN.set(seen)
+
+
+def unwatch_screen(token: contextvars.Token[ScreenSeen | None]) -> None:
+    _SEEN.reset(token)
+
+
+def wants_screen() -> bool:
+    """Whether a settling action watches: a primitive that can read the screen in its own round
+    trip after it acts should."""
+    return _SEEN.get() is not None
+
+
+def saw_screen(xml: str | None) -> None:
+    """The screen as a primitive read it (None: it acted, so what was read before is stale)."""
+    seen = _SEEN.get()
+    if seen is not None:
+        seen.xml = xml
+
+
 # --- connection state ---------------------------------------------------------
 class Link:
     """Whether the phone answers now. The backend reports changes; the runtime fails calls fast
@@ -389,6 +451,10 @@ class Device(abc.ABC):
     capabilities: frozenset[str] = frozenset()
     # How often the default `find` looks again while it waits (the runtime sets wait_poll_ms).
     find_poll_ms: int = 100
+    # Whether every UI-driving primitive (tap, tap_match, long_press, swipe, input_text, clear_text,
+    # press_key, act) refuses, before it acts, while a package of the current `FrontGuard` is in
+    # front (front_guard.py); else the runtime reads `foreground()` before each UI action.
+    guards_front: ClassVar[bool] = False
 
     def __init__(self) -> None:
         self.refs = RefMemory()  # the refs of the last screen given to a caller (refs.py)
@@ -444,6 +510,34 @@ class Device(abc.ABC):
             return False
         await self.tap(*node.center)
         return True
+
+    async def act_on(
+        self, selector: Selector, act: ElementAct, *, check: Callable[[UiNode], None] = _no_check
+    ) -> ActedOn | None:
+        """Finds the element `selector` picks and does `act` to it; None, doing nothing, when no
+        element matches. `check(node)` runs on the element before anything is done to it and may
+        raise to refuse it. This default looks (`find`) and then acts with the primitives; a
+        backend whose phone resolves selectors as it acts does both in one round trip (adb)."""
+        node = await self.find(selector)
+        if node is None:
+            return None
+        check(node)
+        x, y = node.center
+        if act.kind == "tap":
+            await self.tap(x, y)
+        elif act.kind == "long_press":
+            await self.long_press(x, y, act.duration_ms or 800)
+        else:
+            if act.always or not node.focused:
+                await self.tap(x, y)
+            if act.kind == "clear":
+                await self.clear_text()
+                root = parse_hierarchy(await self.dump_hierarchy())
+                after = next((n for n in root.walk() if n.focused and n.editable), None)
+                if after is None:
+                    after = next((n for n in root.walk() if n.editable and n.bounds == node.bounds), None)
+                return ActedOn(node, after)
+        return ActedOn(node)
 
     @abc.abstractmethod
     async def screen_size(self) -> tuple[int, int]: ...

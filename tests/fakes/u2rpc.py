@@ -19,7 +19,7 @@ from typing import Any
 from . import apps, interaction
 from .render import render
 from .state import PhoneState, RpcCall
-from .ui import UiNode, describe_selector, dump_u2, find, obj_info
+from .ui import MASKS, UiNode, describe_selector, dump_u2, find, obj_info
 
 NOT_FOUND = "androidx.test.uiautomator.UiObjectNotFoundException"
 TRACE = (
@@ -110,10 +110,26 @@ async def call(state: PhoneState, request: dict[str, Any]) -> dict[str, Any]:
 # --- selectors --------------------------------------------------------------------------------------
 
 
-def _find(state: PhoneState, sel: Any) -> list[UiNode]:
+def _ui_object(sel: dict[str, Any]) -> bool:
+    """Whether the server resolves `sel` as a UiObject (UiSelector) rather than a UiObject2
+    (BySelector): with an index or instance, or a child/sibling chain (Selector.toUiObject2 and
+    checkBySelectorNull in android-uiautomator-server)."""
+    mask = int(sel.get("mask", 0))
+    return bool(mask & (MASKS["index"] | MASKS["instance"]) or sel.get("childOrSibling"))
+
+
+def _find(state: PhoneState, sel: Any, *, by_selector: bool = False) -> list[UiNode]:
+    """What the server's lookup finds: a UiObject2 (BySelector) is looked for in every window
+    (UiDevice.getWindowRoots), a UiObject (UiSelector) in the active window only (QueryController
+    searches from getRootInActiveWindow). `by_selector`: the method tries a BySelector whatever
+    the selector holds (`exist`)."""
     if not isinstance(sel, dict):
         raise RpcError(-32602, "method parameters invalid")
-    return find(apps.windows(state), sel) if state.screen_on else []
+    if not state.screen_on:
+        return []
+    if _ui_object(sel) and not by_selector:
+        return find([apps.active_window(state)], sel)
+    return find(apps.windows(state), sel)
 
 
 def _one(state: PhoneState, sel: Any, method: str) -> UiNode:
@@ -138,7 +154,8 @@ async def _wait(state: PhoneState, sel: Any, timeout_ms: Any, *, gone: bool) -> 
 
 @rpc("exist", 1)
 async def exist(state: PhoneState, a: list[Any]) -> bool:
-    return bool(_find(state, a[0]))
+    chain = isinstance(a[0], dict) and bool(a[0].get("childOrSibling"))
+    return bool(_find(state, a[0], by_selector=not chain))
 
 
 @rpc("waitForExists", 2)

@@ -267,9 +267,29 @@ MASKS = {
 }
 
 
+def java_regex(pattern: str) -> str:
+    """A java.util.regex pattern as Python's `re` reads it: `\\Q...\\E` quoting (which Python
+    lacks) turned into escaped literals; the rest (lookaheads, classes) is the same in both."""
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("\\Q", i):
+            end = pattern.find("\\E", i + 2)
+            literal = pattern[i + 2 :] if end < 0 else pattern[i + 2 : end]
+            out.append(re.escape(literal))
+            i = len(pattern) if end < 0 else end + 2
+        elif pattern[i] == "\\" and i + 1 < len(pattern):
+            out.append(pattern[i : i + 2])
+            i += 2
+        else:
+            out.append(pattern[i])
+            i += 1
+    return "".join(out)
+
+
 def _full(pattern: Any, value: str) -> bool:
     try:
-        return re.fullmatch(str(pattern), value, re.DOTALL) is not None
+        return re.fullmatch(java_regex(str(pattern)), value, re.DOTALL) is not None
     except re.error:
         return False
 

@@ -49,10 +49,12 @@ from ...capabilities import (
 from ...config import ConfigError
 from ...errors import DeviceUnavailable, ElementNotFound, PermissionDenied, RuntimeFailure, Unsupported
 from ...events import EventSink
+from ...front_guard import FrontGuard, FrontRefused, current_guard
 from ...tasks import cancel_and_wait
 from ...ui import Selector, UiNode, parse_hierarchy
 from ..base import (
     KEYCODES,
+    ActedOn,
     Alarm,
     AppInfo,
     CalendarEvent,
@@ -63,6 +65,7 @@ from ..base import (
     ContactFilter,
     Device,
     DeviceInfo,
+    ElementAct,
     EventFilter,
     Foreground,
     Intent,
@@ -73,6 +76,8 @@ from ..base import (
     ShellResult,
     SmsFilter,
     SmsMessage,
+    saw_screen,
+    wants_screen,
 )
 from . import apps, dumpsys, providers
 from .connection import (
@@ -89,7 +94,7 @@ from .connection import (
 from .errors import is_link_failure, translate
 from .events import Pollers
 from .shell import command, oriented_size, parse_getprop, parse_wm_size
-from .ui import U2Server, Ui
+from .ui import FOCUSED, U2Server, Ui, guarded, u2_selector
 from .worker import Budget, Worker
 
 log = logging.getLogger(__name__)
@@ -158,6 +163,7 @@ class AdbDevice(Device):
 
     kind = "adb"
     via = "uiautomator2"
+    guards_front = True  # every UI primitive checks what is in front itself (front_guard.py)
 
     def __init__(
         self, *, device: str = "adb", adb_server: str = "127.0.0.1:5037", poll_ms: int = 1000
@@ -323,7 +329,7 @@ class AdbDevice(Device):
         if self.u2 is not None:
             self.u2.stop()  # its launch shell died with the connection
         self.u2 = U2Server(dev, v2=self._v2)
-        self._ui = Ui(self.u2, self._sh)
+        self._ui = Ui(self.u2, self._sh, self._foreground)
         try:
             self.u2.ensure(budget)
         except Exception as exc:
@@ -442,7 +448,9 @@ class AdbDevice(Device):
 
     # --- screen -------------------------------------------------------------------------
     async def dump_hierarchy(self) -> str:
-        return await self._call("reading the screen", lambda b: self._ui_now().dump(b))
+        xml = await self._call("reading the screen", lambda b: self._ui_now().dump(b))
+        saw_screen(xml)
+        return xml
 
     async def find(self, selector: Selector, *, timeout_ms: int = 0) -> UiNode | None:
         """One `objInfo` when the element is there. Else, while `timeout_ms` lasts, waits on the
@@ -484,31 +492,129 @@ class AdbDevice(Device):
             kind = "png" if image.format == "PNG" else "jpeg"
         return Screenshot(data=data, format=kind, width=width, height=height, via=via)  # type: ignore[arg-type]
 
+    def _guarded(self, fn: Callable[[Ui, Budget], T]) -> Callable[[Budget], T]:
+        """`fn` on the worker, after the front check of the action's guard (if any) in the same
+        worker call: a gesture at coordinates cannot carry the check itself."""
+        guard = current_guard()
+        saw_screen(None)
+
+        def run(budget: Budget) -> T:
+            ui = self._ui_now()
+            ui.check_front(budget, guard)
+            return fn(ui, budget)
+
+        return run
+
     async def tap(self, x: int, y: int) -> None:
-        await self._call(f"tapping ({x}, {y})", lambda b: self._ui_now().tap(b, x, y))
+        await self._call(f"tapping ({x}, {y})", self._guarded(lambda ui, b: ui.tap(b, x, y)))
 
     async def tap_match(self, selector: Selector) -> bool:
         """One `click` with the selector: the phone finds the element and taps its centre."""
-        return await self._call(
-            f"tapping {selector.describe()}", lambda b: self._ui_now().tap_match(b, selector)
+        return await self.act_on(selector, ElementAct("tap")) is not None
+
+    async def act_on(
+        self, selector: Selector, act: ElementAct, *, check: Callable[[UiNode], None] = lambda _n: None
+    ) -> ActedOn | None:
+        """One JSON-RPC batch: `objInfo` and the act's own call (`click`, `longClick`, `click` then
+        `clearTextField` and `objInfo` again), each with the selector, so the phone finds the
+        element as it acts. Under a front guard the selector is guarded (ui.guarded): nothing is
+        found while a refused app has the focus; only then is the front read (FrontRefused), and
+        the element looked for anywhere on the screen (an element of another window: the
+        keyboard's), for `check`, and acted on at its centre."""
+        if selector.ref is not None:
+            return await super().act_on(selector, act, check=check)
+        guard = current_guard()
+        dump = wants_screen()  # a settling action: the screen after, read in the same batch
+        saw_screen(None)
+        what = f"{act.kind.replace('_', ' ')} on {selector.describe()}"
+        acted, xml = await self._call(
+            what, lambda b: self._act_on(b, selector, act, check=check, guard=guard, dump=dump)
         )
+        saw_screen(xml)
+        return acted
+
+    def _act_on(
+        self,
+        budget: Budget,
+        selector: Selector,
+        act: ElementAct,
+        *,
+        check: Callable[[UiNode], None],
+        guard: FrontGuard | None,
+        dump: bool,
+    ) -> tuple[ActedOn | None, str | None]:
+        ui = self._ui_now()
+        plain = u2_selector(selector)
+        sel = guarded(plain, guard.refused) if guard is not None else plain
+        steps: list[tuple[str, tuple[Any, ...]]]
+        after: dict[str, Any] | None = None
+        if act.kind == "tap":
+            steps = [("click", (sel,))]
+        elif act.kind == "long_press":
+            steps = [("longClick", (sel,))] if act.duration_ms is None else []
+        elif act.kind == "focus":
+            steps = [("click", (sel,))] if act.always else []
+        else:
+            focused = guarded(FOCUSED, guard.refused) if guard is not None else FOCUSED
+            steps = [("click", (sel,)), ("clearTextField", (focused,))]
+            after = focused
+        acted = ui.act(budget, sel, steps, after=after, dump=dump and bool(steps))
+        if acted.node is None:
+            ui.check_front(budget, guard)
+            if guard is None:
+                return None, None
+            node = ui.look(budget, selector)  # outside the active window, or a refused package's
+            if node is None:
+                return None, None
+            check(node)
+            if guard.refuses(node.package):
+                raise FrontRefused(Foreground(package=node.package, activity=""))
+            return self._act_at(budget, ui, node, act), None
+        check(acted.node)
+        if steps:
+            return ActedOn(acted.node, acted.after), acted.xml
+        return self._act_at(budget, ui, acted.node, act), None
+
+    def _act_at(self, budget: Budget, ui: Ui, node: UiNode, act: ElementAct) -> ActedOn:
+        """The act at the element's centre, for what one batch could not do: a press held for a
+        duration of the caller's, a focus tap only when the field has not the focus, an element
+        outside the active window (its front was checked in this worker call)."""
+        x, y = node.center
+        if act.kind == "tap":
+            ui.tap(budget, x, y)
+        elif act.kind == "long_press":
+            ui.long_press(budget, x, y, act.duration_ms or 800)
+        elif act.always or not node.focused:
+            ui.tap(budget, x, y)
+        if act.kind == "clear":
+            ui.clear_text(budget)
+            return ActedOn(node, ui.look_focused(budget))
+        return ActedOn(node)
 
     async def long_press(self, x: int, y: int, duration_ms: int) -> None:
-        await self._call(f"pressing ({x}, {y})", lambda b: self._ui_now().long_press(b, x, y, duration_ms))
+        await self._call(
+            f"pressing ({x}, {y})", self._guarded(lambda ui, b: ui.long_press(b, x, y, duration_ms))
+        )
 
     async def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int) -> None:
         await self._call(
-            "swiping", lambda b: self._ui_now().swipe(b, x1, y1, x2, y2, duration_ms=duration_ms)
+            "swiping", self._guarded(lambda ui, b: ui.swipe(b, x1, y1, x2, y2, duration_ms=duration_ms))
         )
 
     async def input_text(self, text: str, *, replace: bool = False) -> str:
-        return await self._call("typing", lambda b: self._ui_now().input_text(b, text, replace=replace))
+        guard = current_guard()
+        saw_screen(None)
+        return await self._call(
+            "typing", lambda b: self._ui_now().input_text(b, text, replace=replace, guard=guard)
+        )
 
     async def clear_text(self) -> None:
-        await self._call("clearing the field", lambda b: self._ui_now().clear_text(b))
+        guard = current_guard()
+        saw_screen(None)
+        await self._call("clearing the field", lambda b: self._ui_now().clear_text(b, guard=guard))
 
     async def press_key(self, keycode: int) -> None:
-        await self._call(f"pressing key {keycode}", lambda b: self._ui_now().press_key(b, keycode))
+        await self._call(f"pressing key {keycode}", self._guarded(lambda ui, b: ui.press_key(b, keycode)))
 
     # --- apps -------------------------------------------------------------------------------
     async def installed_apps(self) -> list[AppInfo]:

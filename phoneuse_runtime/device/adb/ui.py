@@ -32,8 +32,10 @@ import uiautomator2
 import uiautomator2.core
 
 from ...errors import ElementNotFound, Unsupported
+from ...front_guard import FrontGuard, FrontRefused
 from ...ui import Selector, UiNode
-from ..base import ShellResult
+from ..base import Foreground, ShellResult
+from .dumpsys import SYSTEM_UI, parse_window_focus
 from .errors import RpcError, U2Dead, U2Unreachable, rpc_failure
 from .shell import command
 from .worker import Budget
@@ -94,6 +96,28 @@ def u2_selector(selector: Selector) -> dict[str, Any]:
         fields["packageName"] = selector.package
     if selector.index:
         fields["instance"] = selector.index
+    return dict(uiautomator2.Selector(**fields))
+
+
+def not_one_of(packages: frozenset[str]) -> str:
+    """A Java regex that matches any package name but those in `packages`."""
+    names = "|".join(_literal(p) for p in sorted(packages))
+    return f"^(?!(?:{names})$).*$" if names else "^.*$"
+
+
+def guarded(selector: dict[str, Any], refused: frozenset[str]) -> dict[str, Any]:
+    """`selector` (u2's encoding) made to match only in the active window, and only an element
+    of a package not in `refused`: so the phone finds nothing while a refused app has the focus.
+
+    An `instance` in the selector makes the server resolve it as a UiObject (UiSelector), not a
+    UiObject2 (android-uiautomator-server's Selector.checkBySelectorNull): UiAutomator's
+    QueryController searches a UiSelector from `getRootInActiveWindow()`, the window that has
+    the focus, whose nodes are that app's package."""
+    fields = {
+        k: v for k, v in selector.items() if k not in ("mask", "childOrSibling", "childOrSiblingSelector")
+    }
+    fields["packageNameMatches"] = not_one_of(refused)
+    fields.setdefault("instance", 0)
     return dict(uiautomator2.Selector(**fields))
 
 
@@ -229,6 +253,59 @@ class U2Server:
             raise failure
         return answer.get("result")
 
+    def rpc_batch(self, budget: Budget, calls: list[tuple[str, tuple[Any, ...]]]) -> list[Any]:
+        """Several JSON-RPC calls in one request (a JSON-RPC 2.0 batch, which the server's
+        jsonrpc4j runs in order, each whatever the one before answered): one round trip. Each
+        answer is its result, or the RpcError it failed with; U2Dead when the server is not
+        serving."""
+        for method, _ in calls:
+            self.stats.count(method)
+        payload = json.dumps(
+            [
+                {"jsonrpc": "2.0", "id": i + 1, "method": method, "params": list(params)}
+                for i, (method, params) in enumerate(calls)
+            ]
+        )
+        raw = self._http(budget, "POST", "/jsonrpc/0", payload.encode("utf-8"))
+        try:
+            answers = json.loads(raw)
+        except ValueError as exc:
+            raise RpcError(calls[0][0], "failed", f"not JSON: {raw[:100]!r}") from exc
+        if not isinstance(answers, list):
+            raise RpcError(calls[0][0], "failed", "the answer to a batch is not a JSON array")
+        by_id = {a.get("id"): a for a in answers if isinstance(a, dict)}
+        out: list[Any] = []
+        for i, (method, _) in enumerate(calls):
+            answer = by_id.get(i + 1)
+            if answer is None:
+                out.append(RpcError(method, "failed", "no answer in the batch"))
+                continue
+            error = answer.get("error")
+            if error is None:
+                out.append(answer.get("result"))
+                continue
+            if not isinstance(error, dict):
+                error = {"message": str(error)}
+            failure = rpc_failure(method, str(error.get("message", "")), str(error.get("data", "")))
+            if failure.kind == "dead":
+                raise U2Dead(failure.message) from failure
+            out.append(failure)
+        return out
+
+    def batch(self, budget: Budget, calls: list[tuple[str, tuple[Any, ...]]]) -> list[Any]:
+        """`rpc_batch`, restarting a server that is not serving once, as `call` does."""
+        try:
+            return self.rpc_batch(budget, calls)
+        except U2Dead as exc:
+            log.warning("uiautomator2 server is not serving (%s); restarting it once", exc)
+            self.restart(budget)
+            try:
+                return self.rpc_batch(budget, calls)
+            except U2Dead as again:
+                raise U2Unreachable(
+                    f"the uiautomator2 server still fails after a restart: {again}"
+                ) from again
+
     def call(self, budget: Budget, method: str, *params: Any) -> Any:
         """`rpc`, restarting a server that is not serving once (logged) before giving up."""
         try:
@@ -311,15 +388,37 @@ class U2Server:
             time.sleep(READY_POLL_S)  # the launch's readiness poll (see READY_POLL_S)
 
 
+@dataclass
+class Acted:
+    """What one batch on an element found: the element before the steps ran (None: nothing
+    matched, and no step ran), the element after them (when asked), and the screen after them
+    (when asked)."""
+
+    node: UiNode | None
+    after: UiNode | None = None
+    xml: str | None = None
+
+
 # --- primitives ---------------------------------------------------------------
 class Ui:
     """The UI primitives, over one `U2Server`; `shell` runs phone shell commands (for the input
     method)."""
 
-    def __init__(self, server: U2Server, shell: ShellRunner) -> None:
+    def __init__(
+        self, server: U2Server, shell: ShellRunner, front: Callable[[Budget], Foreground] | None = None
+    ) -> None:
         self.server = server
         self.shell = shell
+        self.front = front  # reads what is in front (the device's dumpsys read), for the guard
         self.ime_installed: bool | None = None  # learnt on first use, per connection
+
+    def check_front(self, budget: Budget, guard: FrontGuard | None) -> None:
+        """FrontRefused when a package the guard refuses is in front now (one shell round trip)."""
+        if guard is None or self.front is None:
+            return
+        front = self.front(budget)
+        if guard.refuses(front.package):
+            raise FrontRefused(front)
 
     def look(self, budget: Budget, selector: Selector) -> UiNode | None:
         """The element now, in one round trip (`objInfo`), or None."""
@@ -329,6 +428,64 @@ class Ui:
             if exc.kind == "not_found":
                 return None
             raise
+
+    def act(
+        self,
+        budget: Budget,
+        sel: dict[str, Any],
+        steps: list[tuple[str, tuple[Any, ...]]],
+        *,
+        after: dict[str, Any] | None = None,
+        dump: bool = False,
+    ) -> Acted:
+        """Looks the element up (`objInfo`), runs `steps` on it and, when asked, looks at it
+        again (`after`, a selector) and dumps the screen: all in one JSON-RPC batch, one round
+        trip. An element that is not there fails the look and every step (the phone resolves the
+        selector in each), so nothing is done to anything else."""
+        calls: list[tuple[str, tuple[Any, ...]]] = [("objInfo", (sel,)), *steps]
+        if after is not None:
+            calls.append(("objInfo", (after,)))
+        if dump:
+            calls.append(("dumpWindowHierarchy", (False, 50)))
+        answers = self.server.batch(budget, calls)
+        first = answers[0]
+        if isinstance(first, RpcError):
+            if first.kind == "not_found":
+                return Acted(None)
+            raise first
+        for answer in answers[1 : 1 + len(steps)]:
+            if isinstance(answer, RpcError):
+                raise answer  # gone between the look and the step: not_found is ELEMENT_NOT_FOUND
+        acted = Acted(node_from_info(first))
+        rest = answers[1 + len(steps) :]
+        if after is not None:
+            seen = rest.pop(0)
+            acted.after = node_from_info(seen) if isinstance(seen, dict) else None
+        if dump:
+            xml = rest.pop(0)
+            acted.xml = xml if isinstance(xml, str) and xml.strip() else None
+        return acted
+
+    def wait_and_look(self, budget: Budget, selector: Selector, timeout_ms: int) -> UiNode | None:
+        """Waits on the phone (`waitForExists`, at most `timeout_ms` and FIND_WAIT_CHUNK_MS) and
+        looks the element up (`objInfo`) in the same batch: one round trip; None when it did not
+        appear."""
+        wait_ms = max(0, int(min(timeout_ms, FIND_WAIT_CHUNK_MS, budget.left() * 1000)))
+        sel = u2_selector(selector)
+        waited, info = self.server.batch(budget, [("waitForExists", (sel, wait_ms)), ("objInfo", (sel,))])
+        if isinstance(waited, RpcError):
+            raise waited
+        if isinstance(info, RpcError):
+            if info.kind == "not_found":
+                return None
+            raise info
+        return node_from_info(info)
+
+    def wait_gone(self, budget: Budget, selector: Selector, timeout_ms: int) -> bool:
+        """Waits on the phone (`waitUntilGone`, at most `timeout_ms` and FIND_WAIT_CHUNK_MS)
+        until no element matches; whether none does."""
+        wait_ms = max(0, int(min(timeout_ms, FIND_WAIT_CHUNK_MS, budget.left() * 1000)))
+        return bool(self.server.call(budget, "waitUntilGone", u2_selector(selector), wait_ms))
 
     def wait(self, budget: Budget, selector: Selector, timeout_ms: int) -> bool:
         """Waits on the phone (`waitForExists`) until the element is there, for at most
@@ -379,11 +536,23 @@ class Ui:
         value = self.server.call(budget, "getClipboard")
         return value if isinstance(value, str) else ""
 
-    def clear_text(self, budget: Budget) -> None:
+    def look_focused(self, budget: Budget) -> UiNode | None:
+        """The element that has the input focus, in one round trip, or None."""
         try:
-            self.server.call(budget, "clearTextField", FOCUSED)
+            return node_from_info(self.server.call(budget, "objInfo", FOCUSED))
         except RpcError as exc:
             if exc.kind == "not_found":
+                return None
+            raise
+
+    def clear_text(self, budget: Budget, *, guard: FrontGuard | None = None) -> None:
+        """Empties the focused field (`clearTextField`); under a guard, only in the active window
+        of an app the guard does not refuse (FrontRefused, read only when nothing matched)."""
+        try:
+            self.server.call(budget, "clearTextField", guarded(FOCUSED, guard.refused) if guard else FOCUSED)
+        except RpcError as exc:
+            if exc.kind == "not_found":
+                self.check_front(budget, guard)
                 raise ElementNotFound("no text field has focus") from exc
             raise
 
@@ -395,18 +564,22 @@ class Ui:
         return base64.b64decode(data)
 
     # -- typing
-    def input_text(self, budget: Budget, text: str, *, replace: bool = False) -> str:
+    def input_text(
+        self, budget: Budget, text: str, *, replace: bool = False, guard: FrontGuard | None = None
+    ) -> str:
         """Types at the cursor of the focused field (with `replace`, in place of what it holds);
         returns the path it took. Each path is tried only when the one before could not type at
         all, so nothing is ever typed twice: uiautomator2's input method (any Unicode, the user's
         keyboard restored afterwards: one shell round trip, `ime_script`), else the clipboard
         and a paste (the user's clipboard restored), else set_text."""
         if self.ime_installed is not False:
-            typed = self._type_with_ime(budget, text, replace=replace)
+            typed = self._type_with_ime(budget, text, replace=replace, guard=guard)
             if typed:
                 return "uiautomator2 ime"
             if self.ime_installed:
                 log.warning("uiautomator2's input method did not take the text; pasting it instead")
+        else:
+            self.check_front(budget, guard)  # the script checked it when it ran; these calls do not
         if replace:
             self.clear_text(budget)
         try:
@@ -419,11 +592,21 @@ class Ui:
         self._set_text(budget, text)
         return "uiautomator2 set_text"
 
-    def _type_with_ime(self, budget: Budget, text: str, *, replace: bool) -> bool:
-        """Types through uiautomator2's input method in one shell round trip (`ime_script`);
+    def _type_with_ime(self, budget: Budget, text: str, *, replace: bool, guard: FrontGuard | None) -> bool:
+        """Types through uiautomator2's input method in one shell round trip (`ime_script`, which
+        with a guard first checks what is in front and types nothing while a refused app is);
         whether its keyboard committed the text. Learns on the way whether it is installed."""
         tries = max(1, min(int(IME_READY_S / IME_READY_POLL_S), int(budget.left() / IME_READY_POLL_S) - 1))
-        output = self.shell(budget, ime_script(text, replace=replace, tries=tries)).stdout
+        refused = guard.refused if guard is not None and self.front is not None else None
+        output = self.shell(budget, ime_script(text, replace=replace, tries=tries, refused=refused)).stdout
+        words = output.split()
+        if FRONT_REFUSED in words:
+            raise FrontRefused(refused_front(output, refused or frozenset()))
+        if FRONT_UNKNOWN in words:
+            # No focus line in the window dump (an old or odd Android): read the front the long
+            # way (dumpsys activity), then type without the script's own check.
+            self.check_front(budget, guard)
+            output = self.shell(budget, ime_script(text, replace=replace, tries=tries)).stdout
         if NO_IME in output.split():
             self.ime_installed = False
             return False
@@ -465,7 +648,51 @@ CLEAR_TEXT = "ADB_KEYBOARD_CLEAR_TEXT"
 NO_IME = "phoneuse:no-ime"  # what the script prints when uiautomator2's input method is not installed
 
 
-def ime_script(text: str, *, replace: bool, tries: int) -> str:
+FRONT_REFUSED = "phoneuse:front-refused"  # the guard's check found a refused app in front: nothing typed
+FRONT_UNKNOWN = "phoneuse:front-unknown"  # the window dump had no focus line: nothing typed
+FRONT_MARK = "phoneuse:focus"  # before each focus line the check printed
+
+
+def _ere(text: str) -> str:
+    """`text` as a literal in a POSIX extended regex."""
+    return re.sub(r"([.^$*+?()\[\]{}|\\])", r"\\\1", text)
+
+
+def front_check(refused: frozenset[str]) -> tuple[str, str]:
+    """The shell that reads the focused window (`dumpsys window windows`, its focus lines: the last
+    non-null mCurrentFocus and mFocusedApp, which are the default display's) and prints them,
+    and the condition that holds when one of them names a refused package (or, refusing the system
+    UI, its shade or status bar window). Where mCurrentFocus and mFocusedApp differ (a dialog, the
+    keyboard) either one refused refuses: the check errs on the side of doing nothing."""
+    names = "|".join(_ere(p) for p in sorted(refused))
+    pattern = f" ({names})[/}}]" if names else "^$"
+    if SYSTEM_UI in refused:
+        pattern += r"|Window\{[^ ]+ [^ ]+ (NotificationShade|StatusBar)\}"
+    read = (
+        "f=$(dumpsys window windows | grep -E 'mCurrentFocus=|mFocusedApp=' | grep -v '=null'); "
+        'c=$(echo "$f" | grep mCurrentFocus= | tail -n 1); a=$(echo "$f" | grep mFocusedApp= | tail -n 1); '
+        f'echo "{FRONT_MARK} $c"; echo "{FRONT_MARK} $a"; '
+    )
+    refuses = f'echo "$c $a" | grep -qE {command(pattern)}'
+    return read, refuses
+
+
+def refused_front(output: str, refused: frozenset[str]) -> Foreground:
+    """What the check found in front, from the focus lines it printed: the refused package it
+    names (the system UI's for its shade's window)."""
+    lines = "\n".join(
+        line.split(FRONT_MARK, 1)[1].strip() for line in output.splitlines() if line.startswith(FRONT_MARK)
+    )
+    found = parse_window_focus(lines)
+    if found is not None and found[0] in refused:
+        return Foreground(package=found[0], activity=found[1])
+    for package in sorted(refused):
+        if re.search(f" {re.escape(package)}[/}}]", lines):
+            return Foreground(package=package, activity="")
+    return Foreground(package=SYSTEM_UI, activity="")
+
+
+def ime_script(text: str, *, replace: bool, tries: int, refused: frozenset[str] | None = None) -> str:
     """One shell script that types `text` through uiautomator2's input method: checks that it is
     installed (else prints NO_IME), remembers the user's keyboard, switches to it, and until its
     receiver (which registers a moment after the switch) answers RESULT_OK, every
@@ -480,7 +707,7 @@ def ime_script(text: str, *, replace: bool, tries: int) -> str:
     ready = f"{clear} 2>&1 | grep -q 'result=-1'" if replace else "true"
     ime = command(IME_ID)
     last = int(tries)
-    return (
+    typing = (
         f"if ime list -s -a | grep -qF {ime}; then "
         "p=$(settings get secure default_input_method); "
         f"ime enable {ime} >/dev/null 2>&1; ime set {ime} >/dev/null 2>&1; "
@@ -490,6 +717,13 @@ def ime_script(text: str, *, replace: bool, tries: int) -> str:
         'echo "$r"; '
         f'if [ -n "$p" ] && [ "$p" != {ime} ] && [ "$p" != null ]; then ime set "$p" >/dev/null 2>&1; fi; '
         f"else echo {NO_IME}; fi"
+    )
+    if refused is None:
+        return typing
+    read, refuses = front_check(refused)
+    return (
+        f'{read}if [ -z "$c$a" ]; then echo {FRONT_UNKNOWN}; '
+        f"elif {refuses}; then echo {FRONT_REFUSED}; else {typing}; fi"
     )
 
 

@@ -67,32 +67,42 @@ async def test_a_tap_by_selector_takes_fewer_round_trips_than_u2s_click(serve_ad
     before_rpc, before_open = len(s.state.log.rpc), len(s.opened())
     await s.client.ok("TAP", {"text": "Chrome", "settle_ms": "0"})  # settling's looks: the next test
     methods = [call.method for call in s.state.log.rpc[before_rpc:]]
-    # u2's d(text=...).click() is waitForExists + objInfo + click: three streams; ours are the
-    # front's read (owner_controls.py: never a tap in front of the owner's controls), objInfo, click.
+    # u2's d(text=...).click() is waitForExists + objInfo + click: three streams; ours is one, a
+    # JSON-RPC batch of objInfo and click whose guarded selector is also the owner's-controls
+    # check (front_guard.py: never a tap in front of the owner's controls).
     assert methods == ["objInfo", "click"]
-    assert len(s.opened()) - before_open == 3
+    assert len(s.opened()) - before_open == 1
 
 
-async def test_a_settled_tap_reports_what_changed_for_three_dumps_more(serve_adb: AdbServe) -> None:
+async def test_a_settled_tap_reports_what_changed_for_one_dump_more(serve_adb: AdbServe) -> None:
     s = await serve_adb()
+    await s.client.ok("DUMP_UI")  # the screen the agent saw: what the account of changes is about
     before_rpc, before_open = len(s.state.log.rpc), len(s.opened())
     tapped = await s.client.ok("TAP", {"text": "Keep Notes"})
     methods = [call.method for call in s.state.log.rpc[before_rpc:]]
     opened = s.opened()[before_open:]
-    # The look before the tap, then looks until two agree: the fake draws at once, so two.
-    assert methods == [
-        "dumpWindowHierarchy",
-        "objInfo",
-        "click",
-        "dumpWindowHierarchy",
-        "dumpWindowHierarchy",
-    ]
-    assert len(opened) == 6, opened  # the front's read, and one stream for each call above
+    # The tap's batch reads the screen after it (settling's first look), one more look agrees:
+    # two streams (6 before: the front's read, a look before, objInfo, click and two looks).
+    assert methods == ["objInfo", "click", "dumpWindowHierarchy", "dumpWindowHierarchy"]
+    assert opened == ["tcp:9008", "tcp:9008"], opened
     assert tapped["settle"]["settled"] is True and tapped["settle"]["looks"] == 2
     assert s.state.foreground().package == seed.KEEP
     went = [e.get("text") for e in tapped["changes"]["went"]]
     assert "Keep Notes" in went
     assert tapped["changes"]["appeared"]
+    # The settled screen is remembered: the next action's account starts from it, with no look.
+    before_open = len(s.opened())
+    back = await s.client.ok("PRESS_KEY", {"key": "BACK"})
+    assert "Keep Notes" in [e.get("text") for e in back["changes"]["appeared"]]
+    assert len(s.opened()) - before_open == 3  # the key (BACK leaves: no front check), two looks
+
+
+async def test_a_settled_tap_with_no_screen_seen_yet_looks_before(serve_adb: AdbServe) -> None:
+    s = await serve_adb()
+    before_open = len(s.opened())
+    tapped = await s.client.ok("TAP", {"text": "Keep Notes"})
+    assert len(s.opened()) - before_open == 3  # a look before, the tap's batch, one look
+    assert "Keep Notes" in [e.get("text") for e in tapped["changes"]["went"]]
     assert tapped["ui_fingerprint"] == (await s.client.ok("DUMP_UI"))["ui_fingerprint"]
 
 

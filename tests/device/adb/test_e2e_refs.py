@@ -33,9 +33,12 @@ async def test_tap_ref_is_one_round_trip_and_lands_inside(serve_adb: AdbServe) -
     bounds = _bounds(await s.client.ok("DUMP_UI", {"format": "json"}), "Keep Notes")
     ref = _ref(screen, "Keep Notes")
     await s.client.ok("DUMP_UI")  # the refs the caller was last given are this screen's
+    before = len(s.opened())
     calls, shell, taps = await _device_work(s, "TAP", {"ref": ref, "settle_ms": "0"})  # the tap's own
-    assert calls == ["click"] and taps == 1  # resolved and tapped by the phone in one call
-    assert len(shell) <= 1  # at most the runtime's front check before UI actions (owner_controls)
+    # One stream at the fake adbd: one JSON-RPC batch, the element looked up and clicked by the
+    # phone, whose guarded selector also checks that no owner's app has the focus (front_guard.py).
+    assert s.opened()[before:] == ["tcp:9008"], s.opened()[before:]
+    assert calls == ["objInfo", "click"] and taps == 1 and shell == []
     tap = s.state.log.taps[-1]
     left, top, right, bottom = bounds
     assert left <= tap.x < right and top <= tap.y < bottom

@@ -445,11 +445,19 @@ async def wait_for(ctx: ActionContext, p: WaitForParams) -> WaitForResult:
     # No limit of its own: the call's timeout_ms ends it with TIMEOUT.
     node: UiNode | None
     if p.gone:
+        if p.poll_ms:  # the caller's own cadence of looks
 
-        async def look() -> tuple[None] | None:
-            return (None,) if await device.find(selector) is None else None
+            async def look() -> tuple[None] | None:
+                return (None,) if await device.find(selector) is None else None
 
-        await poll(look, interval_ms=interval_ms, within_ms=None)
+            await poll(look, interval_ms=interval_ms, within_ms=None)
+        else:
+            # Waited for by the device (on adb, the phone itself) for the rest of the call.
+            while True:
+                left_ms = max(0, int((ctx.deadline - loop.time()) * 1000))
+                if await device.wait_gone(selector, timeout_ms=left_ms):
+                    break
+                await asyncio.sleep(interval_ms / 1000)  # the device gave up early; the deadline has not
         node = None
     else:
         while True:

@@ -500,6 +500,18 @@ class Device(abc.ABC):
                 return node
             await asyncio.sleep(min(self.find_poll_ms / 1000, max(0.0, give_up - loop.time())))
 
+    async def wait_gone(self, selector: Selector, *, timeout_ms: int) -> bool:
+        """Whether no element matches `selector`, waited for up to `timeout_ms`. This default
+        looks (`find`) every `find_poll_ms`; a backend whose phone waits itself overrides it."""
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + timeout_ms / 1000
+        while True:
+            if await self.find(selector) is None:
+                return True
+            if loop.time() >= give_up:
+                return False
+            await asyncio.sleep(min(self.find_poll_ms / 1000, max(0.0, give_up - loop.time())))
+
     async def tap_match(self, selector: Selector) -> bool:
         """Taps the centre of the element `selector` picks, resolved when it taps (so an element
         that moved is tapped where it is now); False, tapping nothing, when none matches. This

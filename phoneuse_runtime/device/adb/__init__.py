@@ -453,27 +453,44 @@ class AdbDevice(Device):
         return xml
 
     async def find(self, selector: Selector, *, timeout_ms: int = 0) -> UiNode | None:
-        """One `objInfo` when the element is there. Else, while `timeout_ms` lasts, waits on the
-        phone (`waitForExists`, at most FIND_WAIT_CHUNK_MS a call so other calls take turns in
-        between) and looks again once it says the element is there: two round trips for an element
-        that shows up, where dumping and matching would take one every `find_poll_ms`."""
+        """One `objInfo`; with `timeout_ms`, a batch of `waitForExists` and `objInfo` (the phone
+        waits, then looks), at most FIND_WAIT_CHUNK_MS a call so other calls take turns in between:
+        one round trip for an element that is there or shows up within a chunk, where dumping and
+        matching would take one every `find_poll_ms`."""
         if selector.ref is not None:
             # A ref names an element by where it sits in the whole tree: resolved on a dump.
             return await super().find(selector, timeout_ms=timeout_ms)
         what = f"finding {selector.describe()}"
-        node = await self._call(what, lambda b: self._ui_now().look(b, selector))
+        if timeout_ms <= 0:
+            return await self._call(what, lambda b: self._ui_now().look(b, selector))
         loop = asyncio.get_running_loop()
         give_up = loop.time() + timeout_ms / 1000
-        while node is None:
-            left_ms = int((give_up - loop.time()) * 1000)
-            if left_ms <= 0:
-                return None
-            if await self._call(what, functools.partial(self._wait_for, selector, left_ms)):
-                node = await self._call(what, lambda b: self._ui_now().look(b, selector))
-        return node
+        while True:
+            left_ms = max(0, int((give_up - loop.time()) * 1000))
+            node = await self._call(what, functools.partial(self._wait_and_look, selector, left_ms))
+            if node is not None or loop.time() >= give_up:
+                return node
 
-    def _wait_for(self, selector: Selector, timeout_ms: int, budget: Budget) -> bool:
-        return self._ui_now().wait(budget, selector, timeout_ms)
+    def _wait_and_look(self, selector: Selector, timeout_ms: int, budget: Budget) -> UiNode | None:
+        return self._ui_now().wait_and_look(budget, selector, timeout_ms)
+
+    def _wait_gone(self, selector: Selector, timeout_ms: int, budget: Budget) -> bool:
+        return self._ui_now().wait_gone(budget, selector, timeout_ms)
+
+    async def wait_gone(self, selector: Selector, *, timeout_ms: int) -> bool:
+        """Waits on the phone (`waitUntilGone`, FIND_WAIT_CHUNK_MS a call so other calls take turns
+        in between): one round trip for an element already gone, or that goes within a chunk."""
+        if selector.ref is not None:
+            return await super().wait_gone(selector, timeout_ms=timeout_ms)
+        what = f"waiting for {selector.describe()} to go"
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + timeout_ms / 1000
+        while True:
+            left_ms = max(0, int((give_up - loop.time()) * 1000))
+            if await self._call(what, functools.partial(self._wait_gone, selector, left_ms)):
+                return True
+            if loop.time() >= give_up:
+                return False
 
     async def screenshot(self) -> Screenshot:
         return await self._call("taking a screenshot", self._screenshot)
@@ -555,10 +572,13 @@ class AdbDevice(Device):
         elif act.kind == "focus":
             steps = [("click", (sel,))] if act.always else []
         else:
+            # Read back from the dump (which tells a hint from a text, as objInfo does not).
             focused = guarded(FOCUSED, guard.refused) if guard is not None else FOCUSED
             steps = [("click", (sel,)), ("clearTextField", (focused,))]
-            after = focused
+            dump = True
         acted = ui.act(budget, sel, steps, after=after, dump=dump and bool(steps))
+        if act.kind == "clear" and acted.node is not None:
+            acted.after = _field_after(acted.xml, acted.node)
         if acted.node is None:
             ui.check_front(budget, guard)
             if guard is None:
@@ -588,7 +608,7 @@ class AdbDevice(Device):
             ui.tap(budget, x, y)
         if act.kind == "clear":
             ui.clear_text(budget)
-            return ActedOn(node, ui.look_focused(budget))
+            return ActedOn(node, _field_after(ui.dump(budget), node))
         return ActedOn(node)
 
     async def long_press(self, x: int, y: int, duration_ms: int) -> None:
@@ -934,6 +954,15 @@ class AdbDevice(Device):
             return self._sh(Budget(min(budget.until, time.monotonic() + timeout_s)), command)
 
         return await self._call("running the shell command", run, default_s=timeout_s)
+
+
+def _field_after(xml: str | None, was: UiNode) -> UiNode | None:
+    """The field after an edit, in a dump: the focused editable, else the one where it was."""
+    if xml is None:
+        return None
+    root = parse_hierarchy(xml)
+    focused = next((n for n in root.walk() if n.focused and n.editable), None)
+    return focused or next((n for n in root.walk() if n.editable and n.bounds == was.bounds), None)
 
 
 def _intent_summary(intent: Intent) -> str:

@@ -70,6 +70,15 @@ def click(state: PhoneState, node: UiNode) -> None:
         state.call.state, state.call.answered_ms = "offhook", state.now_ms()
     elif node.action == "cal:save":
         apps.save_event(state, rec)
+    elif node.action == "cal:new":
+        it = IntentRecord(
+            action="android.intent.action.INSERT", data="content://com.android.calendar/events", source="ui"
+        )
+        apps.start_activity(state, it)
+    elif kind == "setting" and arg.startswith("toggle:"):
+        namespace, _, key = arg[len("toggle:") :].partition(":")
+        values = state.settings.setdefault(namespace, {})
+        values[key] = "0" if values.get(key, "1") != "0" else "1"
     elif kind == "resolve":
         it = rec.intent or IntentRecord()
         apps.finish(state, rec)

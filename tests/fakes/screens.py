@@ -305,7 +305,15 @@ def calendar(state: PhoneState, rec: ActivityRecord, f: Frame) -> list[UiNode]:
         )
         for e, b in zip(events, rows(f.top + 112, 100, len(events), f.width), strict=False)
     ]
-    return [toolbar(pkg, f, time.strftime("%B", time.localtime(state.clock.now()))), *items]
+    create = button(
+        pkg,
+        (f.width - 200, f.bottom - 200, f.width - 32, f.bottom - 32),
+        "cal:new",
+        desc="Create new event",
+        rid=f"{pkg}:id/floating_action_button",
+        cls="android.widget.ImageButton",
+    )
+    return [toolbar(pkg, f, time.strftime("%B", time.localtime(state.clock.now()))), *items, create]
 
 
 def calendar_edit(state: PhoneState, rec: ActivityRecord, f: Frame) -> list[UiNode]:
@@ -423,9 +431,31 @@ def settings_screen(state: PhoneState, rec: ActivityRecord, f: Frame) -> list[Ui
         "Security & privacy",
         "System",
     ]
-    items = [
+    top = f.top + 112
+    wifi_on = state.setting("global", "wifi_on") != "0"
+    wifi = node(
+        "android.widget.LinearLayout",
+        pkg,
+        (0, top, f.width, top + 88),
+        clickable=True,
+        action="setting:toggle:global:wifi_on",
+        children=[
+            text(pkg, "Wi-Fi", (32, top + 20, f.width - 200, top + 68), "android:id/title"),
+            node(
+                "android.widget.Switch",
+                pkg,
+                (f.width - 160, top + 16, f.width - 32, top + 72),
+                resource_id="android:id/switch_widget",
+                checkable=True,
+                checked=wifi_on,
+                clickable=True,
+                action="setting:toggle:global:wifi_on",
+            ),
+        ],
+    )
+    items = [wifi] + [
         text(pkg, label, b, "android:id/title", clickable=True)
-        for label, b in zip(labels, rows(f.top + 112, 88, len(labels), f.width), strict=False)
+        for label, b in zip(labels, rows(top + 88, 88, len(labels), f.width), strict=False)
     ]
     return [
         toolbar(pkg, f, "Settings"),

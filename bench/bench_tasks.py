@@ -241,8 +241,11 @@ async def run_mcp(task: str, steps: list[tuple[str, ...]], *, modules: Path, cou
     tally = Tally()
     listed = ""
     try:
-        async with stdio_client(params, errlog=open(os.devnull, "w")) as (read, write):  # noqa: SIM115
-            async with ClientSession(read, write) as session:
+        with open(os.devnull, "w") as quiet:  # its log lines, on stderr
+            async with (
+                stdio_client(params, errlog=quiet) as (read, write),
+                ClientSession(read, write) as session,
+            ):
                 await session.initialize()
 
                 async def tool(name: str, args: dict[str, Any]) -> str:

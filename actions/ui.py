@@ -118,7 +118,8 @@ class LongPressParams(PointOrSelector):
         default=800,
         gt=0,
         le=60_000,
-        description="how long to hold; on an element, unset: the phone's long press",
+        description="how long to hold; on an element, when not given: the phone's own long press (one "
+        "round trip on adb)",
     )
 
 

@@ -8,8 +8,9 @@ So, for every caller but the owner (`Caller.owner`):
 
 - a UI action (an `ActionSpec` with `drives_ui`: TAP, LONG_PRESS, SWIPE, SCROLL, TYPE_TEXT,
   CLEAR_TEXT, PRESS_KEY) while one of the `owner_apps` is in front is refused with
-  PERMISSION_DENIED; the front is read after the action got its turn on the phone, just before
-  it runs (runtime.py). The notification shade and the lock screen are the system UI's
+  PERMISSION_DENIED; the front is checked after the action got its turn on the phone: by the
+  phone itself in the action's own command where the backend can (front_guard.py: adb), else
+  read just before it runs (runtime.py). The notification shade and the lock screen are the system UI's
   (`com.android.systemui`), which the default list holds;
 - OPEN_APP, CLOSE_APP, OPEN_URL and START_INTENT aimed at one of them (by package, component or
   app_target), and START_INTENT of a settings screen (`android.settings.*`) or of an action

@@ -13,12 +13,13 @@ change its ref:
 - when several elements of one dump have the same identity, the n-th of them in document order
   (n > 0) adds n to it.
 
-Acting on a ref never taps a stored position. TAP with a ref alone, whose element the last
-screen given to the caller (DUMP_UI, APP_STATE's screen) picked alone by its text, description,
-resource-id, class and package, is one device round trip where the phone resolves selectors
-(adb: uiautomator2's `click` with that selector): the phone finds the element as it taps, so an
-element that moved is tapped where it is now, and one that is gone is not tapped at all
-(ELEMENT_NOT_FOUND). Every other use of a ref (another action, a ref the last screen did not
+Acting on a ref never taps a stored position. An action (TAP, LONG_PRESS, TYPE_TEXT's and
+CLEAR_TEXT's field) on a ref alone, whose element the last screen given to the caller (DUMP_UI,
+APP_STATE's screen, a settled action's) picked alone by its text, description, resource-id,
+class and package, acts with that selector (`Device.act_on`): one device round trip where the
+phone resolves selectors (adb: a uiautomator2 JSON-RPC batch, `objInfo` and `click` with that
+selector), so an element that moved is acted on where it is now, and one that is gone is not
+acted on at all (ELEMENT_NOT_FOUND). Every other use of a ref (a ref the last screen did not
 hold, an element its attributes do not pick alone) reads the screen afresh and resolves the ref
 on it: an element that is gone, or whose identity changed (its text, say), answers
 ELEMENT_NOT_FOUND.

@@ -1,12 +1,15 @@
 """Settling: after a UI action, look at the screen until it stops changing, and say what changed.
 
 An agent that taps needs to know what the tap did. Rather than have it sleep and call DUMP_UI,
-every action whose spec `settles` looks at the screen once before its handler runs and, after,
-looks again until two consecutive looks agree (the status bar, whose clock ticks, left out of
-the comparison), within a bound the caller sets (`settle_ms`, 0 to skip) and always before the
-call's deadline. Its result then carries `settle` (whether the screen settled, how long it took,
-how many looks), the new `ui_fingerprint` (the one DUMP_UI would give) and `changes`, a short
-account of what appeared, what went and what changed (see `changes`).
+every action whose spec `settles` compares the screen after it with the one before it (the last
+screen given to a caller, which the device remembers for its refs; a look before the handler
+only when there is none) and, after it, looks until two consecutive looks agree (the status bar,
+whose clock ticks, left out of the comparison; the screen the handler's own device work read
+after it last acted, `ScreenSeen`, is the first look), within a bound the caller sets
+(`settle_ms`, 0 to skip) and always before the call's deadline. Its result then carries
+`settle` (whether the screen settled, how long it took, how many looks), the new
+`ui_fingerprint` (the one DUMP_UI would give) and `changes`, a short account of what appeared,
+what went and what changed (see `changes`).
 
 Running out of time is never an error: settling stops with `settled: false`.
 """

@@ -261,8 +261,12 @@ system UI `com.android.systemui`: the notification shade and the lock screen).
 
 - A UI action (TAP, LONG_PRESS, SWIPE, SCROLL, TYPE_TEXT, CLEAR_TEXT, PRESS_KEY) while one of
   them is in front is `PERMISSION_DENIED: ACTION: ... is in front, one of the owner's controls`.
-  The front is read once the action has its turn on the phone, just before it runs. PRESS_KEY of
-  HOME, BACK, WAKEUP, SLEEP, POWER, VOLUME_UP or VOLUME_DOWN is allowed: those only leave.
+  The front is checked once the action has its turn on the phone: on adb by the phone itself, in
+  the action's own command (an element is looked for only in the focused window, and only an
+  unguarded app's; typing's script reads the focused window before it types; a gesture at
+  coordinates or a key reads it in the same worker call, just before), elsewhere by a read just
+  before it runs. PRESS_KEY of HOME, BACK, WAKEUP, SLEEP, POWER, VOLUME_UP or VOLUME_DOWN is
+  allowed: those only leave.
 - OPEN_APP, CLOSE_APP, OPEN_URL (by `app_target`) and START_INTENT (by `package`, `component`
   or `app_target`) aimed at one of them, and START_INTENT of a settings screen
   (`android.settings.*`) or of an action that changes who guards the phone (device admin,
@@ -529,8 +533,12 @@ def _settling_section() -> list[str]:
     out = [
         "### Settling",
         "",
-        "Every action marked *it settles* (the UI actions) reads the screen once before it acts and, after, "
-        "reads it until two consecutive reads agree (the screen stopped changing), leaving the system bars "
+        "Every action marked *it settles* (the UI actions) compares the screen after it with the screen "
+        "before it: the last one given to a caller (DUMP_UI, APP_STATE's screen, or the previous action's "
+        "settled screen), else one read before it acts. After it acts, it "
+        "reads the screen until two consecutive reads agree (the screen stopped changing); the screen its "
+        "own device work read after it acted is the first read (on adb an action on an element reads it in "
+        "the same round trip, and TYPE_TEXT's read back is one), leaving the system bars "
         "(`com.android.systemui` windows that are strips at most a tenth of the screen's height: the "
         "status bar, whose clock ticks) out of the comparison and the account; a shade or lock "
         "screen pulled over the app counts. The pause between "

@@ -33,10 +33,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import re
-import shutil
-import subprocess
 import tempfile
 import uuid
 from collections.abc import Callable
@@ -47,6 +44,7 @@ from typing import Any
 import _common  # noqa: F401 (this checkout on sys.path first)
 import grpc
 from _fake_adb import adb_app
+from _mobile_mcp import install_mobile_mcp, mobile_mcp, version
 
 from phoneuse_runtime.config import Settings
 from phoneuse_runtime.rpc import protocol_pb2 as pb
@@ -199,86 +197,39 @@ async def run_ours(task: str, steps: list[Step], *, settled: bool, count: Count)
 
 
 # --- mobile-mcp -----------------------------------------------------------------------------------
-def install_mobile_mcp(modules: Path | None, scratch: Path) -> Path | None:
-    if shutil.which("node") is None:
-        print("node is not installed: the mobile-mcp columns are skipped")
-        return None
-    if modules is None:
-        npm = shutil.which("npm")
-        if npm is None:
-            print("npm is not installed: the mobile-mcp columns are skipped")
-            return None
-        subprocess.run(
-            [npm, "install", "--silent", "--prefix", str(scratch), "@mobilenext/mobile-mcp"],
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
-        modules = scratch / "node_modules"
-    return modules
-
-
 _REF = re.compile(r"^(@e\d+) ")
 
 
 async def run_mcp(task: str, steps: list[tuple[str, ...]], *, modules: Path, count: Count) -> Tally:
-    from mcp import ClientSession, StdioServerParameters
-    from mcp.client.stdio import stdio_client
-
-    from tests.fakes.adb_server import AdbServer, BackgroundAdbd, find_adb
-
-    adb = find_adb()
-    if adb is None:
-        raise SystemExit("no adb binary")
-    server = AdbServer(adb, Path(tempfile.mkdtemp(prefix="bench-tasks-mcp-adb-")))
-    server.start()
     phone = FakePhone(phone_state())
-    adbd = BackgroundAdbd(phone)
-    server.connect(adbd.serial)
-    env = server.env()  # its adb CLI calls reach the isolated server (ANDROID_ADB_SERVER_PORT)
-    env["PATH"] = os.path.dirname(adb) + os.pathsep + env.get("PATH", "")
-    script = modules / "@mobilenext" / "mobile-mcp" / "lib" / "index.js"
-    params = StdioServerParameters(command="node", args=[str(script)], env=env)
     tally = Tally()
-    listed = ""
-    try:
-        with open(os.devnull, "w") as quiet:  # its log lines, on stderr
-            async with (
-                stdio_client(params, errlog=quiet) as (read, write),
-                ClientSession(read, write) as session,
-            ):
-                await session.initialize()
+    async with mobile_mcp(modules, phone) as rig:
 
-                async def tool(name: str, args: dict[str, Any]) -> str:
-                    args = {"device": adbd.serial, **args}
-                    result = await session.call_tool(name, args)
-                    text = "\n".join(c.text for c in result.content if hasattr(c, "text"))
-                    tally.calls += 1
-                    tally.tokens += count(json.dumps({"tool": name, "arguments": args}, ensure_ascii=False))
-                    tally.tokens += count(text)
-                    if result.is_error:
-                        tally.notes.append(f"{name}: {text[:120]}")
-                    return text
+        async def tool(name: str, args: dict[str, Any]) -> str:
+            text, failed = await rig.tool(name, args)
+            tally.calls += 1
+            sent = {"tool": name, "arguments": {"device": rig.serial, **args}}
+            tally.tokens += count(json.dumps(sent, ensure_ascii=False)) + count(text)
+            if failed:
+                tally.notes.append(f"{name}: {text[:120]}")
+            return text
 
-                listed = await tool("mobile_list_elements_on_screen", {})  # the first screen
-                for step in steps:
-                    if step[0] == "list":
-                        listed = await tool("mobile_list_elements_on_screen", {})
-                    elif step[0] == "launch":
-                        await tool("mobile_launch_app", {"packageName": step[1]})
-                    elif step[0] == "type":
-                        await tool("mobile_type_keys", {"text": step[1], "submit": False})
-                    else:
-                        line = next((ln for ln in listed.splitlines() if step[1] in ln), None)
-                        match = _REF.match(line or "")
-                        if match is None:
-                            tally.notes.append(f"no listed element holds {step[1]}")
-                            continue
-                        await tool("mobile_click_on_screen_at_coordinates", {"ref": match.group(1)})
-                await tool("mobile_list_elements_on_screen", {})  # the outcome, which ours' results say
-    finally:
-        server.disconnect(adbd.serial)
-        await asyncio.to_thread(adbd.stop)
-        server.stop()
+        listed = await tool("mobile_list_elements_on_screen", {})  # the first screen
+        for step in steps:
+            if step[0] == "list":
+                listed = await tool("mobile_list_elements_on_screen", {})
+            elif step[0] == "launch":
+                await tool("mobile_launch_app", {"packageName": step[1]})
+            elif step[0] == "type":
+                await tool("mobile_type_keys", {"text": step[1], "submit": False})
+            else:
+                line = next((ln for ln in listed.splitlines() if step[1] in ln), None)
+                match = _REF.match(line or "")
+                if match is None:
+                    tally.notes.append(f"no listed element holds {step[1]}")
+                    continue
+                await tool("mobile_click_on_screen_at_coordinates", {"ref": match.group(1)})
+        await tool("mobile_list_elements_on_screen", {})  # the outcome, which ours' results say
     tally.outcome = outcome(task, phone.state)
     return tally
 
@@ -297,8 +248,7 @@ async def run(modules: Path | None) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         modules = install_mobile_mcp(modules, Path(scratch))
         if modules is not None:
-            version = json.loads((modules / "@mobilenext" / "mobile-mcp" / "package.json").read_text())
-            print(f"mobile-mcp {version['version']} over MCP stdio (the mcp SDK client), adb mode")
+            print(f"mobile-mcp {version(modules)} over MCP stdio (the mcp SDK client), adb mode")
         rows: list[list[str]] = []
         totals = {"settled": Tally(), "dump": Tally(), "mcp": Tally()}
         notes: list[str] = []

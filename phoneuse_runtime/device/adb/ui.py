@@ -487,12 +487,6 @@ class Ui:
         wait_ms = max(0, int(min(timeout_ms, FIND_WAIT_CHUNK_MS, budget.left() * 1000)))
         return bool(self.server.call(budget, "waitUntilGone", u2_selector(selector), wait_ms))
 
-    def wait(self, budget: Budget, selector: Selector, timeout_ms: int) -> bool:
-        """Waits on the phone (`waitForExists`) until the element is there, for at most
-        `timeout_ms` and FIND_WAIT_CHUNK_MS; whether it is."""
-        wait_ms = int(min(timeout_ms, FIND_WAIT_CHUNK_MS, budget.left() * 1000))
-        return bool(self.server.call(budget, "waitForExists", u2_selector(selector), max(0, wait_ms)))
-
     def dump(self, budget: Budget) -> str:
         xml = self.server.call(budget, "dumpWindowHierarchy", False, 50)
         if not isinstance(xml, str) or not xml.strip():
@@ -508,16 +502,6 @@ class Ui:
 
     def tap(self, budget: Budget, x: int, y: int) -> None:
         self.server.call(budget, "click", x, y)
-
-    def tap_match(self, budget: Budget, selector: Selector) -> bool:
-        """Taps the centre of the element `selector` picks, found by the phone when it taps: one
-        round trip (`click` with a selector); False when no element matches."""
-        try:
-            return bool(self.server.call(budget, "click", u2_selector(selector)))
-        except RpcError as exc:
-            if exc.kind == "not_found":
-                return False
-            raise
 
     def long_press(self, budget: Budget, x: int, y: int, duration_ms: int) -> None:
         self.server.call(budget, "click", x, y, duration_ms)

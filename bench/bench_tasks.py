@@ -21,9 +21,10 @@ isolated real adb server (bench/_fake_adb.py), three ways:
 Tokens are cl100k (`bpe-openai`, which bundles the encoding), counted over every request an agent
 sends (the action or tool name and its arguments, as JSON) and every result it reads (result_json;
 the tool's text content). Each task's outcome is checked on the fake phone (the SMS sent, the
-event saved, Wi-Fi toggled). A fifth row types `Olá 你好 🚲` into a note, where mobile-mcp's
-`input text` cannot: it says what reached the field. Without node or npm the mobile-mcp columns
-are skipped, saying so. Run by hand:
+event saved, Wi-Fi toggled). A fifth row types `Olá 你好 🚲` into a note and says what reached
+the field (mobile-mcp's non-ASCII path needs its own device server, which the fake phone cannot
+start: see bench/README.md). Without node or npm the mobile-mcp columns are skipped, saying so.
+Run by hand:
 
     python3 bench/bench_tasks.py [--mobile-mcp DIR]
 """

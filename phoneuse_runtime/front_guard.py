@@ -14,8 +14,9 @@ On adb (device/adb): uiautomator2's element calls take a selector that UiAutomat
 the active window only (an `instance` in the selector: UiObject, not UiObject2) and whose
 package must not be a guarded one (`packageNameMatches`), so an element is found only while an
 unguarded app holds the focus; typing's one shell script reads the focused window first and
-types nothing while a guarded one has it; gestures at coordinates and keys read the front in
-the same worker call, just before they act.
+types nothing while a guarded one has it, and so does, on Android 11+ (where `input` is `cmd
+input`), the one script that injects a gesture at coordinates or a key with `input`; before
+Android 11 those read the front in the same worker call, just before uiautomator2 acts.
 """
 
 from __future__ import annotations

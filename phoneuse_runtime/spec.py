@@ -263,10 +263,11 @@ system UI `com.android.systemui`: the notification shade and the lock screen).
   them is in front is `PERMISSION_DENIED: ACTION: ... is in front, one of the owner's controls`.
   The front is checked once the action has its turn on the phone: on adb by the phone itself, in
   the action's own command (an element is looked for only in the focused window, and only an
-  unguarded app's; typing's script reads the focused window before it types; a gesture at
-  coordinates or a key reads it in the same worker call, just before), elsewhere by a read just
-  before it runs. PRESS_KEY of HOME, BACK, WAKEUP, SLEEP, POWER, VOLUME_UP or VOLUME_DOWN is
-  allowed: those only leave.
+  unguarded app's; typing's script, and on Android 11+ the `input` script of a gesture at
+  coordinates or a key, reads the focused window before it acts; before Android 11 a gesture or
+  key reads it just before, in the same worker call), elsewhere by a read just before it runs.
+  PRESS_KEY of HOME, BACK, WAKEUP, SLEEP, POWER, VOLUME_UP or VOLUME_DOWN is allowed: those only
+  leave.
 - OPEN_APP, CLOSE_APP, OPEN_URL (by `app_target`) and START_INTENT (by `package`, `component`
   or `app_target`) aimed at one of them, and START_INTENT of a settings screen
   (`android.settings.*`) or of an action that changes who guards the phone (device admin,

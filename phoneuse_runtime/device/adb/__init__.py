@@ -113,6 +113,9 @@ CONNECT_S = 45.0  # for setting up a phone that answers (props, the uiautomator2
 DEFAULT_CALL_S = 10.0  # a call's budget outside any action (pollers, start-up reads)
 SEND_BUTTON_S = 8.0  # how long SEND_MESSAGE looks for the messaging app's send button
 SCREENSHOT_REMOTE = "/data/local/tmp/phoneuse-screen.png"
+# From Android 11 `input` is `cmd input` (a binder call, no VM started): a guarded gesture or key
+# is then one shell script that checks the front and injects.
+INPUT_CMD_SDK = 30
 RUNNING_MARK = "--phoneuse-ps--"  # between the two outputs of running_apps' one shell command
 
 # The send button of the SMS apps the runtime knows, most specific first; then any element
@@ -509,21 +512,30 @@ class AdbDevice(Device):
             kind = "png" if image.format == "PNG" else "jpeg"
         return Screenshot(data=data, format=kind, width=width, height=height, via=via)  # type: ignore[arg-type]
 
-    def _guarded(self, fn: Callable[[Ui, Budget], T]) -> Callable[[Budget], T]:
-        """`fn` on the worker, after the front check of the action's guard (if any) in the same
-        worker call: a gesture at coordinates cannot carry the check itself."""
+    def _guarded(self, fn: Callable[[Ui, Budget], T], *inject: str) -> Callable[[Budget], T | None]:
+        """`fn` (a gesture at coordinates or a key, through uiautomator2) on the worker. Under the
+        action's front guard: on Android 11+ `input INJECT...` instead, in one shell script that
+        checks the front first (Ui.guarded_input); before 11 (`input` starts a VM a time) the
+        front read, then `fn`, in the same worker call."""
         guard = current_guard()
         saw_screen(None)
+        one_trip = guard is not None and self._sdk() >= INPUT_CMD_SDK
 
-        def run(budget: Budget) -> T:
+        def run(budget: Budget) -> T | None:
             ui = self._ui_now()
+            if one_trip:
+                assert guard is not None
+                ui.guarded_input(budget, guard, *inject)
+                return None
             ui.check_front(budget, guard)
             return fn(ui, budget)
 
         return run
 
     async def tap(self, x: int, y: int) -> None:
-        await self._call(f"tapping ({x}, {y})", self._guarded(lambda ui, b: ui.tap(b, x, y)))
+        await self._call(
+            f"tapping ({x}, {y})", self._guarded(lambda ui, b: ui.tap(b, x, y), "tap", str(x), str(y))
+        )
 
     async def tap_match(self, selector: Selector) -> bool:
         """One `click` with the selector: the phone finds the element and taps its centre."""
@@ -612,13 +624,16 @@ class AdbDevice(Device):
         return ActedOn(node)
 
     async def long_press(self, x: int, y: int, duration_ms: int) -> None:
+        held = ("swipe", str(x), str(y), str(x), str(y), str(duration_ms))
         await self._call(
-            f"pressing ({x}, {y})", self._guarded(lambda ui, b: ui.long_press(b, x, y, duration_ms))
+            f"pressing ({x}, {y})", self._guarded(lambda ui, b: ui.long_press(b, x, y, duration_ms), *held)
         )
 
     async def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int) -> None:
+        path = ("swipe", str(x1), str(y1), str(x2), str(y2), str(duration_ms))
         await self._call(
-            "swiping", self._guarded(lambda ui, b: ui.swipe(b, x1, y1, x2, y2, duration_ms=duration_ms))
+            "swiping",
+            self._guarded(lambda ui, b: ui.swipe(b, x1, y1, x2, y2, duration_ms=duration_ms), *path),
         )
 
     async def input_text(self, text: str, *, replace: bool = False) -> str:
@@ -634,7 +649,10 @@ class AdbDevice(Device):
         await self._call("clearing the field", lambda b: self._ui_now().clear_text(b, guard=guard))
 
     async def press_key(self, keycode: int) -> None:
-        await self._call(f"pressing key {keycode}", self._guarded(lambda ui, b: ui.press_key(b, keycode)))
+        await self._call(
+            f"pressing key {keycode}",
+            self._guarded(lambda ui, b: ui.press_key(b, keycode), "keyevent", str(keycode)),
+        )
 
     # --- apps -------------------------------------------------------------------------------
     async def installed_apps(self) -> list[AppInfo]:

@@ -548,6 +548,30 @@ class Ui:
         return base64.b64decode(data)
 
     # -- typing
+    def guarded_input(self, budget: Budget, guard: FrontGuard, *args: str) -> None:
+        """`input ARGS` (a tap, a swipe, a key) in one shell round trip that first reads the focused
+        window and injects nothing while a refused app has it (`front_check`). For Android 11+,
+        where `input` is `cmd input`, a binder call; before it, `input` starts a VM each time."""
+        if self.front is None:
+            raise RuntimeError("guarded_input needs the device's front reader")
+        read, refuses = front_check(guard.refused)
+        inject = command("input", *args)
+        script = (
+            f'{read}if [ -z "$c$a" ]; then echo {FRONT_UNKNOWN}; '
+            f"elif {refuses}; then echo {FRONT_REFUSED}; else {inject} 2>&1; echo {INJECTED}=$?; fi"
+        )
+        output = self.shell(budget, script).stdout
+        words = output.split()
+        if FRONT_REFUSED in words:
+            raise FrontRefused(refused_front(output, guard.refused))
+        if FRONT_UNKNOWN in words:
+            self.check_front(budget, guard)
+            output = self.shell(budget, f"{inject} 2>&1; echo {INJECTED}=$?").stdout
+        code = _INJECTED.search(output)
+        if code is None or code.group(1) != "0":
+            said = output.split(INJECTED, 1)[0].strip().splitlines()
+            raise Unsupported(f"input {' '.join(args)} failed: {said[-1] if said else 'no answer'}")
+
     def input_text(
         self, budget: Budget, text: str, *, replace: bool = False, guard: FrontGuard | None = None
     ) -> str:
@@ -635,6 +659,8 @@ NO_IME = "phoneuse:no-ime"  # what the script prints when uiautomator2's input m
 FRONT_REFUSED = "phoneuse:front-refused"  # the guard's check found a refused app in front: nothing typed
 FRONT_UNKNOWN = "phoneuse:front-unknown"  # the window dump had no focus line: nothing typed
 FRONT_MARK = "phoneuse:focus"  # before each focus line the check printed
+INJECTED = "phoneuse:input"  # `input`'s exit code, after it ran
+_INJECTED = re.compile(re.escape(INJECTED) + r"=(\d+)")
 
 
 def _ere(text: str) -> str:

@@ -97,7 +97,8 @@ async def test_a_u2_server_that_cannot_restart_is_reported(serve_adb: AdbServe) 
     s = await serve_adb()
     s.state.faults.u2_not_connected = True
     s.state.faults.u2_already_registered = 5
-    response = await s.client.execute("TAP", {"x": "1", "y": "1"})
+    # A tap on an element needs the server (a tap at coordinates no longer does: `input`).
+    response = await s.client.execute("TAP", {"text": "Chrome"})
     assert not response.success
     assert response.error.startswith("DEVICE_UNAVAILABLE") and "already registered" in response.error
 

@@ -114,3 +114,36 @@ async def test_a_stale_ref_acts_on_nothing_whatever_the_action(serve_adb: AdbSer
         response = await s.client.execute(action, {**params, **NO_SETTLE})
         assert not response.success and response.error.startswith("ELEMENT_NOT_FOUND: "), (action, response)
     assert len(s.state.log.taps) == taps and len(s.state.log.texts) == texts
+
+
+async def test_gestures_at_coordinates_and_keys_are_one_round_trip(serve_adb: AdbServe) -> None:
+    """Android 11+: `input` in the one script that checks the front first."""
+    s = await serve_adb()
+    taps, keys = len(s.state.log.taps), len(s.state.log.keys)
+    for action, params in (
+        ("TAP", {"x": "360", "y": "1000"}),
+        ("LONG_PRESS", {"x": "360", "y": "1000", "duration_ms": "900"}),
+        ("SWIPE", {"x1": "360", "y1": "900", "x2": "360", "y2": "300"}),
+        ("PRESS_KEY", {"key": "ENTER"}),
+    ):
+        streams, _ = await _streams(s, action, params)
+        assert len(streams) == 1 and streams[0].startswith("shell,v2:f=$(dumpsys window windows"), (
+            action,
+            streams,
+        )
+    assert len(s.state.log.taps) == taps + 2 and s.state.log.taps[-1].duration_ms == 900
+    assert len(s.state.log.keys) == keys + 1 and s.state.log.keys[-1].code == 66
+
+
+async def test_before_android_11_a_gesture_reads_the_front_then_acts(serve_adb: AdbServe) -> None:
+    """`input` starts a VM a time there: the front read, then uiautomator2's tap."""
+    state = seed.default_state()
+    state.props["ro.build.version.sdk"] = "29"
+    s = await serve_adb(FakePhone(state))
+    streams, _ = await _streams(s, "TAP", {"x": "360", "y": "1000"})
+    assert streams == ["shell,v2:dumpsys window windows", "tcp:9008"]
+    apps.launch_package(s.state, seed.SETTINGS, source="test")
+    taps = len(s.state.log.taps)
+    response = await s.client.execute("TAP", {"x": "360", "y": "1000", **NO_SETTLE})
+    assert response.error.startswith("PERMISSION_DENIED: TAP: com.android.settings is in front")
+    assert len(s.state.log.taps) == taps

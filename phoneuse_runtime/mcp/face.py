@@ -1,0 +1,376 @@
+"""The MCP face: an SDK low-level `Server` whose tools, resources and subscriptions are the runtime's.
+
+Built over a `Backend` (the runtime here, or the running server over gRPC), the same for stdio
+and Streamable HTTP. Tools come from the registry (tools.py). A call that fails is a tool result
+with `isError` and `CODE: message`; a call refused before anything ran (an unknown tool, a value
+of the wrong JSON type, the runtime's INVALID_PARAMS, UNKNOWN_ACTION or BAD_REQUEST) is the
+protocol's invalid-params error with the same `CODE: message`.
+
+Events: the resource `phoneuse://events` holds the phone's recent events, each with a `seq`;
+`phoneuse://events?after=SEQ&types=A,B` reads those after a cursor. A client subscribed to it
+(resources/subscribe on a 2025 session, subscriptions/listen on a 2026-07-28 one) is sent
+notifications/resources/updated when events come.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import json
+import logging
+import uuid
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.context import ServerRequestContext
+from mcp.server.session import ServerSession
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
+from mcp.shared.exceptions import MCPError
+
+from .. import __version__
+from ..errors import RuntimeFailure
+from ..events import Event
+from ..limits import MAX_EVENT_TYPES
+from ..runtime import ActionCall, QueryCall
+from .backends import Backend, EventSource, event_json, known_types
+from .tools import DEFAULT_TIMEOUT_MS, ArgumentError, Tool, ToolTable
+
+log = logging.getLogger(__name__)
+
+EVENTS_URI = "phoneuse://events"
+EVENTS_KEPT = 256  # the recent events the resource holds
+EVENTS_PAGE = 100  # at most this many per read
+REFUSED_BEFORE_RUNNING = frozenset({"INVALID_PARAMS", "UNKNOWN_ACTION", "BAD_REQUEST"})
+META_PREFIX = "phoneuse/"
+DEFAULT_QUERY_TIMEOUT_S = 30.0
+PrincipalOf = Callable[[ServerRequestContext[Any, Any]], str]
+
+INSTRUCTIONS = (
+    "These tools drive an Android phone. Read the screen with dump_ui (its `screen` text has one "
+    "line per element, each with a ref that tap, type_text and long_press take), act, then read "
+    "again. Some calls wait for the phone's owner to approve them. A failed call says CODE: message."
+)
+
+
+def invalid(text: str) -> MCPError:
+    return MCPError(types.INVALID_PARAMS, text, {"code": text.partition(":")[0]})
+
+
+class EventLog:
+    """The phone's recent events for the events resource, fed by one subscription of the face's own,
+    opened by the first read or subscribe (so that a face nobody asks never has the phone polled)."""
+
+    def __init__(self, backend: Backend, principal: str, on_new: Callable[[], None]) -> None:
+        self.backend = backend
+        self.principal = principal
+        self.on_new = on_new
+        self.seq = 0
+        self.kept: collections.deque[tuple[int, Event]] = collections.deque(maxlen=EVENTS_KEPT)
+        self._source: EventSource | None = None
+        self._pump: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        if self._pump is None:
+            self._source = self.backend.events(self.principal)
+            self._pump = asyncio.get_running_loop().create_task(self._run(self._source))
+
+    async def _run(self, source: EventSource) -> None:
+        async for event in source:
+            self.seq += 1
+            self.kept.append((self.seq, event))
+            self.on_new()
+
+    def read(self, after: int | None, event_types: frozenset[str]) -> dict[str, Any]:
+        oldest = self.kept[0][0] if self.kept else self.seq + 1
+        start = self.seq if after is None else after  # no cursor: from now on, nothing yet
+        if after is None:
+            chosen = [(s, e) for s, e in self.kept if not event_types or e.event_type in event_types]
+            chosen = chosen[-EVENTS_PAGE:]
+        else:
+            chosen = [
+                (s, e) for s, e in self.kept if s > start and (not event_types or e.event_type in event_types)
+            ][:EVENTS_PAGE]
+        cursor = chosen[-1][0] if chosen and after is not None else self.seq
+        missed = max(0, oldest - 1 - after) if after is not None else 0
+        return {
+            "events": [event_json(s, e) for s, e in chosen],
+            "cursor": cursor,
+            "missed": missed,
+            "more": after is not None and any(s > cursor for s, _ in self.kept),
+        }
+
+    async def close(self) -> None:
+        if self._source is not None:
+            await self._source.close()
+        if self._pump is not None:
+            self._pump.cancel()
+            await asyncio.gather(self._pump, return_exceptions=True)
+
+
+class McpFace:
+    """One MCP server over a backend; `server` is the SDK's, served by stdio or HTTP."""
+
+    def __init__(self, backend: Backend, *, principal_of: PrincipalOf, principal: str = "agent") -> None:
+        self.backend = backend
+        self.table = ToolTable.of(backend.registry, backend.capabilities)
+        self.principal_of = principal_of
+        self.bus = InMemorySubscriptionBus()
+        self.listen = ListenHandler(self.bus)
+        self._watchers: set[ServerSession] = set()  # 2025 sessions subscribed to the events
+        self._notify_pending = False
+        self.events = EventLog(backend, principal, self._announce)
+        self._tools = [self._listed(tool) for tool in self.table.tools.values()]
+        self.server: Server[Any] = Server(
+            "phoneuse-runtime",
+            version=__version__,
+            title="Android phone (phoneuse-runtime)",
+            instructions=INSTRUCTIONS,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            on_list_resources=self._list_resources,
+            on_list_resource_templates=self._list_templates,
+            on_read_resource=self._read_resource,
+            on_subscribe_resource=self._subscribe,
+            on_unsubscribe_resource=self._unsubscribe,
+            on_subscriptions_listen=self.listen,
+            get_tool_input_schema=self._input_schema,
+        )
+
+    # --- tools ---------------------------------------------------------------
+    @staticmethod
+    def _listed(tool: Tool) -> types.Tool:
+        return types.Tool(
+            name=tool.name,
+            title=tool.title,
+            description=tool.description,
+            input_schema=tool.input_schema,
+            output_schema=tool.output_schema,
+            annotations=types.ToolAnnotations(
+                title=tool.title,
+                read_only_hint=tool.read_only,
+                destructive_hint=not tool.read_only,
+                idempotent_hint=tool.read_only,
+                open_world_hint=True,
+            ),
+            _meta={f"{META_PREFIX}{tool.kind}": tool.target, f"{META_PREFIX}supported": tool.supported},
+        )
+
+    def _input_schema(self, name: str) -> dict[str, Any] | None:
+        tool = self.table.tools.get(name)
+        return tool.input_schema if tool else None
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=self._tools)
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        try:
+            tool = self.table.get(params.name)
+            wire, options = tool.split(params.arguments or {})
+        except ArgumentError as refusal:
+            raise invalid(refusal.wire()) from None
+        principal = self.principal_of(ctx)
+        if tool.kind == "query":
+            return await self._query(tool, wire, options, principal)
+        call = ActionCall(
+            tool.target,
+            wire,
+            str(options.get("request_id") if "request_id" in options else uuid.uuid4().hex),
+            int(options.get("timeout_ms", DEFAULT_TIMEOUT_MS)),
+            options.get("app_target"),
+        )
+        try:
+            outcome = await self.backend.execute(principal, call)
+        except RuntimeFailure as failure:  # a malformed call: BAD_REQUEST
+            raise invalid(failure.wire()) from None
+        meta = {
+            f"{META_PREFIX}request_id": outcome.request_id,
+            f"{META_PREFIX}duration_ms": outcome.duration_ms,
+        }
+        result = _object(outcome.result_json)
+        if not outcome.success:
+            if outcome.error.partition(":")[0] in REFUSED_BEFORE_RUNNING:
+                raise invalid(outcome.error)
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=outcome.error)],
+                structured_content=result,
+                is_error=True,
+                _meta=meta,
+            )
+        return types.CallToolResult(content=_content(tool, result), structured_content=result, _meta=meta)
+
+    async def _query(
+        self, tool: Tool, wire: dict[str, str], options: dict[str, Any], principal: str
+    ) -> types.CallToolResult:
+        timeout_ms = options.get("timeout_ms")
+        call = QueryCall(
+            tool.target,
+            wire,
+            int(options.get("limit", 0)),
+            DEFAULT_QUERY_TIMEOUT_S if timeout_ms is None else int(timeout_ms) / 1000,
+        )
+        try:
+            page = await self.backend.query(principal, call)
+        except RuntimeFailure as failure:
+            if failure.code in REFUSED_BEFORE_RUNNING:
+                raise invalid(failure.wire()) from None
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=failure.wire())],
+                structured_content=failure.details,
+                is_error=True,
+            )
+        results = [json.loads(r) for r in page.results]
+        offset = int(wire.get("offset", "0"))
+        structured = {
+            "results": results,
+            "total_count": page.total_count,
+            "has_more": page.has_more,
+            "next_offset": offset + len(results) if page.has_more else None,
+        }
+        text = json.dumps(structured, ensure_ascii=False)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)], structured_content=structured
+        )
+
+    # --- resources -----------------------------------------------------------
+    async def _list_resources(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        return types.ListResourcesResult(
+            resources=[
+                types.Resource(
+                    uri=EVENTS_URI,
+                    name="events",
+                    title="The phone's recent events",
+                    description=(
+                        "JSON: {events: [{seq, event_type, payload, timestamp, source}], cursor, missed, "
+                        "more}. "
+                        f"Read {EVENTS_URI}?after=CURSOR for the events since a read; subscribe to be told "
+                        "when new ones come."
+                    ),
+                    mime_type="application/json",
+                )
+            ]
+        )
+
+    async def _list_templates(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(
+            resource_templates=[
+                types.ResourceTemplate(
+                    uri_template=EVENTS_URI + "{?after,types}",
+                    name="events-since",
+                    description="the events after a cursor (seq), optionally of some types only "
+                    "(comma-separated)",
+                    mime_type="application/json",
+                )
+            ]
+        )
+
+    async def _read_resource(
+        self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        after, event_types = self._events_query(str(params.uri))
+        self.events.start()
+        body = self.events.read(after, event_types)
+        return types.ReadResourceResult(
+            contents=[
+                types.TextResourceContents(
+                    uri=str(params.uri),
+                    mime_type="application/json",
+                    text=json.dumps(body, ensure_ascii=False),
+                )
+            ]
+        )
+
+    def _events_query(self, uri: str) -> tuple[int | None, frozenset[str]]:
+        parts = urlsplit(uri)
+        if f"{parts.scheme}://{parts.netloc}{parts.path}" != EVENTS_URI:
+            raise MCPError(types.INVALID_PARAMS, f"no resource {uri[:200]!r}; resources/list lists them")
+        query = parse_qs(parts.query, keep_blank_values=True)
+        after: int | None = None
+        if "after" in query:
+            text = query["after"][-1]
+            if not (text.isascii() and text.isdigit() and len(text) <= 18):
+                raise invalid(
+                    f"BAD_REQUEST: after must be a non-negative integer (a cursor), got {text[:40]!r}"
+                )
+            after = int(text)
+        wanted = [t for t in ",".join(query.get("types", [])).split(",") if t]
+        if len(wanted) > MAX_EVENT_TYPES:
+            raise invalid(
+                f"BAD_REQUEST: types has {len(wanted)} entries; at most {MAX_EVENT_TYPES} are allowed"
+            )
+        problem = known_types(self.backend.registry, wanted)
+        if problem:
+            raise invalid(f"BAD_REQUEST: {problem}")
+        return after, frozenset(wanted)
+
+    async def _subscribe(
+        self, ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
+        self._events_query(str(params.uri))
+        self.events.start()
+        self._watchers.add(ctx.session)
+        return types.EmptyResult()
+
+    async def _unsubscribe(
+        self, ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        self._watchers.discard(ctx.session)
+        return types.EmptyResult()
+
+    def _announce(self) -> None:
+        """New events: every subscriber is told, once per turn of the loop however many came."""
+        if self._notify_pending:
+            return
+        self._notify_pending = True
+        asyncio.get_running_loop().create_task(self._tell())
+
+    async def _tell(self) -> None:
+        await asyncio.sleep(0)  # let a burst of events land first: one notification for them all
+        self._notify_pending = False
+        await self.bus.publish(ResourceUpdated(uri=EVENTS_URI))
+        for session in list(self._watchers):
+            try:
+                await session.send_resource_updated(EVENTS_URI)
+            except Exception:  # the session ended: it is told nothing more
+                log.debug("an MCP session subscribed to the events is gone")
+                self._watchers.discard(session)
+
+    async def close(self) -> None:
+        self.listen.close()
+        await self.events.close()
+
+
+def _object(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {"value": value}
+
+
+def _content(tool: Tool, result: dict[str, Any]) -> list[types.TextContent | types.ImageContent]:
+    """What a model reads: DUMP_UI's compact screen as text, SCREENSHOT as an image, else the JSON."""
+    if tool.target == "SCREENSHOT" and isinstance(result.get("image_base64"), str):
+        image = result.pop("image_base64")
+        fmt = str(result.get("format", "png"))
+        summary = json.dumps(result, ensure_ascii=False)
+        return [
+            types.ImageContent(type="image", data=image, mime_type=f"image/{fmt}"),
+            types.TextContent(type="text", text=summary),
+        ]
+    if tool.target == "DUMP_UI" and isinstance(result.get("screen"), str):
+        head = {k: v for k, v in result.items() if k not in ("screen", "elements", "xml")}
+        return [
+            types.TextContent(type="text", text=f"{result['screen']}\n{json.dumps(head, ensure_ascii=False)}")
+        ]
+    return [types.TextContent(type="text", text=json.dumps(result, ensure_ascii=False))]

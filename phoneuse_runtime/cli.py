@@ -23,7 +23,7 @@ from .display import json_text, printable, safe_json
 from .endpoint import NoServer, find_server
 from .files import StateFileError
 from .limits import clip
-from .mcp import McpMissing
+from .mcp import McpMissing, require_sdk
 from .tokens import read_token_file, token_path
 
 PS_SHOWS_FLAG = (
@@ -191,6 +191,8 @@ def _serve(args: argparse.Namespace) -> int:
     }
     try:
         settings = load_settings(flags, config_file=args.config)
+        if settings.mcp_listen:  # before anything is made or logged: one line says what is missing
+            require_sdk()
         if args.token:
             logging.getLogger(__name__).warning(PS_SHOWS_FLAG, token_path(settings.data_dir))
         return asyncio.run(serve(settings))

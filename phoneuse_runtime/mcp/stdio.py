@@ -3,7 +3,8 @@
 It attaches to the running server of its data dir (one runtime per phone, however many front
 ends): it is then a gRPC client of that server, over its Unix socket, with the data dir's token,
 and lists what that server serves (the device and the names its `server.json` records). When no
-server runs, it runs the runtime in its own process with the given `--device` and settings.
+server runs, it runs one in its own process with the given `--device` and settings, as `serve`
+would (its socket and record included, so that other front ends attach to it while it runs).
 Logs go to stderr; stdout carries only MCP.
 """
 
@@ -14,13 +15,18 @@ import asyncio
 import logging
 import os
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import ConfigError, Settings, default_data_dir, load_settings
 from ..display import printable
 from . import INSTALL_HINT, McpMissing, require_sdk
+
+if TYPE_CHECKING:
+    from ..app import App
 
 log = logging.getLogger(__name__)
 
@@ -76,39 +82,73 @@ def main(args: argparse.Namespace) -> int:
 
 
 async def _serve(settings: Settings, *, standalone: bool, device_given: bool) -> int:
-    from mcp.server.stdio import stdio_server
-
     from .face import McpFace
 
     attached = None if standalone else _attach(settings, device_given=device_given)
-    app = None
-    if attached is None:
-        from ..app import build_app
-        from ..files import private_dir
-        from .backends import LocalBackend
+    if attached is not None:
+        face = McpFace(attached, principal_of=lambda _ctx: PRINCIPAL, principal=PRINCIPAL)
+        try:
+            await _speak(face)
+        finally:
+            await face.close()
+            await attached.close()
+        return 0
+    from .backends import LocalBackend
 
-        private_dir(settings.data_dir)
-        # The runtime alone, with its memory: no listener of its own (nothing here to attach to).
-        app = await build_app(settings, token="", components=[])
-        backend: Any = LocalBackend(app.runtime)
-        log.info(
-            "no server runs for %s: serving the phone (%s) in this process",
-            settings.data_dir,
-            settings.device,
-        )
-    else:
-        backend = attached
-    face = McpFace(backend, principal_of=lambda _ctx: PRINCIPAL, principal=PRINCIPAL)
-    try:
-        async with stdio_server() as (read_stream, write_stream):
-            await face.server.run(read_stream, write_stream, face.server.create_initialization_options())
-    finally:
-        await face.close()
-        if app is not None:
-            await app.stop(grace_s=settings.shutdown_grace_s)
-        else:
-            await backend.close()
+    async with _server_of_its_own(settings) as app:
+        face = McpFace(LocalBackend(app.runtime), principal_of=lambda _ctx: PRINCIPAL, principal=PRINCIPAL)
+        try:
+            await _speak(face)
+        finally:
+            await face.close()
     return 0
+
+
+async def _speak(face: Any) -> None:
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read_stream, write_stream):
+        await face.server.run(read_stream, write_stream, face.server.create_initialization_options())
+
+
+@asynccontextmanager
+async def _server_of_its_own(settings: Settings) -> AsyncIterator[App]:
+    """What `serve` runs for the data dir (its token, Unix socket, record and components), in this
+    process, for as long as the stdio client stays: other front ends attach to it meanwhile."""
+    from ..app import build_app, default_components
+    from ..endpoint import Record, claim_socket, socket_path, write_record
+    from ..files import private_dir
+    from ..tokens import load_or_create_token
+
+    private_dir(settings.data_dir)
+    token = settings.token or load_or_create_token(settings.data_dir)[0]
+    sock = socket_path(settings.data_dir)
+    if sock:
+        claim_socket(sock, settings.data_dir)
+    app = await build_app(
+        settings, token=token, components=default_components(settings, token=token, unix_socket=sock)
+    )
+    record_path = None
+    try:
+        if sock:
+            os.chmod(sock, 0o600)
+        host = settings.grpc_listen.rsplit(":", 1)[0]
+        record = replace(
+            Record.of_this_process(f"{host}:{app.port}", f"unix:{sock}" if sock else None),
+            device=settings.device,
+            served=sorted([*app.runtime.registry.actions, *app.runtime.registry.queries]),
+        )
+        record_path = write_record(settings.data_dir, record)
+        log.info(
+            "no server ran for %s: serving the phone (%s) in this process", settings.data_dir, settings.device
+        )
+        yield app
+    finally:
+        await app.stop(grace_s=settings.shutdown_grace_s)
+        if record_path is not None:
+            record_path.unlink(missing_ok=True)
+        if sock:
+            sock.unlink(missing_ok=True)
 
 
 def _attach(settings: Settings, *, device_given: bool) -> Any:

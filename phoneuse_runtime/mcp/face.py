@@ -33,7 +33,7 @@ from mcp.shared.exceptions import MCPError
 from .. import __version__
 from ..errors import RuntimeFailure
 from ..events import Event
-from ..limits import MAX_EVENT_TYPES
+from ..limits import MAX_EVENT_TYPES, MAX_NAME_CHARS, too_long
 from ..runtime import ActionCall, QueryCall
 from .backends import Backend, EventSource, event_json, known_types
 from .tools import DEFAULT_TIMEOUT_MS, ArgumentError, Tool, ToolTable
@@ -304,10 +304,13 @@ class McpFace:
                 )
             after = int(text)
         wanted = [t for t in ",".join(query.get("types", [])).split(",") if t]
-        if len(wanted) > MAX_EVENT_TYPES:
+        if len(wanted) > MAX_EVENT_TYPES:  # the runtime's own limits, in its words
             raise invalid(
-                f"BAD_REQUEST: types has {len(wanted)} entries; at most {MAX_EVENT_TYPES} are allowed"
+                f"BAD_REQUEST: event_types has {len(wanted)} entries; at most {MAX_EVENT_TYPES} are allowed"
             )
+        longest = max(wanted, key=len, default="")
+        if len(longest) > MAX_NAME_CHARS:
+            raise invalid(f"BAD_REQUEST: {too_long('event type', len(longest), MAX_NAME_CHARS)}")
         problem = known_types(self.backend.registry, wanted)
         if problem:
             raise invalid(f"BAD_REQUEST: {problem}")

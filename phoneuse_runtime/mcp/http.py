@@ -64,6 +64,16 @@ async def _refuse(send: Any, status: int, message: str, extra: Mapping[str, str]
     await send({"type": "http.response.body", "body": body})
 
 
+def quiet_libraries() -> None:
+    """uvicorn's and the SDK's INFO lines (a line per session, startup twice over) only at DEBUG."""
+    if log.isEnabledFor(logging.DEBUG):
+        return
+    for name in ("uvicorn", "mcp"):
+        library = logging.getLogger(name)
+        if library.level == logging.NOTSET:
+            library.setLevel(logging.WARNING)
+
+
 def principal_of_request(ctx: Any) -> str:
     request = getattr(ctx, "request", None)
     state = getattr(request, "scope", {}).get("state", {}) if request is not None else {}
@@ -114,6 +124,7 @@ class McpHttpServer:
         from .backends import LocalBackend
         from .face import McpFace
 
+        quiet_libraries()
         self._face = McpFace(LocalBackend(runtime), principal_of=principal_of_request)
         starlette = self._face.server.streamable_http_app(
             streamable_http_path=MCP_PATH,
@@ -155,14 +166,14 @@ class McpHttpServer:
     async def stop(self, *, grace_s: float) -> None:
         if self._server is None or self._task is None:
             return
+        if self._face is not None:  # first: its listen streams end with their graceful last frame
+            await self._face.close()
         self._server.should_exit = True
         try:
             await asyncio.wait_for(asyncio.shield(self._task), timeout=grace_s + 1)
         except asyncio.TimeoutError:
             self._server.force_exit = True
             await asyncio.gather(self._task, return_exceptions=True)
-        if self._face is not None:
-            await self._face.close()
 
 
 def _uvicorn_class() -> type:

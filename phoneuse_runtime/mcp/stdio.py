@@ -70,6 +70,9 @@ def main(args: argparse.Namespace) -> int:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(PrintableFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=args.log_level, handlers=[handler], force=True)
+    from .http import quiet_libraries
+
+    quiet_libraries()
     flags = {"device": args.device, "data_dir": args.data_dir, "sim_state": args.sim_state}
     try:
         settings = load_settings(flags, config_file=args.config)

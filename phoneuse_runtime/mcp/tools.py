@@ -7,7 +7,8 @@ is what `phoneuse-runtime actions` and the MCP tool list share.
 Names: an action's wire name in snake case (`SEND_MESSAGE` -> `send_message`), a query's with
 `query_` in front (`CONTACTS` -> `query_contacts`). Arguments are the params' own JSON types;
 each is checked against its field's JSON type here (a string where an integer belongs is refused,
-never coerced), then written as the runtime's wire text, which the runtime validates as it does
+never coerced; a list or object may also come as its JSON text), then written as the runtime's
+wire text, which the runtime validates as it does
 every front end's (limits, ranges, required keys, the messages that name the allowed keys). The
 call's own options are arguments too: `request_id` (a retry with the same id gets the first
 answer), `timeout_ms` and `app_target` for actions, `limit` and `offset` for queries.
@@ -185,7 +186,10 @@ def _type_problem(prop: Mapping[str, Any], value: Any, defs: Mapping[str, Any]) 
     if types is None:
         return None
     kind = _json_type(value)
+    # A list or an object may come as its JSON text too, as the gRPC wire carries it (and as
+    # clients that flatten arguments to strings send it): the runtime decodes it as it does there.
     ok = kind in types or (kind == "integer" and "number" in types)
+    ok = ok or (kind == "string" and bool(types & {"array", "object"}))
     if kind == "number" and "integer" in types and float(value).is_integer():
         ok = True  # 7.0 is an integer in JSON Schema
     if not ok:
@@ -270,7 +274,7 @@ def _query_tool(spec: AnyQuerySpec, capabilities: frozenset[str]) -> Tool:
     page = {
         "type": "object",
         "properties": {
-            "results": {"type": "array", "items": item},
+            "results": {"type": "array", "items": {"anyOf": [item, OMITTED_SCHEMA]}},
             "total_count": {"type": "integer", "description": "every match, not just this page's"},
             "has_more": {"type": "boolean"},
             "next_offset": {

@@ -60,6 +60,7 @@ class LocalBackend:
     device: str = ""
 
     def __post_init__(self) -> None:
+        self.approvals = self.runtime.approvals  # the face's elicitation answers holds here
         self.registry = self.runtime.registry
         self.capabilities = self.runtime.device.capabilities
         self.device = self.device or self.runtime.settings.device

@@ -29,13 +29,15 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .. import __version__
+from ..approvals import Approvals, Hold, NoSuchApproval
 from ..errors import RuntimeFailure
 from ..events import Event
 from ..limits import MAX_EVENT_TYPES, MAX_NAME_CHARS, too_long
-from ..runtime import ActionCall, QueryCall
-from .backends import Backend, EventSource, event_json, known_types
+from ..runtime import ActionCall, ActionOutcome, QueryCall
+from .backends import FRONTEND, Backend, EventSource, event_json, known_types
 from .tools import DEFAULT_TIMEOUT_MS, ArgumentError, Tool, ToolTable
 
 log = logging.getLogger(__name__)
@@ -122,6 +124,12 @@ class McpFace:
         self._watchers: set[ServerSession] = set()  # 2025 sessions subscribed to the events
         self._notify_pending = False
         self.events = EventLog(backend, principal, self._announce)
+        # Calls of this face's callers held for an approval, by (principal, request_id): a client
+        # that can elicit is asked too (see _elicited).
+        self._held: dict[tuple[str, str], asyncio.Future[Hold]] = {}
+        self.approvals: Approvals | None = getattr(backend, "approvals", None)
+        if self.approvals is not None:
+            self.approvals.watch(self._on_hold)
         self._tools = [self._listed(tool) for tool in self.table.tools.values()]
         self.server: Server[Any] = Server(
             "phoneuse-runtime",
@@ -186,7 +194,10 @@ class McpFace:
             options.get("app_target"),
         )
         try:
-            outcome = await self.backend.execute(principal, call)
+            if self.approvals is not None and _can_elicit(ctx):
+                outcome = await self._elicited(ctx, principal, call)
+            else:
+                outcome = await self.backend.execute(principal, call)
         except RuntimeFailure as failure:  # a malformed call: BAD_REQUEST
             raise invalid(failure.wire()) from None
         meta = {
@@ -204,6 +215,76 @@ class McpFace:
                 _meta=meta,
             )
         return types.CallToolResult(content=_content(tool, result), structured_content=result, _meta=meta)
+
+    # --- approvals by elicitation -----------------------------------------------
+    def _on_hold(self, hold: Hold, began: bool) -> None:
+        caller = hold.call.caller
+        if not began or caller.frontend != FRONTEND:
+            return
+        waiting = self._held.get((caller.principal, hold.call.request_id))
+        if waiting is not None and not waiting.done():
+            waiting.set_result(hold)
+
+    async def _elicited(
+        self, ctx: ServerRequestContext[Any, Any], principal: str, call: ActionCall
+    ) -> ActionOutcome:
+        """Runs the call; if a policy holds it, the client's user is asked too (elicitation), beside
+        the Iris app and `phoneuse-runtime approvals`. The first answer wins; the user's is bound
+        to the exact call shown (its digest). Accept with approve=false, or decline, denies it;
+        cancel leaves the other ways to answer."""
+        loop = asyncio.get_running_loop()
+        key = (principal, call.request_id)
+        held: asyncio.Future[Hold] = loop.create_future()
+        self._held[key] = held
+        running = loop.create_task(self.backend.execute(principal, call))
+        try:
+            first: set[asyncio.Future[Any]] = {running, held}
+            await asyncio.wait(first, return_when=asyncio.FIRST_COMPLETED)
+            if held.done() and not running.done():
+                asking = loop.create_task(self._ask(ctx, held.result()))
+                second: set[asyncio.Future[Any]] = {running, asking}
+                await asyncio.wait(second, return_when=asyncio.FIRST_COMPLETED)
+                if not asking.done():
+                    asking.cancel()  # answered elsewhere: the client's prompt is withdrawn
+                await asyncio.gather(asking, return_exceptions=True)
+            return await running
+        finally:
+            self._held.pop(key, None)
+            held.cancel()
+
+    async def _ask(self, ctx: ServerRequestContext[Any, Any], hold: Hold) -> None:
+        call = hold.call
+        shown = json.dumps(dict(call.wire_params), ensure_ascii=False)
+        message = (
+            f"The agent's {call.name} call is held for your approval ({hold.reason}). "
+            f"Params: {shown[:2000]}"
+            + (f"; app: {call.app_target}" if call.app_target else "")
+            + ". Approve it?"
+        )
+        schema = {
+            "type": "object",
+            "properties": {
+                "approve": {"type": "boolean", "title": "Approve", "description": f"run {call.name} as shown"}
+            },
+            "required": ["approve"],
+        }
+        try:
+            answer = await ctx.session.elicit_form(message, schema, related_request_id=ctx.request_id)
+        except Exception as exc:  # the client failed to ask: the other ways to answer remain
+            log.info(
+                "approval %s: the MCP client did not ask its user (%s)", hold.approval_id, type(exc).__name__
+            )
+            return
+        if answer.action == "cancel":
+            return
+        approved = answer.action == "accept" and bool((answer.content or {}).get("approve"))
+        assert self.approvals is not None
+        try:
+            self.approvals.answer(
+                hold.approval_id, approved=approved, by="the MCP client's user", digest=hold.digest
+            )
+        except (NoSuchApproval, RuntimeFailure):  # answered first elsewhere, or no longer this call
+            log.info("approval %s: the MCP client's answer came too late", hold.approval_id)
 
     async def _query(
         self, tool: Tool, wire: dict[str, str], options: dict[str, Any], principal: str
@@ -351,6 +432,19 @@ class McpFace:
     async def close(self) -> None:
         self.listen.close()
         await self.events.close()
+
+
+def _can_elicit(ctx: ServerRequestContext[Any, Any]) -> bool:
+    """Whether the client said it can ask its user (elicitation), on a connection that can carry
+    the question during the call (the 2025 handshake revisions)."""
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        return False
+    try:
+        return ctx.session.check_client_capability(
+            types.ClientCapabilities(elicitation=types.ElicitationCapability())
+        )
+    except Exception:  # no connection state to ask
+        return False
 
 
 def _object(text: str) -> dict[str, Any]:

@@ -57,7 +57,7 @@ def answer(kind: str, approve: bool | None = None) -> Any:
         if kind == "hang":  # the user never answers here
             await asyncio.sleep(3600)
         content = None if approve is None else {"approve": approve}
-        return types.ElicitResult(action=kind, content=content)  # type: ignore[arg-type]
+        return types.ElicitResult(action=kind, content=content)
 
     asked: list[str] = []
     elicit.asked = asked  # type: ignore[attr-defined]

@@ -6,6 +6,9 @@ the package level, so the runtime runs without it and only `mcp` and `--mcp-list
 
 from __future__ import annotations
 
+EVENTS_URI = "phoneuse://events"
+EVENTS_KEPT = 256  # the recent events the events resource holds
+EVENTS_PAGE = 100  # at most this many per read of it
 INSTALL_HINT = "the MCP front end needs the MCP SDK: pip install 'phoneuse-runtime[mcp]'"
 
 

@@ -37,14 +37,12 @@ from ..errors import RuntimeFailure
 from ..events import Event
 from ..limits import MAX_EVENT_TYPES, MAX_NAME_CHARS, too_long
 from ..runtime import ActionCall, ActionOutcome, QueryCall
+from . import EVENTS_KEPT, EVENTS_PAGE, EVENTS_URI
 from .backends import FRONTEND, Backend, EventSource, event_json, known_types
 from .tools import DEFAULT_TIMEOUT_MS, ArgumentError, Tool, ToolTable
 
 log = logging.getLogger(__name__)
 
-EVENTS_URI = "phoneuse://events"
-EVENTS_KEPT = 256  # the recent events the resource holds
-EVENTS_PAGE = 100  # at most this many per read
 REFUSED_BEFORE_RUNNING = frozenset({"INVALID_PARAMS", "UNKNOWN_ACTION", "BAD_REQUEST"})
 META_PREFIX = "phoneuse/"
 DEFAULT_QUERY_TIMEOUT_S = 30.0

@@ -32,7 +32,7 @@ from phoneuse_runtime.app import App, build_app
 from phoneuse_runtime.components import Component
 from phoneuse_runtime.config import Settings
 from phoneuse_runtime.device.base import Device
-from phoneuse_runtime.mcp.face import EVENTS_URI
+from phoneuse_runtime.mcp import EVENTS_URI
 from phoneuse_runtime.mcp.http import McpHttpServer
 from phoneuse_runtime.mcp.tools import ToolTable, _types_of
 from phoneuse_runtime.policies import Policy

@@ -17,7 +17,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from phoneuse_runtime.app import App
-from phoneuse_runtime.mcp.face import EVENTS_URI
+from phoneuse_runtime.mcp import EVENTS_URI
 
 from .helpers import connect, start_app, url_of
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
-from phoneuse_runtime.mcp import INSTALL_HINT
+from phoneuse_runtime.mcp import EVENTS_URI, INSTALL_HINT
 
 from .helpers import EXE, connect, subprocess_env
 
@@ -107,6 +108,33 @@ async def test_stdio_attaches_to_the_running_server(served: Served, mode: str) -
         found = await http.call_tool("query_memory", {"name": f"Attached {mode}"})
         assert found.structured_content is not None
         assert [r["name"] for r in found.structured_content["results"]] == [f"Attached {mode}"]
+
+
+async def test_an_attached_stdio_client_gets_the_server_s_events(served: Served) -> None:
+    """Attached, the events come from the server's own stream (gRPC Subscribe): an SMS the phone
+    receives, and the task events of the calls, which name the gRPC caller the server saw."""
+    async with spawned(served.data_dir) as client, client.listen(resource_subscriptions=[EVENTS_URI]) as sub:
+        updates: asyncio.Queue[None] = asyncio.Queue()
+
+        async def pump() -> None:
+            async for _ in sub:
+                updates.put_nowait(None)
+
+        task = asyncio.get_running_loop().create_task(pump())
+        cursor = json.loads((await client.read_resource(EVENTS_URI)).contents[0].text)["cursor"]  # type: ignore[union-attr]
+        sms = await client.call_tool("sim_receive_sms", {"from": "+14155550199", "body": "attached ✓"})
+        assert not sms.is_error, sms.content
+        seen: list[dict[str, object]] = []
+        while "MESSAGE_RECEIVED" not in {e["event_type"] for e in seen}:
+            await asyncio.wait_for(updates.get(), 10)
+            body = json.loads(
+                (await client.read_resource(f"{EVENTS_URI}?after={cursor}")).contents[0].text  # type: ignore[union-attr]
+            )
+            seen += body["events"]
+            cursor = body["cursor"]
+        task.cancel()
+    message = next(e for e in seen if e["event_type"] == "MESSAGE_RECEIVED")
+    assert message["payload"]["body"] == "attached ✓"  # type: ignore[index]
 
 
 async def test_stdio_runs_the_runtime_itself_when_no_server_runs(tmp_path: Path) -> None:

@@ -33,6 +33,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .. import __version__
 from ..approvals import Approvals, Hold, NoSuchApproval
+from ..callers import Caller
 from ..errors import RuntimeFailure
 from ..events import Event
 from ..limits import MAX_EVENT_TYPES, MAX_NAME_CHARS, too_long
@@ -43,6 +44,7 @@ from .tools import DEFAULT_TIMEOUT_MS, ArgumentError, Tool, ToolTable
 
 log = logging.getLogger(__name__)
 
+ANSWERED_BY = "the MCP client's user"
 REFUSED_BEFORE_RUNNING = frozenset({"INVALID_PARAMS", "UNKNOWN_ACTION", "BAD_REQUEST"})
 META_PREFIX = "phoneuse/"
 DEFAULT_QUERY_TIMEOUT_S = 30.0
@@ -175,7 +177,7 @@ class McpFace:
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         try:
             tool = self.table.get(params.name)
             wire, options = tool.split(params.arguments or {})
@@ -193,7 +195,10 @@ class McpFace:
         )
         try:
             if self.approvals is not None and _can_elicit(ctx):
-                outcome = await self._elicited(ctx, principal, call)
+                answer = await self._elicited(ctx, principal, call, params)
+                if isinstance(answer, types.InputRequiredResult):
+                    return answer
+                outcome = answer
             else:
                 outcome = await self.backend.execute(principal, call)
         except RuntimeFailure as failure:  # a malformed call: BAD_REQUEST
@@ -224,12 +229,24 @@ class McpFace:
             waiting.set_result(hold)
 
     async def _elicited(
-        self, ctx: ServerRequestContext[Any, Any], principal: str, call: ActionCall
-    ) -> ActionOutcome:
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        principal: str,
+        call: ActionCall,
+        params: types.CallToolRequestParams,
+    ) -> ActionOutcome | types.InputRequiredResult:
         """Runs the call; if a policy holds it, the client's user is asked too (elicitation), beside
         the Iris app and `phoneuse-runtime approvals`. The first answer wins; the user's is bound
         to the exact call shown (its digest). Accept with approve=false, or decline, denies it;
-        cancel leaves the other ways to answer."""
+        cancel leaves the other ways to answer.
+
+        On the 2025 revisions the question is a request to the client during the call. On
+        2026-07-28 the call answers `input_required` with the question; the held call goes on in
+        the runtime, and the client's retry (with the answer, and `requestState` naming the call's
+        request_id) joins it and gets its outcome."""
+        modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        if modern and params.request_state is not None:
+            return await self._resumed(principal, call, params)
         loop = asyncio.get_running_loop()
         key = (principal, call.request_id)
         held: asyncio.Future[Hold] = loop.create_future()
@@ -239,7 +256,21 @@ class McpFace:
             first: set[asyncio.Future[Any]] = {running, held}
             await asyncio.wait(first, return_when=asyncio.FIRST_COMPLETED)
             if held.done() and not running.done():
-                asking = loop.create_task(self._ask(ctx, held.result()))
+                hold = held.result()
+                if modern:  # the runtime keeps the call: only this wait for it ends
+                    running.cancel()
+                    await asyncio.gather(running, return_exceptions=True)
+                    message, schema = _question(hold)
+                    state = {"request_id": call.request_id, "approval_id": hold.approval_id}
+                    return types.InputRequiredResult(
+                        input_requests={
+                            "approve": types.ElicitRequest(
+                                params=types.ElicitRequestFormParams(message=message, requested_schema=schema)
+                            )
+                        },
+                        request_state=json.dumps(state),
+                    )
+                asking = loop.create_task(self._ask(ctx, hold))
                 second: set[asyncio.Future[Any]] = {running, asking}
                 await asyncio.wait(second, return_when=asyncio.FIRST_COMPLETED)
                 if not asking.done():
@@ -250,22 +281,37 @@ class McpFace:
             self._held.pop(key, None)
             held.cancel()
 
-    async def _ask(self, ctx: ServerRequestContext[Any, Any], hold: Hold) -> None:
-        call = hold.call
-        shown = json.dumps(dict(call.wire_params), ensure_ascii=False)
-        message = (
-            f"The agent's {call.name} call is held for your approval ({hold.reason}). "
-            f"Params: {shown[:2000]}"
-            + (f"; app: {call.app_target}" if call.app_target else "")
-            + ". Approve it?"
+    async def _resumed(
+        self, principal: str, call: ActionCall, params: types.CallToolRequestParams
+    ) -> ActionOutcome:
+        """A 2026-07-28 retry after `input_required`: the user's answer (if it still applies to a
+        call of this principal's, as shown), then the held call's outcome."""
+        try:
+            state = json.loads(params.request_state or "")
+            request_id, approval_id = state["request_id"], state["approval_id"]
+        except (ValueError, KeyError, TypeError):
+            raise invalid("BAD_REQUEST: requestState is not one this server gave") from None
+        if not isinstance(request_id, str) or not isinstance(approval_id, str):
+            raise invalid("BAD_REQUEST: requestState is not one this server gave")
+        call.request_id = request_id  # the held call's own: the retry joins it
+        assert self.approvals is not None
+        hold = next(
+            (
+                h
+                for h in self.approvals.pending()
+                if h.approval_id == approval_id
+                and h.call.request_id == request_id
+                and h.call.caller == Caller(FRONTEND, principal)
+            ),
+            None,
         )
-        schema = {
-            "type": "object",
-            "properties": {
-                "approve": {"type": "boolean", "title": "Approve", "description": f"run {call.name} as shown"}
-            },
-            "required": ["approve"],
-        }
+        response = (params.input_responses or {}).get("approve")
+        if hold is not None and isinstance(response, types.ElicitResult):
+            self._apply(hold, response)
+        return await self.backend.execute(principal, call)
+
+    async def _ask(self, ctx: ServerRequestContext[Any, Any], hold: Hold) -> None:
+        message, schema = _question(hold)
         try:
             answer = await ctx.session.elicit_form(message, schema, related_request_id=ctx.request_id)
         except Exception as exc:  # the client failed to ask: the other ways to answer remain
@@ -273,14 +319,15 @@ class McpFace:
                 "approval %s: the MCP client did not ask its user (%s)", hold.approval_id, type(exc).__name__
             )
             return
+        self._apply(hold, answer)
+
+    def _apply(self, hold: Hold, answer: types.ElicitResult) -> None:
         if answer.action == "cancel":
             return
-        approved = answer.action == "accept" and bool((answer.content or {}).get("approve"))
+        approved = answer.action == "accept" and (answer.content or {}).get("approve") is True
         assert self.approvals is not None
         try:
-            self.approvals.answer(
-                hold.approval_id, approved=approved, by="the MCP client's user", digest=hold.digest
-            )
+            self.approvals.answer(hold.approval_id, approved=approved, by=ANSWERED_BY, digest=hold.digest)
         except (NoSuchApproval, RuntimeFailure):  # answered first elsewhere, or no longer this call
             log.info("approval %s: the MCP client's answer came too late", hold.approval_id)
 
@@ -432,11 +479,26 @@ class McpFace:
         await self.events.close()
 
 
+def _question(hold: Hold) -> tuple[str, dict[str, Any]]:
+    """What the client's user is asked about a held call: the call as the policy saw it."""
+    call = hold.call
+    shown = json.dumps(dict(call.wire_params), ensure_ascii=False)
+    message = (
+        f"The agent's {call.name} call is held for your approval ({hold.reason}). "
+        f"Params: {shown[:2000]}" + (f"; app: {call.app_target}" if call.app_target else "") + ". Approve it?"
+    )
+    schema = {
+        "type": "object",
+        "properties": {
+            "approve": {"type": "boolean", "title": "Approve", "description": f"run {call.name} as shown"}
+        },
+        "required": ["approve"],
+    }
+    return message, schema
+
+
 def _can_elicit(ctx: ServerRequestContext[Any, Any]) -> bool:
-    """Whether the client said it can ask its user (elicitation), on a connection that can carry
-    the question during the call (the 2025 handshake revisions)."""
-    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-        return False
+    """Whether the client said it can ask its user (elicitation)."""
     try:
         return ctx.session.check_client_capability(
             types.ClientCapabilities(elicitation=types.ElicitationCapability())

@@ -12,12 +12,13 @@ from typing import Any
 
 import mcp_types as types
 import pytest
+from mcp.shared.exceptions import MCPError
 
 from phoneuse_runtime.app import App, build_app, default_components
 from phoneuse_runtime.device.sim import SimDevice
 from phoneuse_runtime.policies import AskFirst
 
-from .helpers import EXE, TOKEN, connect, settings_for, subprocess_env, url_of
+from .helpers import EXE, MODES, TOKEN, connect, settings_for, subprocess_env, url_of
 
 WAIT_S = 10.0
 SMS = {"to": "+14155550101", "body": "see you at 7"}
@@ -64,9 +65,11 @@ def answer(kind: str, approve: bool | None = None) -> Any:
     return elicit
 
 
-async def test_the_client_s_user_approves_by_elicitation(app: App) -> None:
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_client_s_user_approves_by_elicitation(app: App, mode: str) -> None:
+    """2025: a request to the client during the call; 2026-07-28: input_required, then the retry."""
     elicit = answer("accept", True)
-    async with connect(url_of(app), mode="legacy", elicitation_callback=elicit) as client:
+    async with connect(url_of(app), mode=mode, elicitation_callback=elicit) as client:
         result = await client.call_tool("send_message", SMS)
     assert not result.is_error, result.content
     assert await sent(app) == [SMS["body"]]
@@ -74,9 +77,12 @@ async def test_the_client_s_user_approves_by_elicitation(app: App) -> None:
     assert "SEND_MESSAGE" in message and SMS["body"] in message
 
 
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize(("kind", "approve"), [("accept", False), ("decline", None)])
-async def test_the_client_s_user_denies_by_elicitation(app: App, kind: str, approve: bool | None) -> None:
-    async with connect(url_of(app), mode="legacy", elicitation_callback=answer(kind, approve)) as client:
+async def test_the_client_s_user_denies_by_elicitation(
+    app: App, kind: str, approve: bool | None, mode: str
+) -> None:
+    async with connect(url_of(app), mode=mode, elicitation_callback=answer(kind, approve)) as client:
         result = await client.call_tool("send_message", SMS)
     assert result.is_error
     assert result.content[0].text == "DENIED: SEND_MESSAGE was declined by the MCP client's user"  # type: ignore[union-attr]
@@ -114,3 +120,26 @@ async def test_a_held_call_of_a_client_without_elicitation_is_answered_by_the_ap
         result = await asyncio.wait_for(call, WAIT_S)
     assert not result.is_error, result.content
     assert await sent(app) == [SMS["body"]]
+
+
+async def test_a_2026_user_who_cancels_leaves_the_call_to_the_owner(app: App) -> None:
+    async with connect(url_of(app), elicitation_callback=answer("cancel")) as client:
+        call = asyncio.create_task(client.call_tool("send_message", SMS))
+        approval_id = await pending_id(app)  # the user cancelled; the retry joins the held call
+        app.runtime.approvals.answer(approval_id, approved=True, by="owner")
+        result = await asyncio.wait_for(call, WAIT_S)
+    assert not result.is_error, result.content
+    assert await sent(app) == [SMS["body"]]
+
+
+async def test_a_request_state_this_server_did_not_give_is_refused(app: App) -> None:
+    async with connect(url_of(app), elicitation_callback=answer("accept", True)) as client:
+        with pytest.raises(MCPError) as caught:
+            await client.call_tool(
+                "send_message",
+                SMS,
+                request_state="not ours",
+                input_responses={"approve": types.ElicitResult(action="accept", content={"approve": True})},
+            )
+    assert caught.value.error.message == "BAD_REQUEST: requestState is not one this server gave"
+    assert await sent(app) == []

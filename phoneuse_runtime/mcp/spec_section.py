@@ -69,10 +69,14 @@ never read as text (a list or object may also come as its JSON text, as gRPC car
 ### Approvals
 
 A held call waits as a gRPC one does and is answered the same ways (the Iris app,
-`phoneuse-runtime approvals`). When the client declared elicitation (2025 revisions), its user is
-asked too: a form with one boolean, `approve`. The first answer wins; the user's is bound to the
-call's digest; `decline` or `approve: false` denies; `cancel` leaves the other ways to answer.
-An answer given elsewhere first withdraws the client's question.
+`phoneuse-runtime approvals`). When the client declared elicitation, its user is asked too: a
+form with one boolean, `approve`. On the 2025 revisions that is an `elicitation/create` request
+during the call, withdrawn when an answer comes first from elsewhere. On 2026-07-28 the call
+answers `input_required` with the question; the held call goes on in the runtime, and the retry
+(whose `requestState` names the call's request_id) applies the answer and joins the call for its
+outcome; a `requestState` this server did not give is `BAD_REQUEST`. The first answer wins; the
+user's is bound to the call's digest; `decline` or `approve: false` denies; `cancel` leaves the
+other ways to answer.
 
 ### Events
 

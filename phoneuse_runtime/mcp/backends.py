@@ -9,6 +9,7 @@ contract has no field for the front end behind a client).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import uuid
@@ -25,6 +26,7 @@ from ..runtime import ActionCall, ActionOutcome, QueryCall, QueryPage, Runtime
 log = logging.getLogger(__name__)
 
 FRONTEND = "mcp"
+READY_TIMEOUT_S = 10.0
 _BY_CODE = {failure.code: failure for failure in FAILURES}
 
 
@@ -50,6 +52,10 @@ class Backend(Protocol):
 
 class EventSource(Protocol):
     def __aiter__(self) -> AsyncIterator[Event]: ...
+
+    async def ready(self) -> None:
+        """Returns once every event published from now on will come."""
+        ...
 
     async def close(self) -> None: ...
 
@@ -78,6 +84,9 @@ class LocalBackend:
         class _Source:
             def __aiter__(self) -> AsyncIterator[Event]:
                 return sub.__aiter__()
+
+            async def ready(self) -> None:  # the bus's subscription is live at once
+                return
 
             async def close(self) -> None:
                 runtime.unsubscribe(sub)
@@ -178,6 +187,13 @@ class GrpcBackend:
 
             def __aiter__(self) -> AsyncIterator[Event]:
                 return self._read()
+
+            async def ready(self) -> None:
+                # The server sends the headers once the subscription exists (rpc/servicer.py).
+                try:
+                    await asyncio.wait_for(call.initial_metadata(), READY_TIMEOUT_S)
+                except (asyncio.TimeoutError, grpc.aio.AioRpcError) as exc:
+                    log.warning("the server's event stream did not open: %s", type(exc).__name__)
 
             async def close(self) -> None:
                 call.cancel()

@@ -74,10 +74,13 @@ class EventLog:
         self._source: EventSource | None = None
         self._pump: asyncio.Task[None] | None = None
 
-    def start(self) -> None:
+    async def start(self) -> None:
+        """Returns once the subscription is live: every event after it is kept."""
         if self._pump is None:
             self._source = self.backend.events(self.principal)
             self._pump = asyncio.get_running_loop().create_task(self._run(self._source))
+        assert self._source is not None
+        await self._source.ready()
 
     async def _run(self, source: EventSource) -> None:
         async for event in source:
@@ -404,7 +407,7 @@ class McpFace:
         self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         after, event_types = self._events_query(str(params.uri))
-        self.events.start()
+        await self.events.start()
         body = self.events.read(after, event_types)
         return types.ReadResourceResult(
             contents=[
@@ -446,7 +449,7 @@ class McpFace:
         self, ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
     ) -> types.EmptyResult:
         self._events_query(str(params.uri))
-        self.events.start()
+        await self.events.start()
         self._watchers.add(ctx.session)
         return types.EmptyResult()
 

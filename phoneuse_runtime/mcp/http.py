@@ -156,7 +156,7 @@ class McpHttpServer:
                 self._task.result()
                 raise RuntimeError("the MCP server stopped while starting")
             await asyncio.sleep(0.01)
-        log.info("serving MCP (Streamable HTTP) on http://%s:%d%s", host, self.port, MCP_PATH)
+        log.debug("serving MCP (Streamable HTTP) on http://%s:%d%s", host, self.port, MCP_PATH)
 
     @property
     def url(self) -> str:

@@ -44,6 +44,8 @@ from .tools import DEFAULT_TIMEOUT_MS, ArgumentError, Tool, ToolTable
 
 log = logging.getLogger(__name__)
 
+SCREEN_URI = "phoneuse://screen"
+SPEC_URI = "phoneuse://spec"
 ANSWERED_BY = "the MCP client's user"
 REFUSED_BEFORE_RUNNING = frozenset({"INVALID_PARAMS", "UNKNOWN_ACTION", "BAD_REQUEST"})
 META_PREFIX = "phoneuse/"
@@ -384,7 +386,21 @@ class McpFace:
                         "when new ones come."
                     ),
                     mime_type="application/json",
-                )
+                ),
+                types.Resource(
+                    uri=SCREEN_URI,
+                    name="screen",
+                    title="The phone's screen now",
+                    description="The compact screen form (what dump_ui answers as text), read when asked.",
+                    mime_type="text/plain",
+                ),
+                types.Resource(
+                    uri=SPEC_URI,
+                    name="spec",
+                    title="The protocol spec",
+                    description="Every action, query, event, error code and limit as served here (Markdown).",
+                    mime_type="text/markdown",
+                ),
             ]
         )
 
@@ -406,7 +422,17 @@ class McpFace:
     async def _read_resource(
         self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
-        after, event_types = self._events_query(str(params.uri))
+        uri = str(params.uri)
+        if uri == SCREEN_URI:
+            return await self._screen(ctx)
+        if uri == SPEC_URI:
+            from ..spec import render_spec
+
+            text = render_spec(self.backend.registry)
+            return types.ReadResourceResult(
+                contents=[types.TextResourceContents(uri=uri, mime_type="text/markdown", text=text)]
+            )
+        after, event_types = self._events_query(uri)
         await self.events.start()
         body = self.events.read(after, event_types)
         return types.ReadResourceResult(
@@ -417,6 +443,21 @@ class McpFace:
                     text=json.dumps(body, ensure_ascii=False),
                 )
             ]
+        )
+
+    async def _screen(self, ctx: ServerRequestContext[Any, Any]) -> types.ReadResourceResult:
+        """The screen now, in the compact form: a DUMP_UI call of the reader's, under its rules."""
+        call = ActionCall("DUMP_UI", {}, uuid.uuid4().hex, DEFAULT_TIMEOUT_MS)
+        try:
+            outcome = await self.backend.execute(self.principal_of(ctx), call)
+        except RuntimeFailure as failure:
+            raise MCPError(types.INTERNAL_ERROR, failure.wire()) from None
+        if not outcome.success:
+            raise MCPError(types.INTERNAL_ERROR, outcome.error)
+        result = _object(outcome.result_json)
+        text = str(result.get("screen", ""))
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=SCREEN_URI, mime_type="text/plain", text=text)]
         )
 
     def _events_query(self, uri: str) -> tuple[int | None, frozenset[str]]:
@@ -448,6 +489,10 @@ class McpFace:
     async def _subscribe(
         self, ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
     ) -> types.EmptyResult:
+        if str(params.uri) in (SCREEN_URI, SPEC_URI):
+            raise invalid(
+                f"BAD_REQUEST: only {EVENTS_URI} announces its updates; read {params.uri} when needed"
+            )
         self._events_query(str(params.uri))
         await self.events.start()
         self._watchers.add(ctx.session)

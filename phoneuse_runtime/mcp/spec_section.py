@@ -91,6 +91,10 @@ announced by `notifications/resources/updated` for `{EVENTS_URI}`: on 2026-07-28
 filter gets them: device events (MESSAGE_RECEIVED, NOTIFICATION_POSTED, APP_STATE_CHANGED,
 CALL_STATE_CHANGED, DEVICE_DISCONNECTED, ...) and other callers' task and approval events, which
 name their caller. The face subscribes once, when a client first reads or subscribes.
+
+Two more resources: `phoneuse://screen`, the screen now in the compact form (a `DUMP_UI` call of
+the reader's, under the same rules), and `phoneuse://spec`, this document as served (Markdown).
+Neither announces updates: read them when needed.
 """
 
 

@@ -138,4 +138,15 @@ async def test_bad_event_reads_are_invalid_params(app: App) -> None:
             assert caught.value.error.code == types.INVALID_PARAMS
             assert caught.value.error.message.startswith(message), caught.value.error.message
         listed = await client.list_resources()
-        assert [r.uri for r in listed.resources] == [EVENTS_URI]
+        assert [r.uri for r in listed.resources] == [EVENTS_URI, "phoneuse://screen", "phoneuse://spec"]
+
+
+async def test_the_screen_and_the_spec_are_resources_too(app: App) -> None:
+    async with connect(url_of(app)) as client:
+        screen = (await client.read_resource("phoneuse://screen")).contents[0]
+        dumped = await client.call_tool("dump_ui", {})
+        assert isinstance(screen, types.TextResourceContents) and screen.mime_type == "text/plain"
+        assert dumped.structured_content is not None and screen.text == dumped.structured_content["screen"]
+        spec = (await client.read_resource("phoneuse://spec")).contents[0]
+        assert isinstance(spec, types.TextResourceContents) and spec.mime_type == "text/markdown"
+        assert "## The MCP front end" in spec.text and "### SEND_MESSAGE" in spec.text

@@ -712,6 +712,7 @@ ACTIONS = (
         "Wait until an element appears (or, with gone=true, disappears); TIMEOUT at timeout_ms",
         exclusive=False,  # it only looks; holding the phone while waiting would block the change it awaits
         requires=frozenset({UI}),
+        reads_only=True,
     ),
     ActionSpec(
         "SCREENSHOT",
@@ -721,6 +722,7 @@ ACTIONS = (
         "Capture the screen as base64 PNG/JPEG",
         exclusive=False,
         requires=frozenset({SCREENSHOT}),
+        reads_only=True,
     ),
     ActionSpec(
         "DUMP_UI",
@@ -732,5 +734,6 @@ ACTIONS = (
         "the screen's fingerprint",
         exclusive=False,
         requires=frozenset({UI}),
+        reads_only=True,
     ),
 )

@@ -13,7 +13,7 @@ import os
 import signal
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .components import Component, Contribution
@@ -119,6 +119,13 @@ def default_components(settings: Settings, *, token: str, unix_socket: Path | No
         from .gateway.server import Gateway
 
         parts.append(Gateway(settings))
+    if settings.mcp_listen:  # the MCP front end over Streamable HTTP, off unless asked for
+        from .mcp import require_sdk
+
+        require_sdk()
+        from .mcp.http import McpHttpServer
+
+        parts.append(McpHttpServer.from_settings(settings, tokens={AGENT: token}))
     return parts
 
 
@@ -198,6 +205,17 @@ async def build_app(
     return App(runtime, {c.name: c for c in parts})
 
 
+def _mcp_url(app: App) -> str | None:
+    """The MCP front end's URL as bound (its real port), or None when `serve` runs none."""
+    part = app.components.get("mcp")
+    if part is None:
+        return None
+    from .mcp.http import McpHttpServer
+
+    assert isinstance(part, McpHttpServer)
+    return part.url
+
+
 def _release_startup_memory() -> None:
     """Hands the heap that imports and start-up freed back to the OS (glibc only).
     A phone runs this next to everything else; a megabyte there is worth a syscall here."""
@@ -247,7 +265,14 @@ async def serve(settings: Settings) -> int:
         assert isinstance(gateway, Gateway)
         # The gateway's address as bound (its real port): what `pair new` puts in the QR code.
         dial = f"{gateway.address.rsplit(':', 1)[0]}:{gateway.port}"
-    record = write_record(settings.data_dir, Record.of_this_process(f"{host}:{app.port}", unix, gateway=dial))
+    mcp_url = _mcp_url(app)
+    this = replace(
+        Record.of_this_process(f"{host}:{app.port}", unix, gateway=dial),
+        mcp=mcp_url,
+        device=settings.device,
+        served=sorted([*app.runtime.registry.actions, *app.runtime.registry.queries]),
+    )
+    record = write_record(settings.data_dir, this)
     _release_startup_memory()
     log.info(
         "serving AndroidRuntime on %s:%d%s (device %s, %d actions) in %.0f ms",
@@ -262,6 +287,8 @@ async def serve(settings: Settings) -> int:
         from .gateway.server import WS_PATH
 
         log.info("serving the Iris gateway on ws://%s%s", dial, WS_PATH)
+    if mcp_url is not None:
+        log.info("serving MCP (Streamable HTTP) on %s", mcp_url)
     await stop.wait()
     log.info("shutting down (grace %.1f s)", settings.shutdown_grace_s)
     await app.stop(grace_s=settings.shutdown_grace_s)

@@ -1,4 +1,4 @@
-"""`phoneuse-runtime serve | exec | query | subscribe | pair | actions | doctor | spec | memory`.
+"""`phoneuse-runtime serve | exec | query | subscribe | pair | actions | doctor | spec | memory | mcp`.
 
 What the phone, an app or a message wrote (results, events, errors, log lines) is printed
 through `display.safe_json` / `printable`: it can hold terminal escapes and bidi controls,
@@ -23,6 +23,7 @@ from .display import json_text, printable, safe_json
 from .endpoint import NoServer, find_server
 from .files import StateFileError
 from .limits import clip
+from .mcp import McpMissing, require_sdk
 from .tokens import read_token_file, token_path
 
 PS_SHOWS_FLAG = (
@@ -67,7 +68,7 @@ def _client_parent() -> argparse.ArgumentParser:
     return parent
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one subcommand after another
     parser = argparse.ArgumentParser(prog="phoneuse-runtime", description=__doc__)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -103,6 +104,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="do not serve the Iris gateway",
     )
     serve.add_argument("--ntfy-url", help="ntfy server for wake-ups of offline app devices (default: none)")
+    serve.add_argument(
+        "--mcp-listen",
+        help="HOST:PORT to serve MCP (Streamable HTTP) on, at /mcp, with the same token (default: off)",
+    )
     serve.add_argument(
         "--log-level",
         default="INFO",
@@ -157,6 +162,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .memory.cli import add_parser as add_memory_parser
 
     add_memory_parser(sub)
+    from .mcp.stdio import add_parser as add_mcp_parser
+
+    add_mcp_parser(sub)
     return parser
 
 
@@ -179,13 +187,16 @@ def _serve(args: argparse.Namespace) -> int:
         "gateway_listen": args.gateway_listen,
         "gateway": args.gateway,
         "ntfy_url": args.ntfy_url,
+        "mcp_listen": args.mcp_listen,
     }
     try:
         settings = load_settings(flags, config_file=args.config)
+        if settings.mcp_listen:  # before anything is made or logged: one line says what is missing
+            require_sdk()
         if args.token:
             logging.getLogger(__name__).warning(PS_SHOWS_FLAG, token_path(settings.data_dir))
         return asyncio.run(serve(settings))
-    except (ConfigError, StateFileError, OSError) as exc:
+    except (ConfigError, StateFileError, OSError, McpMissing) as exc:
         print(f"phoneuse-runtime: {printable(str(exc))}", file=sys.stderr)
         return 2
 
@@ -374,6 +385,10 @@ def _run(args: argparse.Namespace) -> int:
         from .memory.cli import run as run_memory
 
         return run_memory(args)
+    if args.command == "mcp":
+        from .mcp.stdio import main as run_mcp
+
+        return run_mcp(args)
     return _spec(args)
 
 

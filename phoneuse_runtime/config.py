@@ -110,6 +110,10 @@ class Settings:
     # with any other Origin is refused with HTTP 403.
     gateway_allowed_origins: frozenset[str] = frozenset()
     gateway_hello_timeout_s: float = 10.0  # a connection that has not said hello by then is closed
+    # The MCP front end over Streamable HTTP (mcp/): HOST:PORT to serve /mcp on; "" = off. Origins a
+    # request may carry (a browser page's); native clients send none. Any other Origin gets 403.
+    mcp_listen: str = ""
+    mcp_allowed_origins: frozenset[str] = frozenset()
     pairing_ttl_days: int = 30  # a pairing's lifetime unless made permanent
     ntfy_url: str = ""  # where wake-ups for offline app devices with an ntfy topic go; "" = none
     # Approvals by the paired app's owner (gateway/agent/): "always", "paired" (once any app

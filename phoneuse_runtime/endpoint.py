@@ -63,6 +63,11 @@ class Record:
     unix: str | None  # "unix:/abs/path", the address the client commands prefer
     started: int | None = None
     gateway: str | None = None
+    # The MCP front end's URL as bound (`serve --mcp-listen`), the device it serves and the names
+    # of every action and query it serves (what `phoneuse-runtime mcp` attached to it lists).
+    mcp: str | None = None
+    device: str | None = None
+    served: list[str] | None = None
 
     @classmethod
     def of_this_process(cls, address: str, unix: str | None, *, gateway: str | None = None) -> Record:
@@ -77,6 +82,9 @@ class Record:
                 "address": self.address,
                 "unix": self.unix,
                 "gateway": self.gateway,
+                **({"mcp": self.mcp} if self.mcp else {}),
+                **({"device": self.device} if self.device else {}),
+                **({"served": self.served} if self.served is not None else {}),
             }
         )
 
@@ -253,3 +261,14 @@ def find_gateway(data_dir: Path) -> str | None:
     if not isinstance(gateway, str) or ":" not in gateway:
         raise NoServer(f"{data_dir / SERVER_FILE} names no gateway address HOST:PORT")
     return gateway
+
+
+def served_by_live_server(data_dir: Path) -> tuple[str | None, list[str] | None]:
+    """The device the live server in `data_dir` serves and the names of its actions and queries,
+    as it recorded them (None where its record does not say). Raises NoServer as find_server does."""
+    raw = _live_record(data_dir, ADVICE)
+    device, served = raw.get("device"), raw.get("served")
+    return (
+        device if isinstance(device, str) else None,
+        [n for n in served if isinstance(n, str)] if isinstance(served, list) else None,
+    )

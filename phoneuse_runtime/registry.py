@@ -95,6 +95,9 @@ class ActionSpec(Generic[P, R]):
     # changed (settle.py): it then takes `settle_ms` besides its params, and its result gains
     # `settle`, `ui_fingerprint` and `changes`.
     settles: bool = False
+    # Whether the action only reads (the screen, the phone's state) and changes nothing: front ends
+    # that say so to their clients (MCP's tool annotations) tell reads from changes by it.
+    reads_only: bool = False
 
     def drives_ui_with(self, params: P) -> bool:
         return self.drives_ui if isinstance(self.drives_ui, bool) else self.drives_ui(params)

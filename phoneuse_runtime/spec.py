@@ -452,11 +452,13 @@ def render_spec(registry: Registry | None = None) -> str:
     actions = [s for s in registry.actions.values() if _builtin(s)]
     queries = [s for s in registry.queries.values() if _builtin(s)]
     from .gateway.limits import spec_section as gateway_section
+    from .mcp.spec_section import spec_section as mcp_section
 
     out = [
         PREAMBLE,
         CONNECTION_LIMITS,
         gateway_section(),
+        mcp_section(registry),
         LIMITS,
         "## Error codes",
         "",

@@ -19,6 +19,12 @@ from .frontend import FrontEnd, FrontEndFactory, StartFrontEnd
 from .grpc_frontend import GrpcFrontEnd
 
 KINDS: dict[str, StartFrontEnd] = {"grpc": GrpcFrontEnd.start}
+try:  # the MCP front end, when the SDK (the mcp extra) is installed: CI's dev extra has it
+    from .mcp_frontend import McpFrontEnd
+
+    KINDS["mcp"] = McpFrontEnd.start
+except ImportError:  # pragma: no cover
+    pass
 
 
 @pytest.fixture(params=sorted(KINDS))

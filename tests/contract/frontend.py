@@ -244,3 +244,46 @@ async def hold_the_phone(frontend: FrontEnd, request_id: str, duration_ms: int) 
         pass
     await started.close()
     return press
+
+
+def wire_text_only(fe: FrontEnd, name: str, params: Mapping[str, str], *, query: bool = False) -> None:
+    """Skips a case whose input is the gRPC wire's text for a typed field ("seven" for an integer,
+    "nan" for a number, "maybe" for a boolean): a front end with JSON-typed arguments (MCP) refuses
+    that as the wrong type before the runtime reads it, with its own message (tests/mcp covers it)."""
+    untyped = getattr(fe, "untyped", None)
+    keys = untyped(name, params, query=query) if untyped is not None else []
+    if keys:
+        import pytest
+
+        pytest.skip(
+            f"{fe.kind} takes JSON types: {', '.join(keys)} here is text no value of its type reads as"
+        )
+
+
+def names_tools(fe: FrontEnd) -> None:
+    """Skips a case about action_type itself (empty, misspelt): MCP calls tools by name, and an
+    unknown tool is its own error (tests/mcp/test_http.py)."""
+    if fe.kind == "mcp":
+        import pytest
+
+        pytest.skip("MCP calls tools by name: no action_type is sent")
+
+
+def names_subscribers(fe: FrontEnd) -> None:
+    """Skips a case about subscriber ids: MCP's events are one resource read by cursor, with no
+    subscriber of its own to name (tests/mcp/test_events.py covers it)."""
+    if fe.kind == "mcp":
+        import pytest
+
+        pytest.skip("MCP's events resource has no subscriber ids")
+
+
+def fits_the_wire(fe: FrontEnd, *values: str) -> None:
+    """Skips a case whose request cannot reach the runtime on this front end's wire: over MCP's HTTP
+    these values, as JSON (a control character is six bytes), pass the body limit, and the request
+    is refused with 413 before it is read (tests/mcp/test_http.py covers it)."""
+    limit = getattr(fe, "max_body_bytes", None)
+    if limit is not None and sum(len(json.dumps(v)) for v in values) > limit:
+        import pytest
+
+        pytest.skip(f"{fe.kind}: a request past {limit} bytes is refused with 413 before it is read")

@@ -11,7 +11,7 @@ import pytest
 
 from phoneuse_runtime.limits import MAX_JSON_DEPTH, MAX_UI_DEPTH
 
-from .frontend import FrontEnd, refused
+from .frontend import FrontEnd, refused, wire_text_only
 
 ALARM = "android.intent.extra.alarm."
 EVENT_KEYS = "all_day, calendar, description, end, location, start, timezone, title"
@@ -149,6 +149,7 @@ def deep_screen(depth: int) -> str:
 async def test_bad_input_is_invalid_params(
     frontend: FrontEnd, action: str, params: dict[str, str], message: str
 ) -> None:
+    wire_text_only(frontend, action, params)
     answer = await frontend.execute(action, params)
     assert answer.code == "INVALID_PARAMS", answer.error[:500]
     assert answer.message.startswith(message), answer.message[:500]
@@ -182,6 +183,7 @@ async def test_bad_input_just_inside_the_bounds_is_accepted(frontend: FrontEnd) 
     ids=["superscript-two", "5000-digits", "ten-digits", "negative", "word", "space"],
 )
 async def test_a_bad_offset_is_a_bad_request(frontend: FrontEnd, offset: str) -> None:
+    wire_text_only(frontend, "MEMORY", {"offset": offset}, query=True)
     refusal = await refused(frontend.query("MEMORY", {"offset": offset}))
     shown = repr(offset) if len(offset) <= 40 else f"{offset[:40]!r}… ({len(offset)} characters)"
     assert refusal.error == (

@@ -22,7 +22,17 @@ from phoneuse_runtime.params import Params
 from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
 
 from ..extras import Extra
-from .frontend import SCREEN_WITH_TEXT, FrontEnd, FrontEndFactory, ok, refused, sim
+from .frontend import (
+    SCREEN_WITH_TEXT,
+    FrontEnd,
+    FrontEndFactory,
+    fits_the_wire,
+    names_subscribers,
+    names_tools,
+    ok,
+    refused,
+    sim,
+)
 
 EVENT_KEYS = "all_day, calendar, description, end, location, start, timezone, title"
 REMEMBER_KEYS = "emails, kind, name, phones, related_to, tags, text"
@@ -56,6 +66,8 @@ REMEMBER_KEYS = "emails, kind, name, phones, related_to, tags, text"
 async def test_ids_past_their_limits_are_bad_requests(
     frontend: FrontEnd, action_type: str, request_id: str, app_target: str | None, message: str
 ) -> None:
+    if action_type != "SET_CLIPBOARD":
+        names_tools(frontend)
     refusal = await refused(
         frontend.execute(action_type, {"text": "t"}, request_id=request_id, app_target=app_target)
     )
@@ -88,6 +100,7 @@ async def test_ids_at_their_limits_run(frontend: FrontEnd) -> None:
 async def test_subscriptions_past_their_limits_are_bad_requests(
     frontend: FrontEnd, subscriber_id: str, event_types: tuple[str, ...], message: str
 ) -> None:
+    names_subscribers(frontend)
     refusal = await refused(frontend.subscribe(event_types, subscriber_id))
     assert (refusal.code, refusal.message) == ("BAD_REQUEST", message)
     # The refusal cost the front end nothing: a stream with a good id still works.
@@ -138,6 +151,7 @@ async def test_unknown_keys_are_named_briefly(frontend: FrontEnd) -> None:
 
 async def test_memory_text_is_bounded_and_memory_stays_readable(frontend: FrontEnd) -> None:
     """1 MB of \\x01 was stored as 6 MB of JSON escapes, after which every MEMORY query failed."""
+    fits_the_wire(frontend, "\x01" * 1_000_000)
     answer = await frontend.execute("REMEMBER", {"name": "blob", "text": "\x01" * 1_000_000})
     assert (answer.code, answer.message) == (
         "INVALID_PARAMS",
@@ -241,6 +255,7 @@ async def test_an_execute_result_too_large_to_send_is_replaced_by_a_marker(
 async def test_an_event_too_large_to_send_is_replaced_by_a_marker(frontend: FrontEnd) -> None:
     """TASK_STARTED carries the params as sent: 1 Mi characters of \\x01 are 6 MiB as JSON, which
     would end every stream it reached. The stream gets the marker instead, and lives on."""
+    fits_the_wire(frontend, "\x01" * MAX_BULK_CHARS)
     stream = await frontend.subscribe()
     answer = await frontend.execute("SIM_SET_SCREEN", {"xml": "\x01" * MAX_BULK_CHARS}, request_id="big")
     assert answer.code == "INVALID_PARAMS"

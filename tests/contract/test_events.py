@@ -8,7 +8,18 @@ import pytest
 from phoneuse_runtime.capabilities import EVERYTHING
 from phoneuse_runtime.device.sim import SimDevice
 
-from .frontend import Event, FrontEnd, FrontEndFactory, Stream, caller, ok, refused
+from .frontend import (
+    Event,
+    FrontEnd,
+    FrontEndFactory,
+    Stream,
+    caller,
+    names_subscribers,
+    names_tools,
+    ok,
+    refused,
+    wire_text_only,
+)
 
 
 async def events_until_completed(stream: Stream, request_id: str) -> list[Event]:
@@ -29,6 +40,7 @@ def summary(events: list[Event]) -> list[tuple[str, str]]:
 
 
 async def test_task_completed_after_every_execute(frontend: FrontEnd) -> None:
+    names_tools(frontend)  # NOPE: an unknown tool never reaches the runtime
     stream = await frontend.subscribe(("TASK_COMPLETED",))
     await frontend.execute("SET_CLIPBOARD", {"text": "hi"}, request_id="e-1")
     await frontend.execute("NOPE", {}, request_id="e-2")
@@ -59,6 +71,7 @@ async def test_task_completed_after_every_execute(frontend: FrontEnd) -> None:
 
 
 async def test_task_started_precedes_task_completed(frontend: FrontEnd) -> None:
+    wire_text_only(frontend, "SET_ALARM", {"minute": "05"})  # the params as the wire's text
     stream = await frontend.subscribe(("TASK_STARTED", "TASK_COMPLETED"))
     answer = await frontend.execute(
         "SET_ALARM", {"hour": "7", "minute": "05", "days": "fri,MON"}, request_id="s-1"
@@ -80,6 +93,7 @@ async def test_a_call_refused_before_its_handler_has_no_task_started(make_fronte
     device = SimDevice()
     device.capabilities = EVERYTHING - {"sim"}
     frontend = await make_frontend(device=device, deny_actions=frozenset({"PRESS_KEY"}))
+    names_tools(frontend)  # NOPE: an unknown tool never reaches the runtime
     stream = await frontend.subscribe(("TASK_STARTED", "TASK_COMPLETED"))
     assert (await frontend.execute("NOPE", request_id="r-unknown")).code == "UNKNOWN_ACTION"
     assert (
@@ -175,6 +189,7 @@ async def test_filter_excludes_other_types(frontend: FrontEnd) -> None:
 
 
 async def test_same_subscriber_id_replaces_the_old_stream(frontend: FrontEnd) -> None:
+    names_subscribers(frontend)
     old = await frontend.subscribe(subscriber_id="agent-1")
     new = await frontend.subscribe(subscriber_id="agent-1")
     assert old.subscriber_id == new.subscriber_id == "agent-1"
@@ -186,6 +201,7 @@ async def test_same_subscriber_id_replaces_the_old_stream(frontend: FrontEnd) ->
 
 async def test_subscriber_ids_are_scoped_per_principal(frontend: FrontEnd) -> None:
     """The same id under two principals names two live streams; neither replaces the other."""
+    names_subscribers(frontend)
     mine = await frontend.subscribe(("TASK_COMPLETED",), subscriber_id="watcher")
     theirs = await frontend.subscribe(("TASK_COMPLETED",), subscriber_id="watcher", principal="other")
     await ok(frontend, "SET_CLIPBOARD", {"text": "x"}, request_id="both")
@@ -199,6 +215,7 @@ async def test_subscriber_ids_are_scoped_per_principal(frontend: FrontEnd) -> No
 
 
 async def test_an_anonymous_stream_gets_an_id_of_its_own(frontend: FrontEnd) -> None:
+    names_subscribers(frontend)
     first, second = await frontend.subscribe(), await frontend.subscribe()
     assert first.subscriber_id and second.subscriber_id and first.subscriber_id != second.subscriber_id
     await ok(frontend, "SET_CLIPBOARD", {"text": "x"}, request_id="anon")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from .frontend import FrontEnd, ok, refused
+from .frontend import FrontEnd, names_tools, ok, refused, wire_text_only
 
 
 async def remember(frontend: FrontEnd, count: int) -> None:
@@ -79,6 +79,9 @@ async def test_limit_is_clamped_to_the_maximum(frontend: FrontEnd) -> None:
 async def test_bad_queries_are_refused(
     frontend: FrontEnd, query_type: str, filters: dict[str, str], limit: int, error: str
 ) -> None:
+    if not query_type:
+        names_tools(frontend)
+    wire_text_only(frontend, query_type, filters, query=True)
     refusal = await refused(frontend.query(query_type, filters, limit))
     assert refusal.error == error
 

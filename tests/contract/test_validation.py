@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from .frontend import FrontEnd, FrontEndFactory, ok, refused
+from .frontend import FrontEnd, FrontEndFactory, names_tools, ok, refused, wire_text_only
 
 KEYS = (
     "APP_SWITCH, BACK, CALL, CAMERA, DEL, DPAD_DOWN, DPAD_LEFT, DPAD_RIGHT, DPAD_UP, ENDCALL, ENTER, "
@@ -30,6 +30,8 @@ ALARM_KEYS = "days, hour, label, minute"
 async def test_a_malformed_request_is_refused_as_bad_request(
     frontend: FrontEnd, action_type: str, request_id: str, timeout_ms: int, message: str
 ) -> None:
+    if not action_type:
+        names_tools(frontend)
     refusal = await refused(frontend.execute(action_type, request_id=request_id, timeout_ms=timeout_ms))
     assert (refusal.code, refusal.message) == ("BAD_REQUEST", message)
 
@@ -41,6 +43,7 @@ async def test_a_malformed_request_is_not_stored(frontend: FrontEnd) -> None:
 
 
 async def test_unknown_action_suggests_close_names(frontend: FrontEnd) -> None:
+    names_tools(frontend)
     answer = await frontend.execute("SEND_MESAGE", {}, request_id="u1")
     assert not answer.success
     assert answer.error == (
@@ -134,11 +137,13 @@ async def test_unknown_params_name_the_allowed_keys(frontend: FrontEnd) -> None:
 async def test_bad_params_are_invalid_params(
     frontend: FrontEnd, action: str, params: dict[str, str], message: str
 ) -> None:
+    wire_text_only(frontend, action, params)
     answer = await frontend.execute(action, params)
     assert (answer.code, answer.message) == ("INVALID_PARAMS", message)
 
 
 async def test_params_are_coerced_from_strings(frontend: FrontEnd) -> None:
+    wire_text_only(frontend, "SET_ALARM", {"minute": "05"})  # the wire's text, coerced
     result = await ok(frontend, "SET_ALARM", {"hour": "7", "minute": "05", "days": "fri,MON", "label": "Gym"})
     assert (result["hour"], result["minute"], result["days"]) == (7, 5, ["MON", "FRI"])
     assert result["verified"] is True

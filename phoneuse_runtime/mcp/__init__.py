@@ -1,0 +1,25 @@
+"""The MCP front end: every action and query as an MCP tool, over stdio and Streamable HTTP.
+
+The SDK is the `mcp` extra (`pip install 'phoneuse-runtime[mcp]'`); nothing here imports it at
+the package level, so the runtime runs without it and only `mcp` and `--mcp-listen` need it.
+"""
+
+from __future__ import annotations
+
+EVENTS_URI = "phoneuse://events"
+EVENTS_KEPT = 256  # the recent events the events resource holds
+EVENTS_PAGE = 100  # at most this many per read of it
+INSTALL_HINT = "the MCP front end needs the MCP SDK: pip install 'phoneuse-runtime[mcp]'"
+
+
+class McpMissing(Exception):
+    """The MCP SDK is not installed; the message says how to get it."""
+
+
+def require_sdk() -> None:
+    """Raises McpMissing when the SDK (or the ASGI server it runs on) cannot be imported."""
+    try:
+        import mcp.server  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError:
+        raise McpMissing(INSTALL_HINT) from None

@@ -1,0 +1,226 @@
+"""What the MCP face calls: the runtime in this process, or the running server over gRPC.
+
+`LocalBackend` is the runtime itself (`serve --mcp-listen`, and `phoneuse-runtime mcp` when no
+server runs): calls carry `Caller("mcp", principal)`. `GrpcBackend` is `phoneuse-runtime mcp`
+attached to the server of its data dir, over that server's Unix socket (else its TCP address)
+with the server's token: there the server sees a gRPC caller, the token's principal (the wire
+contract has no field for the front end behind a client).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import uuid
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass
+from typing import Protocol
+
+from ..callers import Caller
+from ..errors import FAILURES, Internal, RuntimeFailure
+from ..events import Event
+from ..registry import Registry
+from ..runtime import ActionCall, ActionOutcome, QueryCall, QueryPage, Runtime
+
+log = logging.getLogger(__name__)
+
+FRONTEND = "mcp"
+READY_TIMEOUT_S = 10.0
+_BY_CODE = {failure.code: failure for failure in FAILURES}
+
+
+class Backend(Protocol):
+    """The runtime as the MCP face sees it."""
+
+    registry: Registry
+    capabilities: frozenset[str]
+    device: str
+
+    async def execute(self, principal: str, call: ActionCall) -> ActionOutcome:
+        """Raises RuntimeFailure (BAD_REQUEST) for a malformed call; other failures are the outcome's."""
+        ...
+
+    async def query(self, principal: str, call: QueryCall) -> QueryPage:
+        """Raises RuntimeFailure for any failure."""
+        ...
+
+    def events(self, principal: str) -> EventSource:
+        """Every event of the phone from now on, as a gRPC subscriber with no filter gets them."""
+        ...
+
+
+class EventSource(Protocol):
+    def __aiter__(self) -> AsyncIterator[Event]: ...
+
+    async def ready(self) -> None:
+        """Returns once every event published from now on will come."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+@dataclass
+class LocalBackend:
+    runtime: Runtime
+    device: str = ""
+
+    def __post_init__(self) -> None:
+        self.approvals = self.runtime.approvals  # the face's elicitation answers holds here
+        self.registry = self.runtime.registry
+        self.capabilities = self.runtime.device.capabilities
+        self.device = self.device or self.runtime.settings.device
+
+    async def execute(self, principal: str, call: ActionCall) -> ActionOutcome:
+        return await self.runtime.execute(Caller(FRONTEND, principal), call)
+
+    async def query(self, principal: str, call: QueryCall) -> QueryPage:
+        return await self.runtime.query(Caller(FRONTEND, principal), call)
+
+    def events(self, principal: str) -> EventSource:
+        sub = self.runtime.subscribe(Caller(FRONTEND, principal), f"mcp-events-{uuid.uuid4().hex}", ())
+        runtime = self.runtime
+
+        class _Source:
+            def __aiter__(self) -> AsyncIterator[Event]:
+                return sub.__aiter__()
+
+            async def ready(self) -> None:  # the bus's subscription is live at once
+                return
+
+            async def close(self) -> None:
+                runtime.unsubscribe(sub)
+
+        return _Source()
+
+
+def failure_of(details: str) -> RuntimeFailure:
+    """A gRPC status's `CODE: message` details as the runtime's failure of that code."""
+    code, sep, message = details.partition(": ")
+    kind = _BY_CODE.get(code) if sep else None
+    if kind is None:
+        return Internal(details or "the server gave no reason")
+    return kind(message)
+
+
+class GrpcBackend:
+    """The running server, over gRPC: one channel, the server's token on every call."""
+
+    def __init__(
+        self, address: str, token: str, *, registry: Registry, capabilities: frozenset[str], device: str
+    ):
+        import grpc
+
+        from ..rpc import protocol_pb2_grpc as pb_grpc
+
+        self.registry = registry
+        self.capabilities = capabilities
+        self.device = device
+        self._grpc = grpc
+        self._channel = grpc.aio.insecure_channel(address)
+        self._stub = pb_grpc.AndroidRuntimeStub(self._channel)
+        self._metadata = (("authorization", f"Bearer {token}"),)
+
+    async def execute(self, principal: str, call: ActionCall) -> ActionOutcome:
+        from ..rpc import protocol_pb2 as pb
+
+        request = pb.ActionRequest(
+            action_type=call.action_type,
+            params=dict(call.params),
+            request_id=call.request_id,
+            timeout_ms=call.timeout_ms,
+        )
+        if call.app_target is not None:
+            request.app_target = call.app_target
+        try:
+            # The RPC's deadline stays clear of the action's own: only the runtime times out.
+            response = await self._stub.Execute(
+                request, metadata=self._metadata, timeout=max(call.timeout_ms, 0) / 1000 + 10
+            )
+        except self._grpc.aio.AioRpcError as error:
+            raise self._failure(error) from None
+        return ActionOutcome(
+            response.request_id, response.success, response.result_json, response.error, response.duration_ms
+        )
+
+    async def query(self, principal: str, call: QueryCall) -> QueryPage:
+        from ..rpc import protocol_pb2 as pb
+
+        try:
+            query_type = pb.QueryType.Value(call.query_type)
+        except ValueError:
+            raise failure_of(f"BAD_REQUEST: query_type {call.query_type} is not served") from None
+        request = pb.QueryRequest(query_type=query_type, filters=dict(call.filters), limit=call.limit)
+        try:
+            response = await self._stub.Query(request, metadata=self._metadata, timeout=call.timeout_s + 1)
+        except self._grpc.aio.AioRpcError as error:
+            raise self._failure(error) from None
+        return QueryPage(list(response.results_json), response.total_count, response.has_more)
+
+    def _failure(self, error: object) -> RuntimeFailure:
+        grpc = self._grpc
+        assert isinstance(error, grpc.aio.AioRpcError)
+        if error.code() == grpc.StatusCode.UNAVAILABLE:
+            return failure_of(f"DEVICE_UNAVAILABLE: the server is not reachable ({error.details()})")
+        if error.code() == grpc.StatusCode.UNAUTHENTICATED:
+            return failure_of(f"PERMISSION_DENIED: the server refused the token ({error.details()})")
+        if error.code() == grpc.StatusCode.DEADLINE_EXCEEDED and error.details() == "Deadline Exceeded":
+            return failure_of("TIMEOUT: the server did not answer in time")
+        return failure_of(error.details() or "")
+
+    def events(self, principal: str) -> EventSource:
+        from ..rpc import protocol_pb2 as pb
+
+        call = self._stub.Subscribe(pb.SubscribeRequest(), metadata=self._metadata)
+        grpc = self._grpc
+
+        class _Source:
+            async def _read(self) -> AsyncIterator[Event]:
+                try:
+                    async for message in call:
+                        yield Event(
+                            message.event_type, message.payload_json, message.source, message.timestamp
+                        )
+                except grpc.aio.AioRpcError as error:
+                    if error.code() != grpc.StatusCode.CANCELLED:
+                        log.warning("the server's event stream ended: %s", error.code().name)
+
+            def __aiter__(self) -> AsyncIterator[Event]:
+                return self._read()
+
+            async def ready(self) -> None:
+                # The server sends the headers once the subscription exists (rpc/servicer.py).
+                try:
+                    await asyncio.wait_for(call.initial_metadata(), READY_TIMEOUT_S)
+                except (asyncio.TimeoutError, grpc.aio.AioRpcError) as exc:
+                    log.warning("the server's event stream did not open: %s", type(exc).__name__)
+
+            async def close(self) -> None:
+                call.cancel()
+
+        return _Source()
+
+    async def close(self) -> None:
+        await self._channel.close()
+
+
+def event_json(seq: int, event: Event) -> dict[str, object]:
+    try:
+        payload = json.loads(event.payload_json or "{}")
+    except ValueError:
+        payload = {}
+    return {
+        "seq": seq,
+        "event_type": event.event_type,
+        "payload": payload,
+        "timestamp": event.timestamp,
+        "source": event.source,
+    }
+
+
+def known_types(registry: Registry, types: Iterable[str]) -> str | None:
+    """Why these event types cannot be asked for, or None."""
+    for event_type in types:
+        if event_type not in registry.events:
+            return registry.unknown_event(event_type)
+    return None

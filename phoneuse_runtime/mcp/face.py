@@ -1,0 +1,581 @@
+"""The MCP face: an SDK low-level `Server` whose tools, resources and subscriptions are the runtime's.
+
+Built over a `Backend` (the runtime here, or the running server over gRPC), the same for stdio
+and Streamable HTTP. Tools come from the registry (tools.py). A call that fails is a tool result
+with `isError` and `CODE: message`; a call refused before anything ran (an unknown tool, a value
+of the wrong JSON type, the runtime's INVALID_PARAMS, UNKNOWN_ACTION or BAD_REQUEST) is the
+protocol's invalid-params error with the same `CODE: message`.
+
+Events: the resource `phoneuse://events` holds the phone's recent events, each with a `seq`;
+`phoneuse://events?after=SEQ&types=A,B` reads those after a cursor. A client subscribed to it
+(resources/subscribe on a 2025 session, subscriptions/listen on a 2026-07-28 one) is sent
+notifications/resources/updated when events come.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import json
+import logging
+import uuid
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.context import ServerRequestContext
+from mcp.server.session import ServerSession
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from .. import __version__
+from ..approvals import Approvals, Hold, NoSuchApproval
+from ..callers import Caller
+from ..errors import RuntimeFailure
+from ..events import Event
+from ..limits import MAX_EVENT_TYPES, MAX_NAME_CHARS, too_long
+from ..runtime import ActionCall, ActionOutcome, QueryCall
+from . import EVENTS_KEPT, EVENTS_PAGE, EVENTS_URI
+from .backends import FRONTEND, Backend, EventSource, event_json, known_types
+from .tools import DEFAULT_TIMEOUT_MS, ArgumentError, Tool, ToolTable
+
+log = logging.getLogger(__name__)
+
+SCREEN_URI = "phoneuse://screen"
+SPEC_URI = "phoneuse://spec"
+ANSWERED_BY = "the MCP client's user"
+REFUSED_BEFORE_RUNNING = frozenset({"INVALID_PARAMS", "UNKNOWN_ACTION", "BAD_REQUEST"})
+META_PREFIX = "phoneuse/"
+DEFAULT_QUERY_TIMEOUT_S = 30.0
+PrincipalOf = Callable[[ServerRequestContext[Any, Any]], str]
+
+INSTRUCTIONS = (
+    "These tools drive an Android phone. Read the screen with dump_ui (its `screen` text has one "
+    "line per element, each with a ref that tap, type_text and long_press take), act, then read "
+    "again. Some calls wait for the phone's owner to approve them. A failed call says CODE: message."
+)
+
+
+def invalid(text: str) -> MCPError:
+    return MCPError(types.INVALID_PARAMS, text, {"code": text.partition(":")[0]})
+
+
+class EventLog:
+    """The phone's recent events for the events resource, fed by one subscription of the face's own,
+    opened by the first read or subscribe (so that a face nobody asks never has the phone polled)."""
+
+    def __init__(self, backend: Backend, principal: str, on_new: Callable[[], None]) -> None:
+        self.backend = backend
+        self.principal = principal
+        self.on_new = on_new
+        self.seq = 0
+        self.kept: collections.deque[tuple[int, Event]] = collections.deque(maxlen=EVENTS_KEPT)
+        self._source: EventSource | None = None
+        self._pump: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """Returns once the subscription is live: every event after it is kept."""
+        if self._pump is None:
+            self._source = self.backend.events(self.principal)
+            self._pump = asyncio.get_running_loop().create_task(self._run(self._source))
+        assert self._source is not None
+        await self._source.ready()
+
+    async def _run(self, source: EventSource) -> None:
+        async for event in source:
+            self.seq += 1
+            self.kept.append((self.seq, event))
+            self.on_new()
+
+    def read(self, after: int | None, event_types: frozenset[str]) -> dict[str, Any]:
+        oldest = self.kept[0][0] if self.kept else self.seq + 1
+        start = self.seq if after is None else after  # no cursor: from now on, nothing yet
+        if after is None:
+            chosen = [(s, e) for s, e in self.kept if not event_types or e.event_type in event_types]
+            chosen = chosen[-EVENTS_PAGE:]
+        else:
+            chosen = [
+                (s, e) for s, e in self.kept if s > start and (not event_types or e.event_type in event_types)
+            ][:EVENTS_PAGE]
+        cursor = chosen[-1][0] if chosen and after is not None else self.seq
+        missed = max(0, oldest - 1 - after) if after is not None else 0
+        return {
+            "events": [event_json(s, e) for s, e in chosen],
+            "cursor": cursor,
+            "missed": missed,
+            "more": after is not None and any(s > cursor for s, _ in self.kept),
+        }
+
+    async def close(self) -> None:
+        if self._source is not None:
+            await self._source.close()
+        if self._pump is not None:
+            self._pump.cancel()
+            await asyncio.gather(self._pump, return_exceptions=True)
+
+
+class McpFace:
+    """One MCP server over a backend; `server` is the SDK's, served by stdio or HTTP."""
+
+    def __init__(self, backend: Backend, *, principal_of: PrincipalOf, principal: str = "agent") -> None:
+        self.backend = backend
+        self.table = ToolTable.of(backend.registry, backend.capabilities)
+        self.principal_of = principal_of
+        self.bus = InMemorySubscriptionBus()
+        self.listen = ListenHandler(self.bus)
+        self._watchers: set[ServerSession] = set()  # 2025 sessions subscribed to the events
+        self._notify_pending = False
+        self.events = EventLog(backend, principal, self._announce)
+        # Calls of this face's callers held for an approval, by (principal, request_id): a client
+        # that can elicit is asked too (see _elicited).
+        self._held: dict[tuple[str, str], asyncio.Future[Hold]] = {}
+        self.approvals: Approvals | None = getattr(backend, "approvals", None)
+        if self.approvals is not None:
+            self.approvals.watch(self._on_hold)
+        self._tools = [self._listed(tool) for tool in self.table.tools.values()]
+        self.server: Server[Any] = Server(
+            "phoneuse-runtime",
+            version=__version__,
+            title="Android phone (phoneuse-runtime)",
+            instructions=INSTRUCTIONS,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            on_list_resources=self._list_resources,
+            on_list_resource_templates=self._list_templates,
+            on_read_resource=self._read_resource,
+            on_subscribe_resource=self._subscribe,
+            on_unsubscribe_resource=self._unsubscribe,
+            on_subscriptions_listen=self.listen,
+            get_tool_input_schema=self._input_schema,
+        )
+
+    # --- tools ---------------------------------------------------------------
+    @staticmethod
+    def _listed(tool: Tool) -> types.Tool:
+        return types.Tool(
+            name=tool.name,
+            title=tool.title,
+            description=tool.description,
+            input_schema=tool.input_schema,
+            output_schema=tool.output_schema,
+            annotations=types.ToolAnnotations(
+                title=tool.title,
+                read_only_hint=tool.read_only,
+                destructive_hint=not tool.read_only,
+                idempotent_hint=tool.read_only,
+                open_world_hint=True,
+            ),
+            _meta={f"{META_PREFIX}{tool.kind}": tool.target, f"{META_PREFIX}supported": tool.supported},
+        )
+
+    def _input_schema(self, name: str) -> dict[str, Any] | None:
+        tool = self.table.tools.get(name)
+        return tool.input_schema if tool else None
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=self._tools)
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        try:
+            tool = self.table.get(params.name)
+            wire, options = tool.split(params.arguments or {})
+        except ArgumentError as refusal:
+            raise invalid(refusal.wire()) from None
+        principal = self.principal_of(ctx)
+        if tool.kind == "query":
+            return await self._query(tool, wire, options, principal)
+        call = ActionCall(
+            tool.target,
+            wire,
+            str(options.get("request_id") if "request_id" in options else uuid.uuid4().hex),
+            int(options.get("timeout_ms", DEFAULT_TIMEOUT_MS)),
+            options.get("app_target"),
+        )
+        try:
+            if self.approvals is not None and _can_elicit(ctx):
+                answer = await self._elicited(ctx, principal, call, params)
+                if isinstance(answer, types.InputRequiredResult):
+                    return answer
+                outcome = answer
+            else:
+                outcome = await self.backend.execute(principal, call)
+        except RuntimeFailure as failure:  # a malformed call: BAD_REQUEST
+            raise invalid(failure.wire()) from None
+        meta = {
+            f"{META_PREFIX}request_id": outcome.request_id,
+            f"{META_PREFIX}duration_ms": outcome.duration_ms,
+        }
+        result = _object(outcome.result_json)
+        if not outcome.success:
+            if outcome.error.partition(":")[0] in REFUSED_BEFORE_RUNNING:
+                raise invalid(outcome.error)
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=outcome.error)],
+                structured_content=result,
+                is_error=True,
+                _meta=meta,
+            )
+        return types.CallToolResult(content=_content(tool, result), structured_content=result, _meta=meta)
+
+    # --- approvals by elicitation -----------------------------------------------
+    def _on_hold(self, hold: Hold, began: bool) -> None:
+        caller = hold.call.caller
+        if not began or caller.frontend != FRONTEND:
+            return
+        waiting = self._held.get((caller.principal, hold.call.request_id))
+        if waiting is not None and not waiting.done():
+            waiting.set_result(hold)
+
+    async def _elicited(
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        principal: str,
+        call: ActionCall,
+        params: types.CallToolRequestParams,
+    ) -> ActionOutcome | types.InputRequiredResult:
+        """Runs the call; if a policy holds it, the client's user is asked too (elicitation), beside
+        the Iris app and `phoneuse-runtime approvals`. The first answer wins; the user's is bound
+        to the exact call shown (its digest). Accept with approve=false, or decline, denies it;
+        cancel leaves the other ways to answer.
+
+        On the 2025 revisions the question is a request to the client during the call. On
+        2026-07-28 the call answers `input_required` with the question; the held call goes on in
+        the runtime, and the client's retry (with the answer, and `requestState` naming the call's
+        request_id) joins it and gets its outcome."""
+        modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        if modern and params.request_state is not None:
+            return await self._resumed(principal, call, params)
+        loop = asyncio.get_running_loop()
+        key = (principal, call.request_id)
+        held: asyncio.Future[Hold] = loop.create_future()
+        self._held[key] = held
+        running = loop.create_task(self.backend.execute(principal, call))
+        try:
+            first: set[asyncio.Future[Any]] = {running, held}
+            await asyncio.wait(first, return_when=asyncio.FIRST_COMPLETED)
+            if held.done() and not running.done():
+                hold = held.result()
+                if modern:  # the runtime keeps the call: only this wait for it ends
+                    running.cancel()
+                    await asyncio.gather(running, return_exceptions=True)
+                    message, schema = _question(hold)
+                    state = {"request_id": call.request_id, "approval_id": hold.approval_id}
+                    return types.InputRequiredResult(
+                        input_requests={
+                            "approve": types.ElicitRequest(
+                                params=types.ElicitRequestFormParams(message=message, requested_schema=schema)
+                            )
+                        },
+                        request_state=json.dumps(state),
+                    )
+                asking = loop.create_task(self._ask(ctx, hold))
+                second: set[asyncio.Future[Any]] = {running, asking}
+                await asyncio.wait(second, return_when=asyncio.FIRST_COMPLETED)
+                if not asking.done():
+                    asking.cancel()  # answered elsewhere: the client's prompt is withdrawn
+                await asyncio.gather(asking, return_exceptions=True)
+            return await running
+        finally:
+            self._held.pop(key, None)
+            held.cancel()
+
+    async def _resumed(
+        self, principal: str, call: ActionCall, params: types.CallToolRequestParams
+    ) -> ActionOutcome:
+        """A 2026-07-28 retry after `input_required`: the user's answer (if it still applies to a
+        call of this principal's, as shown), then the held call's outcome."""
+        try:
+            state = json.loads(params.request_state or "")
+            request_id, approval_id = state["request_id"], state["approval_id"]
+        except (ValueError, KeyError, TypeError):
+            raise invalid("BAD_REQUEST: requestState is not one this server gave") from None
+        if not isinstance(request_id, str) or not isinstance(approval_id, str):
+            raise invalid("BAD_REQUEST: requestState is not one this server gave")
+        call.request_id = request_id  # the held call's own: the retry joins it
+        assert self.approvals is not None
+        hold = next(
+            (
+                h
+                for h in self.approvals.pending()
+                if h.approval_id == approval_id
+                and h.call.request_id == request_id
+                and h.call.caller == Caller(FRONTEND, principal)
+            ),
+            None,
+        )
+        response = (params.input_responses or {}).get("approve")
+        if hold is not None and isinstance(response, types.ElicitResult):
+            self._apply(hold, response)
+        return await self.backend.execute(principal, call)
+
+    async def _ask(self, ctx: ServerRequestContext[Any, Any], hold: Hold) -> None:
+        message, schema = _question(hold)
+        try:
+            answer = await ctx.session.elicit_form(message, schema, related_request_id=ctx.request_id)
+        except Exception as exc:  # the client failed to ask: the other ways to answer remain
+            log.info(
+                "approval %s: the MCP client did not ask its user (%s)", hold.approval_id, type(exc).__name__
+            )
+            return
+        self._apply(hold, answer)
+
+    def _apply(self, hold: Hold, answer: types.ElicitResult) -> None:
+        if answer.action == "cancel":
+            return
+        approved = answer.action == "accept" and (answer.content or {}).get("approve") is True
+        assert self.approvals is not None
+        try:
+            self.approvals.answer(hold.approval_id, approved=approved, by=ANSWERED_BY, digest=hold.digest)
+        except (NoSuchApproval, RuntimeFailure):  # answered first elsewhere, or no longer this call
+            log.info("approval %s: the MCP client's answer came too late", hold.approval_id)
+
+    async def _query(
+        self, tool: Tool, wire: dict[str, str], options: dict[str, Any], principal: str
+    ) -> types.CallToolResult:
+        timeout_ms = options.get("timeout_ms")
+        call = QueryCall(
+            tool.target,
+            wire,
+            int(options.get("limit", 0)),
+            DEFAULT_QUERY_TIMEOUT_S if timeout_ms is None else int(timeout_ms) / 1000,
+        )
+        try:
+            page = await self.backend.query(principal, call)
+        except RuntimeFailure as failure:
+            if failure.code in REFUSED_BEFORE_RUNNING:
+                raise invalid(failure.wire()) from None
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=failure.wire())],
+                structured_content=failure.details,
+                is_error=True,
+            )
+        results = [json.loads(r) for r in page.results]
+        offset = int(wire.get("offset", "0"))
+        structured = {
+            "results": results,
+            "total_count": page.total_count,
+            "has_more": page.has_more,
+            "next_offset": offset + len(results) if page.has_more else None,
+        }
+        text = json.dumps(structured, ensure_ascii=False)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)], structured_content=structured
+        )
+
+    # --- resources -----------------------------------------------------------
+    async def _list_resources(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        return types.ListResourcesResult(
+            resources=[
+                types.Resource(
+                    uri=EVENTS_URI,
+                    name="events",
+                    title="The phone's recent events",
+                    description=(
+                        "JSON: {events: [{seq, event_type, payload, timestamp, source}], cursor, missed, "
+                        "more}. "
+                        f"Read {EVENTS_URI}?after=CURSOR for the events since a read; subscribe to be told "
+                        "when new ones come."
+                    ),
+                    mime_type="application/json",
+                ),
+                types.Resource(
+                    uri=SCREEN_URI,
+                    name="screen",
+                    title="The phone's screen now",
+                    description="The compact screen form (what dump_ui answers as text), read when asked.",
+                    mime_type="text/plain",
+                ),
+                types.Resource(
+                    uri=SPEC_URI,
+                    name="spec",
+                    title="The protocol spec",
+                    description="Every action, query, event, error code and limit as served here (Markdown).",
+                    mime_type="text/markdown",
+                ),
+            ]
+        )
+
+    async def _list_templates(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(
+            resource_templates=[
+                types.ResourceTemplate(
+                    uri_template=EVENTS_URI + "{?after,types}",
+                    name="events-since",
+                    description="the events after a cursor (seq), optionally of some types only "
+                    "(comma-separated)",
+                    mime_type="application/json",
+                )
+            ]
+        )
+
+    async def _read_resource(
+        self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        uri = str(params.uri)
+        if uri == SCREEN_URI:
+            return await self._screen(ctx)
+        if uri == SPEC_URI:
+            from ..spec import render_spec
+
+            text = render_spec(self.backend.registry)
+            return types.ReadResourceResult(
+                contents=[types.TextResourceContents(uri=uri, mime_type="text/markdown", text=text)]
+            )
+        after, event_types = self._events_query(uri)
+        await self.events.start()
+        body = self.events.read(after, event_types)
+        return types.ReadResourceResult(
+            contents=[
+                types.TextResourceContents(
+                    uri=str(params.uri),
+                    mime_type="application/json",
+                    text=json.dumps(body, ensure_ascii=False),
+                )
+            ]
+        )
+
+    async def _screen(self, ctx: ServerRequestContext[Any, Any]) -> types.ReadResourceResult:
+        """The screen now, in the compact form: a DUMP_UI call of the reader's, under its rules."""
+        call = ActionCall("DUMP_UI", {}, uuid.uuid4().hex, DEFAULT_TIMEOUT_MS)
+        try:
+            outcome = await self.backend.execute(self.principal_of(ctx), call)
+        except RuntimeFailure as failure:
+            raise MCPError(types.INTERNAL_ERROR, failure.wire()) from None
+        if not outcome.success:
+            raise MCPError(types.INTERNAL_ERROR, outcome.error)
+        result = _object(outcome.result_json)
+        text = str(result.get("screen", ""))
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=SCREEN_URI, mime_type="text/plain", text=text)]
+        )
+
+    def _events_query(self, uri: str) -> tuple[int | None, frozenset[str]]:
+        parts = urlsplit(uri)
+        if f"{parts.scheme}://{parts.netloc}{parts.path}" != EVENTS_URI:
+            raise MCPError(types.INVALID_PARAMS, f"no resource {uri[:200]!r}; resources/list lists them")
+        query = parse_qs(parts.query, keep_blank_values=True)
+        after: int | None = None
+        if "after" in query:
+            text = query["after"][-1]
+            if not (text.isascii() and text.isdigit() and len(text) <= 18):
+                raise invalid(
+                    f"BAD_REQUEST: after must be a non-negative integer (a cursor), got {text[:40]!r}"
+                )
+            after = int(text)
+        wanted = [t for t in ",".join(query.get("types", [])).split(",") if t]
+        if len(wanted) > MAX_EVENT_TYPES:  # the runtime's own limits, in its words
+            raise invalid(
+                f"BAD_REQUEST: event_types has {len(wanted)} entries; at most {MAX_EVENT_TYPES} are allowed"
+            )
+        longest = max(wanted, key=len, default="")
+        if len(longest) > MAX_NAME_CHARS:
+            raise invalid(f"BAD_REQUEST: {too_long('event type', len(longest), MAX_NAME_CHARS)}")
+        problem = known_types(self.backend.registry, wanted)
+        if problem:
+            raise invalid(f"BAD_REQUEST: {problem}")
+        return after, frozenset(wanted)
+
+    async def _subscribe(
+        self, ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
+        if str(params.uri) in (SCREEN_URI, SPEC_URI):
+            raise invalid(
+                f"BAD_REQUEST: only {EVENTS_URI} announces its updates; read {params.uri} when needed"
+            )
+        self._events_query(str(params.uri))
+        await self.events.start()
+        self._watchers.add(ctx.session)
+        return types.EmptyResult()
+
+    async def _unsubscribe(
+        self, ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        self._watchers.discard(ctx.session)
+        return types.EmptyResult()
+
+    def _announce(self) -> None:
+        """New events: every subscriber is told, once per turn of the loop however many came."""
+        if self._notify_pending:
+            return
+        self._notify_pending = True
+        asyncio.get_running_loop().create_task(self._tell())
+
+    async def _tell(self) -> None:
+        await asyncio.sleep(0)  # let a burst of events land first: one notification for them all
+        self._notify_pending = False
+        await self.bus.publish(ResourceUpdated(uri=EVENTS_URI))
+        for session in list(self._watchers):
+            try:
+                await session.send_resource_updated(EVENTS_URI)
+            except Exception:  # the session ended: it is told nothing more
+                log.debug("an MCP session subscribed to the events is gone")
+                self._watchers.discard(session)
+
+    async def close(self) -> None:
+        self.listen.close()
+        await self.events.close()
+
+
+def _question(hold: Hold) -> tuple[str, dict[str, Any]]:
+    """What the client's user is asked about a held call: the call as the policy saw it."""
+    call = hold.call
+    shown = json.dumps(dict(call.wire_params), ensure_ascii=False)
+    message = (
+        f"The agent's {call.name} call is held for your approval ({hold.reason}). "
+        f"Params: {shown[:2000]}" + (f"; app: {call.app_target}" if call.app_target else "") + ". Approve it?"
+    )
+    schema = {
+        "type": "object",
+        "properties": {
+            "approve": {"type": "boolean", "title": "Approve", "description": f"run {call.name} as shown"}
+        },
+        "required": ["approve"],
+    }
+    return message, schema
+
+
+def _can_elicit(ctx: ServerRequestContext[Any, Any]) -> bool:
+    """Whether the client said it can ask its user (elicitation)."""
+    try:
+        return ctx.session.check_client_capability(
+            types.ClientCapabilities(elicitation=types.ElicitationCapability())
+        )
+    except Exception:  # no connection state to ask
+        return False
+
+
+def _object(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {"value": value}
+
+
+def _content(tool: Tool, result: dict[str, Any]) -> list[types.TextContent | types.ImageContent]:
+    """What a model reads: DUMP_UI's compact screen as text, SCREENSHOT as an image, else the JSON."""
+    if tool.target == "SCREENSHOT" and isinstance(result.get("image_base64"), str):
+        image = result.pop("image_base64")
+        fmt = str(result.get("format", "png"))
+        summary = json.dumps(result, ensure_ascii=False)
+        return [
+            types.ImageContent(type="image", data=image, mime_type=f"image/{fmt}"),
+            types.TextContent(type="text", text=summary),
+        ]
+    if tool.target == "DUMP_UI" and isinstance(result.get("screen"), str):
+        head = {k: v for k, v in result.items() if k not in ("screen", "elements", "xml")}
+        return [
+            types.TextContent(type="text", text=f"{result['screen']}\n{json.dumps(head, ensure_ascii=False)}")
+        ]
+    return [types.TextContent(type="text", text=json.dumps(result, ensure_ascii=False))]

@@ -1,0 +1,195 @@
+"""`serve --mcp-listen HOST:PORT`: the MCP face over Streamable HTTP at /mcp, as a component.
+
+Before the SDK sees a request, `Guard` checks it: `Authorization: Bearer <token>` (the same token
+as gRPC, checked against its hash; never in the URL) or 401 and nothing runs, then `Origin`: a
+request with none (a native client) is served, one that `mcp_allowed_origins` does not list is
+refused with 403 (the MCP spec asks this against DNS rebinding). A body past
+`grpc_max_receive_bytes` is refused with 413. Runs uvicorn in the app's own loop, without its
+signal handlers (the app's own stop it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import socket
+from collections.abc import Mapping
+from typing import Any
+
+from ..components import Contribution
+from ..config import Settings
+from ..runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+MCP_PATH = "/mcp"
+PRINCIPAL_KEY = "phoneuse.principal"
+
+
+class Guard:
+    """ASGI middleware: the token, then the Origin; the principal goes into the scope."""
+
+    def __init__(self, app: Any, *, tokens: Mapping[str, str], allowed_origins: frozenset[str]) -> None:
+        from ..rpc.auth import BearerAuth
+
+        self.app = app
+        self.auth = BearerAuth(tokens)
+        self.allowed_origins = allowed_origins
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        caller = self.auth.check([("authorization", headers.get("authorization", ""))])
+        if isinstance(caller, str):
+            self.auth.refusals.refused(f"MCP {scope.get('method', '')} {scope.get('path', '')}", caller)
+            await _refuse(send, 401, caller, {"www-authenticate": 'Bearer realm="phoneuse-runtime"'})
+            return
+        origin = headers.get("origin")
+        if origin is not None and origin not in self.allowed_origins:
+            self.auth.refusals.refused("MCP", f"Origin {origin[:100]!r} is not allowed")
+            await _refuse(send, 403, f"Origin {origin[:100]!r} is not allowed (mcp_allowed_origins)", {})
+            return
+        scope.setdefault("state", {})[PRINCIPAL_KEY] = caller.principal
+        await self.app(scope, receive, send)
+
+
+async def _refuse(send: Any, status: int, message: str, extra: Mapping[str, str]) -> None:
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": message}}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    headers += [(k.encode(), v.encode()) for k, v in extra.items()]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def quiet_libraries() -> None:
+    """uvicorn's and the SDK's INFO lines (a line per session, startup twice over) only at DEBUG."""
+    if log.isEnabledFor(logging.DEBUG):
+        return
+    for name in ("uvicorn", "mcp"):
+        library = logging.getLogger(name)
+        if library.level == logging.NOTSET:
+            library.setLevel(logging.WARNING)
+
+
+def principal_of_request(ctx: Any) -> str:
+    request = getattr(ctx, "request", None)
+    state = getattr(request, "scope", {}).get("state", {}) if request is not None else {}
+    principal = state.get(PRINCIPAL_KEY)
+    if not isinstance(principal, str):  # every request passed the Guard
+        raise RuntimeError("an MCP request without a principal")
+    return principal
+
+
+class McpHttpServer:
+    """The MCP face over Streamable HTTP on `address` ("HOST:PORT"; port 0 picks one, see `port`)."""
+
+    name = "mcp"
+
+    def __init__(
+        self,
+        address: str,
+        *,
+        tokens: Mapping[str, str],
+        allowed_origins: frozenset[str] = frozenset(),
+        max_body_bytes: int = 4 * 1024 * 1024,
+    ) -> None:
+        self.address = address
+        self.tokens = dict(tokens)
+        self.allowed_origins = allowed_origins
+        self.max_body_bytes = max_body_bytes
+        self.port = 0
+        self._server: Any = None
+        self._task: asyncio.Task[None] | None = None
+        self._face: Any = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings, *, tokens: Mapping[str, str]) -> McpHttpServer:
+        return cls(
+            settings.mcp_listen,
+            tokens=tokens,
+            allowed_origins=settings.mcp_allowed_origins,
+            max_body_bytes=settings.grpc_max_receive_bytes,
+        )
+
+    def contribution(self) -> Contribution:
+        return Contribution()
+
+    async def start(self, runtime: Runtime) -> None:
+        import uvicorn
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        from .backends import LocalBackend
+        from .face import McpFace
+
+        quiet_libraries()
+        self._face = McpFace(LocalBackend(runtime), principal_of=principal_of_request)
+        starlette = self._face.server.streamable_http_app(
+            streamable_http_path=MCP_PATH,
+            # The Guard checks Origin (and the token, which a rebound page cannot have).
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+            max_request_body_size=self.max_body_bytes,
+        )
+        app = Guard(starlette, tokens=self.tokens, allowed_origins=self.allowed_origins)
+        host, _, port = self.address.rpartition(":")
+        host = host.strip("[]") or "127.0.0.1"
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, int(port)))
+        except OSError as exc:
+            sock.close()
+            raise OSError(f"cannot listen for MCP on {self.address}: {exc.strerror or exc}") from exc
+        sock.listen(128)
+        sock.setblocking(False)
+        self.port = sock.getsockname()[1]
+        config = uvicorn.Config(
+            app, log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=1, ws="none"
+        )
+        self._server = _Uvicorn(config)
+        self._task = asyncio.get_running_loop().create_task(self._server.serve(sockets=[sock]))
+        while not self._server.started:  # bounded: uvicorn's startup is the lifespan's, at once
+            if self._task.done():
+                self._task.result()
+                raise RuntimeError("the MCP server stopped while starting")
+            await asyncio.sleep(0.01)
+        log.debug("serving MCP (Streamable HTTP) on http://%s:%d%s", host, self.port, MCP_PATH)
+
+    @property
+    def url(self) -> str:
+        host = self.address.rpartition(":")[0] or "127.0.0.1"
+        return f"http://{host}:{self.port}{MCP_PATH}"
+
+    async def stop(self, *, grace_s: float) -> None:
+        if self._server is None or self._task is None:
+            return
+        if self._face is not None:  # first: its listen streams end with their graceful last frame
+            await self._face.close()
+        self._server.should_exit = True
+        try:
+            await asyncio.wait_for(asyncio.shield(self._task), timeout=grace_s + 1)
+        except asyncio.TimeoutError:
+            self._server.force_exit = True
+            await asyncio.gather(self._task, return_exceptions=True)
+
+
+def _uvicorn_class() -> type:
+    import contextlib
+
+    import uvicorn
+
+    class Quiet(uvicorn.Server):
+        """uvicorn without its signal handlers: the app's own (SIGINT, SIGTERM) stop it."""
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Any:
+            yield
+
+    return Quiet
+
+
+def _Uvicorn(config: Any) -> Any:
+    return _uvicorn_class()(config)

@@ -1,0 +1,107 @@
+"""The MCP face's section of docs/protocol_spec.md (spec.py renders it; no SDK needed)."""
+
+from __future__ import annotations
+
+from ..registry import Registry
+from . import EVENTS_KEPT, EVENTS_PAGE, EVENTS_URI
+from .http import MCP_PATH
+from .tools import ACTION_OPTIONS, DEFAULT_TIMEOUT_MS, QUERY_OPTIONS, QUERY_PREFIX, ToolTable
+
+INTRO = f"""## The MCP front end
+
+The same runtime as a Model Context Protocol server (`phoneuse_runtime/mcp/`, the `mcp` extra:
+`pip install 'phoneuse-runtime[mcp]'`). Two transports:
+
+- **stdio**: `phoneuse-runtime mcp [--device D] [--data-dir DIR]`. It attaches to the running
+  server of its data dir (a gRPC client over its Unix socket, with the data dir's token; the tools
+  are what that server records in `server.json`: its device and the names it serves). When none
+  runs it serves the phone itself, as `serve` would (token, socket, record, components), so that
+  the next `mcp` or client attaches to it. Logs go to stderr only.
+- **Streamable HTTP**: `serve --mcp-listen HOST:PORT` (setting `mcp_listen`; off by default) at
+  `{MCP_PATH}`. Every request carries `Authorization: Bearer <token>` (the gRPC token, checked
+  against its hash; never in the URL): without it, or with a wrong one, `401` and nothing runs. A
+  request with an `Origin` that `mcp_allowed_origins` does not list gets `403` (DNS rebinding);
+  one without `Origin` (a native client) is served. A body past `grpc_max_receive_bytes` gets
+  `413` before it is read. `server.json` records the URL as bound (`mcp`), and `serve` logs it.
+
+Revisions: those of the official Python SDK (mcp 2.x): 2026-07-28 (per-request envelope,
+`server/discover`) and, through the initialize handshake, 2025-11-25 and the earlier ones.
+
+Callers: a call over HTTP carries `Caller("mcp", principal)`, the token's principal; over stdio
+the principal is `agent`. Policies, capabilities, deadlines, allow/deny lists and approvals apply
+as for gRPC. An attached stdio face is a gRPC client: the server sees its calls as `grpc:agent`.
+
+### Tools
+
+One tool per action and per query, generated from the registry (plug-ins' and components'
+included), named in snake case: an action `SEND_MESSAGE` is `send_message`, a query `CONTACTS`
+is `{QUERY_PREFIX}contacts`. `phoneuse-runtime actions` lists the same things. The description
+is the summary (and notes); the input schema is the params model's JSON schema (integers,
+numbers, booleans, enums, required keys, descriptions; each string with its `maxLength`), with
+the call's own options: {", ".join(f"`{k}`" for k in ACTION_OPTIONS)} for actions (`timeout_ms`
+defaults to {DEFAULT_TIMEOUT_MS}), {", ".join(f"`{k}`" for k in QUERY_OPTIONS)} for queries. The
+output schema is the result model's (a query's: `results`, `total_count`, `has_more`,
+`next_offset`), or the too-large marker. Annotations: `readOnlyHint` for queries and for actions
+that only read (`reads_only` in their spec); the others are `destructiveHint`. An action the
+device lacks a capability for stays listed, its description says so, and a call answers
+`UNSUPPORTED` with how to get it.
+
+A retry with the same `request_id` (and the same arguments) gets the first call's answer without
+running again; the same id with other arguments is `CONFLICT`: the idempotency of gRPC, per
+principal. Results carry `_meta` `phoneuse/request_id` and `phoneuse/duration_ms`.
+
+Arguments are JSON-typed: a string where the schema says integer, boolean or number is refused,
+never read as text (a list or object may also come as its JSON text, as gRPC carries it).
+
+### Results and errors
+
+- Success: `structuredContent` is the result object; the text content is its JSON, except
+  `dump_ui`, whose text is the compact screen form (then the other fields as JSON), and
+  `screenshot`, which is image content (`image/png` or `image/jpeg`, within the action's own
+  size bound) plus the other fields.
+- Failure: a tool result with `isError` and `CODE: message` as its text (`ELEMENT_NOT_FOUND: …`,
+  `DENIED: …`, `TIMEOUT: …`), the failure's details as `structuredContent`.
+- Refused before anything ran: the protocol's invalid-params error (`-32602`) with `CODE: message`
+  and `data.code`: an unknown tool (`UNKNOWN_ACTION`, with the closest names), a value of the
+  wrong JSON type, and the runtime's own `INVALID_PARAMS` (unknown keys, limits, ranges) and
+  `BAD_REQUEST` (an empty `request_id`, `timeout_ms` <= 0, a bad `offset`).
+
+### Approvals
+
+A held call waits as a gRPC one does and is answered the same ways (the Iris app,
+`phoneuse-runtime approvals`). When the client declared elicitation, its user is asked too: a
+form with one boolean, `approve`. On the 2025 revisions that is an `elicitation/create` request
+during the call, withdrawn when an answer comes first from elsewhere. On 2026-07-28 the call
+answers `input_required` with the question; the held call goes on in the runtime, and the retry
+(whose `requestState` names the call's request_id) applies the answer and joins the call for its
+outcome; a `requestState` this server did not give is `BAD_REQUEST`. The first answer wins; the
+user's is bound to the call's digest; `decline` or `approve: false` denies; `cancel` leaves the
+other ways to answer.
+
+### Events
+
+The resource `{EVENTS_URI}` (JSON) holds the phone's {EVENTS_KEPT} most recent events:
+`{{events: [{{seq, event_type, payload, timestamp, source}}], cursor, missed, more}}`.
+`{EVENTS_URI}?after=CURSOR` reads those after a cursor (at most {EVENTS_PAGE}; `more` says whether
+further ones wait, `missed` how many passed out of the window); `types=A,B` keeps some types
+(an unknown type, or past the runtime's limits on event types, is `BAD_REQUEST`). Updates are
+announced by `notifications/resources/updated` for `{EVENTS_URI}`: on 2026-07-28 to a
+`subscriptions/listen` stream that names it, on the 2025 revisions to a session that
+`resources/subscribe`d to it. Events are every event of the phone, as a gRPC subscriber with no
+filter gets them: device events (MESSAGE_RECEIVED, NOTIFICATION_POSTED, APP_STATE_CHANGED,
+CALL_STATE_CHANGED, DEVICE_DISCONNECTED, ...) and other callers' task and approval events, which
+name their caller. The face subscribes once, when a client first reads or subscribes.
+
+Two more resources: `phoneuse://screen`, the screen now in the compact form (a `DUMP_UI` call of
+the reader's, under the same rules), and `phoneuse://spec`, this document as served (Markdown).
+Neither announces updates: read them when needed.
+"""
+
+
+def spec_section(registry: Registry) -> str:
+    table = ToolTable.of(registry, frozenset().union(*(s.requires for s in registry.actions.values())))
+    lines = [INTRO, "| tool | calls | reads only |", "|---|---|---|"]
+    for tool in table.tools.values():
+        kind = "query" if tool.kind == "query" else "action"
+        lines.append(f"| `{tool.name}` | {kind} `{tool.target}` | {'yes' if tool.read_only else ''} |")
+    return "\n".join(lines) + "\n"

@@ -104,6 +104,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--ntfy-url", help="ntfy server for wake-ups of offline app devices (default: none)")
     serve.add_argument(
+        "--tokens-file",
+        type=Path,
+        help="a fleet's tokens file (hashes; `fleet token new`): its tokens are accepted too, each "
+        "naming its principal, and it is re-read when it changes",
+    )
+    serve.add_argument(
         "--log-level",
         default="INFO",
         type=str.upper,
@@ -157,6 +163,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .memory.cli import add_parser as add_memory_parser
 
     add_memory_parser(sub)
+    from .fleet.cli import add_parser as add_fleet_parser
+
+    add_fleet_parser(sub)
     return parser
 
 
@@ -179,6 +188,7 @@ def _serve(args: argparse.Namespace) -> int:
         "gateway_listen": args.gateway_listen,
         "gateway": args.gateway,
         "ntfy_url": args.ntfy_url,
+        "tokens_file": args.tokens_file,
     }
     try:
         settings = load_settings(flags, config_file=args.config)
@@ -374,6 +384,10 @@ def _run(args: argparse.Namespace) -> int:
         from .memory.cli import run as run_memory
 
         return run_memory(args)
+    if args.command == "fleet":
+        from .fleet.cli import main as run_fleet
+
+        return run_fleet(args)
     return _spec(args)
 
 

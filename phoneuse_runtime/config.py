@@ -138,6 +138,9 @@ class Settings:
     # llama.cpp's http://127.0.0.1:8080/v1/embeddings) and the model to ask it for; "" = none.
     memory_embeddings_url: str = ""
     memory_embeddings_model: str = ""
+    # A fleet's tokens file (fleet/tokens.py): SHA-256 hashes of the fleet's tokens, each naming
+    # a principal, accepted beside the runtime's own token and re-read when it changes; None: none.
+    tokens_file: Path | None = None
 
     @property
     def device_kind(self) -> str:
@@ -171,7 +174,7 @@ def _coerce(name: str, value: Any, current: Any) -> Any:
     if isinstance(current, frozenset):
         items = value.split(",") if isinstance(value, str) else value
         return frozenset(str(v).strip() for v in items if str(v).strip())
-    if isinstance(current, Path) or name in ("sim_state", "data_dir"):
+    if isinstance(current, Path) or name in ("sim_state", "data_dir", "tokens_file"):
         return Path(str(value)).expanduser() if value not in (None, "") else None
     if isinstance(current, int):
         return int(value)

@@ -67,7 +67,7 @@ def _client_parent() -> argparse.ArgumentParser:
     return parent
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (one block per command)
     parser = argparse.ArgumentParser(prog="phoneuse-runtime", description=__doc__)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -103,6 +103,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="do not serve the Iris gateway",
     )
     serve.add_argument("--ntfy-url", help="ntfy server for wake-ups of offline app devices (default: none)")
+    from .nats.cli import add_serve_options as add_nats_serve_options
+
+    add_nats_serve_options(serve)
     serve.add_argument(
         "--tokens-file",
         type=Path,
@@ -189,6 +192,8 @@ def _serve(args: argparse.Namespace) -> int:
         "gateway": args.gateway,
         "ntfy_url": args.ntfy_url,
         "tokens_file": args.tokens_file,
+        "nats_url": args.nats_url,
+        "device_name": args.device_name,
     }
     try:
         settings = load_settings(flags, config_file=args.config)

@@ -47,6 +47,7 @@ MESSAGE_MAX = 1500  # the known devices listed in grpc-message, at most this man
 _SAFE = re.compile(r"[A-Za-z0-9_.:@+/\[\]-]{1,128}")
 
 STATUS_NOT_FOUND = 5
+STATUS_RESOURCE_EXHAUSTED = 8
 STATUS_UNAVAILABLE = 14
 
 
@@ -129,6 +130,7 @@ def render_config(
     down = grpc_message(
         "that device's runtime is not answering (it is starting or restarting); retry shortly"
     )
+    too_large = grpc_message(f"the request is larger than the runtime's receive limit ({max_receive_bytes} bytes)")
     user = ""
     if os.geteuid() == 0:  # nginx would run its workers as nobody, who cannot read the prefix
         user = f"user {pwd.getpwuid(os.geteuid()).pw_name} {grp.getgrgid(os.getegid()).gr_name};\n"
@@ -189,6 +191,7 @@ def render_config(
         _trailers_only("@no_header", STATUS_NOT_FOUND, no_header),
         _trailers_only("@unknown", STATUS_NOT_FOUND, unknown),
         _trailers_only("@down", STATUS_UNAVAILABLE, down),
+        _trailers_only("@too_large", STATUS_RESOURCE_EXHAUSTED, too_large),
         "    }",
         "}",
     ]
@@ -275,6 +278,7 @@ class Nginx:
         return [self.binary, "-p", str(self.prefix), "-c", str(self.conf), "-e", str(self.prefix / "logs" / "error.log")]
 
     async def start(self, routes: Sequence[Route]) -> None:
+        self._routes = None  # a restarted nginx reads its configuration afresh
         self.write(routes)
         env = {**os.environ, "NGINX": f"{self.sock.fileno()};"}
         try:

@@ -250,7 +250,6 @@ class Fleet:
                 backoff = min(backoff * 2, NGINX_BACKOFF_MAX_S)
                 if stop.is_set():
                     return
-                door._routes = None  # written afresh
                 await door.start(self.routes())
             self._changed.clear()
             try:

@@ -65,7 +65,9 @@ class AdbWatch:
                             self.on_change(ready)
             except (adbutils.AdbError, OSError) as exc:
                 if not self._stopped.is_set() and not said_down:
-                    log.info("no adb server answers on %s (%s); asking every %.0f s", self.address, exc, RETRY_S)
+                    log.info(
+                        "no adb server answers on %s (%s); asking every %.0f s", self.address, exc, RETRY_S
+                    )
                     said_down = True
                 if last:  # the server went away: its devices with it
                     last = frozenset()

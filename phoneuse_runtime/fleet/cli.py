@@ -23,21 +23,38 @@ def add_parser(sub: Any) -> None:
         "x-phoneuse-device metadata (the device's serial or name).",
     )
     fleet.add_argument(
-        "--data-dir", type=Path, help="the fleet's dir (default $PHONEUSE_FLEET_DIR, else XDG data dir/phoneuse-fleet)"
+        "--data-dir",
+        type=Path,
+        help="the fleet's dir (default $PHONEUSE_FLEET_DIR, else XDG data dir/phoneuse-fleet)",
     )
-    fleet.add_argument("--config", type=Path, help="TOML (or .json) fleet config (default DATA_DIR/fleet.toml)")
+    fleet.add_argument(
+        "--config", type=Path, help="TOML (or .json) fleet config (default DATA_DIR/fleet.toml)"
+    )
     fleet.add_argument("--listen", help="the door's HOST:PORT (default 127.0.0.1:50050; port 0 picks one)")
     fleet.add_argument("--sim", type=int, help="run N simulated phones, sim-1 ... sim-N")
     fleet.add_argument(
-        "--no-adb", dest="adb", action="store_const", const=False, help="do not follow the adb server's devices"
+        "--no-adb",
+        dest="adb",
+        action="store_const",
+        const=False,
+        help="do not follow the adb server's devices",
     )
     fleet.add_argument("--adb-server", help="the adb server, HOST:PORT (default as serve's)")
-    fleet.add_argument("--nats-url", help="the NATS server for the members' events (default: run nats-server)")
     fleet.add_argument(
-        "--no-nats", dest="nats", action="store_const", const=False, help="run no nats-server (and send no events to NATS)"
+        "--nats-url", help="the NATS server for the members' events (default: run nats-server)"
     )
     fleet.add_argument(
-        "--gateway", action="store_const", const=True, help="serve each member's Iris gateway (on a port of its own)"
+        "--no-nats",
+        dest="nats",
+        action="store_const",
+        const=False,
+        help="run no nats-server (and send no events to NATS)",
+    )
+    fleet.add_argument(
+        "--gateway",
+        action="store_const",
+        const=True,
+        help="serve each member's Iris gateway (on a port of its own)",
     )
     fleet.add_argument(
         "--log-level",
@@ -75,8 +92,9 @@ def _token(args: argparse.Namespace) -> int:
     from .tokens import TOKENS_FILE, TokenError, new_token, read_tokens, revoke_token
 
     path = _data_dir(args) / TOKENS_FILE
+    verb = args.token_command
     try:
-        if args.token_command == "new":
+        if verb == "new":
             private_dir(path.parent)
             token = new_token(path, args.name)
             if args.json:
@@ -89,7 +107,7 @@ def _token(args: argparse.Namespace) -> int:
                     file=sys.stderr,
                 )
             return 0
-        if args.token_command == "revoke":
+        if verb == "revoke":
             revoke_token(path, args.name)
             if args.json:
                 print(json.dumps({"revoked": args.name}))

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import grp
 import logging
 import os
 import pwd
-import grp
 import re
 import signal
 import socket
@@ -79,7 +79,10 @@ def grpc_message(text: str) -> str:
 
 def known_devices(routes: Sequence[Route]) -> str:
     """The fleet's devices as the door's errors name them: `name (serial)`, or the name alone."""
-    parts = [r.name if r.name == r.serial else f"{r.name} ({r.serial})" for r in routes]
+    parts = [
+        r.name if r.name == r.serial or not _SAFE.fullmatch(r.serial) else f"{r.name} ({r.serial})"
+        for r in routes
+    ]
     text = ", ".join(parts) if parts else "none"
     if len(text) > MESSAGE_MAX:
         text = text[:MESSAGE_MAX].rsplit(", ", 1)[0] + f", ... ({len(parts)} in all)"
@@ -87,8 +90,12 @@ def known_devices(routes: Sequence[Route]) -> str:
 
 
 def _quoted(text: str) -> str:
-    """A string for nginx's configuration, between double quotes: `\\`, `"` and `$` escaped."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$") + '"'
+    """A string for nginx's configuration, between double quotes. nginx has no escape for `$`
+    (it would read a variable) nor for control characters: those are refused, and only ever
+    come from a serial (which is then left out) or a bug."""
+    if "$" in text or any(ord(c) < 0x20 or ord(c) == 0x7F for c in text):
+        raise DoorError(f"{text!r} cannot be put in nginx's configuration")
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _upstream(name: str) -> str:
@@ -130,7 +137,9 @@ def render_config(
     down = grpc_message(
         "that device's runtime is not answering (it is starting or restarting); retry shortly"
     )
-    too_large = grpc_message(f"the request is larger than the runtime's receive limit ({max_receive_bytes} bytes)")
+    too_large = grpc_message(
+        f"the request is larger than the runtime's receive limit ({max_receive_bytes} bytes)"
+    )
     user = ""
     if os.geteuid() == 0:  # nginx would run its workers as nobody, who cannot read the prefix
         user = f"user {pwd.getpwuid(os.geteuid()).pw_name} {grp.getgrgid(os.getegid()).gr_name};\n"
@@ -242,7 +251,9 @@ class Nginx:
     listening socket (nginx's own NGINX=fd; inheritance), reloaded with SIGHUP when the routes
     change, stopped with SIGQUIT (a graceful stop: open streams may finish) then SIGTERM."""
 
-    def __init__(self, *, prefix: Path, sock: socket.socket, max_receive_bytes: int, binary: str = "nginx") -> None:
+    def __init__(
+        self, *, prefix: Path, sock: socket.socket, max_receive_bytes: int, binary: str = "nginx"
+    ) -> None:
         self.prefix = prefix
         self.sock = sock
         self.listen = listen_address(sock)
@@ -275,7 +286,15 @@ class Nginx:
             raise DoorError(f"nginx refused {self.conf}: {err.decode(errors='replace').strip()}")
 
     def _argv(self) -> list[str]:
-        return [self.binary, "-p", str(self.prefix), "-c", str(self.conf), "-e", str(self.prefix / "logs" / "error.log")]
+        return [
+            self.binary,
+            "-p",
+            str(self.prefix),
+            "-c",
+            str(self.conf),
+            "-e",
+            str(self.prefix / "logs" / "error.log"),
+        ]
 
     async def start(self, routes: Sequence[Route]) -> None:
         self._routes = None  # a restarted nginx reads its configuration afresh
@@ -291,8 +310,12 @@ class Nginx:
                 stdin=asyncio.subprocess.DEVNULL,
             )
         except FileNotFoundError as exc:
-            raise DoorError(f"nginx is not installed ({self.binary} not found); apt-get install nginx") from exc
-        log.info("the door (nginx, pid %d) listens on %s for %d device(s)", self.proc.pid, self.listen, len(routes))
+            raise DoorError(
+                f"nginx is not installed ({self.binary} not found); apt-get install nginx"
+            ) from exc
+        log.info(
+            "the door (nginx, pid %d) listens on %s for %d device(s)", self.proc.pid, self.listen, len(routes)
+        )
 
     async def update(self, routes: Sequence[Route]) -> None:
         """Rewrites the configuration and reloads nginx (SIGHUP) if the routes changed. A

@@ -63,6 +63,7 @@ class Fleet:
         self._changed = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._options: MemberOptions | None = None
+        self._leaving: set[asyncio.Future[None]] = set()  # members being stopped
 
     # --- devices ---------------------------------------------------------------------------
     def _name_of(self, serial: str) -> str | None:
@@ -120,7 +121,9 @@ class Fleet:
             self._add_member(serial, f"adb:{serial}")
         for serial, member in list(self.members.items()):
             if member.spec.device.startswith("adb:") and serial not in ready:
-                asyncio.ensure_future(self._remove_member(serial))
+                task = asyncio.ensure_future(self._remove_member(serial))
+                self._leaving.add(task)
+                task.add_done_callback(self._leaving.discard)
 
     def routes(self) -> list[Route]:
         routes = [Route(m.spec.name, m.spec.serial, m.address) for m in self.members.values()]
@@ -166,7 +169,9 @@ class Fleet:
             nats_url=self.nats_url,
         )
         sock = bind_listener(s.listen)
-        door = Nginx(prefix=private_dir(self.dir / "nginx"), sock=sock, max_receive_bytes=self.max_receive_bytes)
+        door = Nginx(
+            prefix=private_dir(self.dir / "nginx"), sock=sock, max_receive_bytes=self.max_receive_bytes
+        )
         self.door = door
         watch = None
         try:
@@ -180,10 +185,11 @@ class Fleet:
                 from .adb_watch import AdbWatch
 
                 loop = self._loop
-                watch = AdbWatch(
-                    s.adb_server or Settings().adb_server,
-                    lambda ready: loop.call_soon_threadsafe(self._adb_changed, ready),
-                )
+
+                def adb_changed(ready: frozenset[str]) -> None:  # on the watch's thread
+                    loop.call_soon_threadsafe(self._adb_changed, ready)
+
+                watch = AdbWatch(s.adb_server or Settings().adb_server, adb_changed)
                 watch.start()
             self._write_record()
             log.info("the fleet's door is %s; %d device(s) starting", door.listen, len(self.names))
@@ -191,7 +197,7 @@ class Fleet:
         finally:
             if watch is not None:
                 await asyncio.to_thread(watch.stop)
-            await asyncio.gather(*(m.stop() for m in self.members.values()))
+            await asyncio.gather(*(m.stop() for m in self.members.values()), *self._leaving)
             await door.stop()
             sock.close()
             if nats is not None:

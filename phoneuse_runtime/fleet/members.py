@@ -184,7 +184,9 @@ class Member:
             self._set(ready.result(), proc.pid)
             log.info("%s serves on %s (pid %d)", self.spec.name, self.address, proc.pid)
         elif ready.done() and proc.returncode is None:  # no record within the bound
-            log.warning("%s's runtime recorded no address in %.0f s: stopping it", self.spec.name, READY_TIMEOUT_S)
+            log.warning(
+                "%s's runtime recorded no address in %.0f s: stopping it", self.spec.name, READY_TIMEOUT_S
+            )
             proc.kill()
         ready.cancel()
         returncode = await waited

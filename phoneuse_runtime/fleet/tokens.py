@@ -24,7 +24,7 @@ from ..tokens import generate_token, hash_token
 
 log = logging.getLogger(__name__)
 
-TOKENS_FILE = "tokens.json"  # noqa: S105 (a file name, not a secret)
+TOKENS_FILE = "tokens.json"
 VERSION = 1
 # A principal's name: what task events and idempotency scoping show. "agent" is each runtime's
 # own token's principal; "device:" names a paired app: neither can be a fleet token's.
@@ -40,9 +40,7 @@ class TokenError(ValueError):
 def name_problem(name: str) -> str | None:
     """Why `name` cannot name a fleet token's principal, or None."""
     if not _NAME.fullmatch(name):
-        return (
-            f"bad principal name {name!r}: a letter, then up to 63 letters, digits, '_', '.' or '-'"
-        )
+        return f"bad principal name {name!r}: a letter, then up to 63 letters, digits, '_', '.' or '-'"
     if name in RESERVED:
         return f"{name!r} is the principal of each runtime's own token; choose another name"
     return None

@@ -89,15 +89,30 @@ class RunningFleet:
 
 
 @contextmanager
-def fleet(data_dir: Path, *args: str, ready: int | None = None, extra_env: dict[str, str] | None = None) -> Iterator[RunningFleet]:
-    """`fleet --data-dir DATA_DIR --listen 127.0.0.1:0 --no-adb ARGS`; waits until `ready` devices
-    serve (when given) and the door's configuration has them."""
+def fleet(
+    data_dir: Path,
+    *args: str,
+    ready: int | None = None,
+    extra_env: dict[str, str] | None = None,
+    adb: bool = False,
+) -> Iterator[RunningFleet]:
+    """`fleet --data-dir DATA_DIR --listen 127.0.0.1:0 [--no-adb] ARGS`; waits until `ready`
+    devices serve (when given)."""
     data_dir.mkdir(parents=True, exist_ok=True)
     log = data_dir.parent / f"{data_dir.name}.log"
     environ = env() | (extra_env or {})
     with open(log, "w") as out:
         proc = subprocess.Popen(
-            [*EXE, "fleet", "--data-dir", str(data_dir), "--listen", "127.0.0.1:0", "--no-adb", *args],
+            [
+                *EXE,
+                "fleet",
+                "--data-dir",
+                str(data_dir),
+                "--listen",
+                "127.0.0.1:0",
+                *([] if adb else ["--no-adb"]),
+                *args,
+            ],
             stdout=subprocess.DEVNULL,
             stderr=out,
             text=True,
@@ -106,7 +121,11 @@ def fleet(data_dir: Path, *args: str, ready: int | None = None, extra_env: dict[
     running = RunningFleet(proc, data_dir, log)
     try:
         if ready is not None:
-            poll(f"{ready} devices serving", lambda: proc.poll() is None and running.all_serving(ready), timeout_s=180)
+            poll(
+                f"{ready} devices serving",
+                lambda: proc.poll() is None and running.all_serving(ready),
+                timeout_s=180,
+            )
         yield running
     finally:
         if proc.poll() is None:

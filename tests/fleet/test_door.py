@@ -3,6 +3,7 @@ process (real `serve` members, Debian's nginx), called through the door with grp
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -19,11 +20,14 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from phoneuse_runtime.rpc import protocol_pb2 as pb
+from phoneuse_runtime.rpc import protocol_pb2_grpc as pb_grpc
 
 from ..serving import serve
 from .running import RunningFleet, execute, fleet, metadata, names, new_token, poll, rpc_error, stub
 
-pytestmark = pytest.mark.skipif(shutil.which("nginx") is None, reason="nginx is not installed (apt-get install nginx)")
+pytestmark = pytest.mark.skipif(
+    shutil.which("nginx") is None, reason="nginx is not installed (apt-get install nginx)"
+)
 
 SIMS = 20
 SERVICE = "ai.lemon.phoneuse.mcpserver.protocol.AndroidRuntime"
@@ -50,7 +54,7 @@ def bob(farm: RunningFleet) -> str:
 
 
 @pytest.fixture(scope="module")
-def door(farm: RunningFleet) -> Iterator[object]:
+def door(farm: RunningFleet) -> Iterator[pb_grpc.AndroidRuntimeStub]:
     channel, runtime = stub(farm.door)
     yield runtime
     channel.close()
@@ -62,34 +66,43 @@ def _clipboard(farm: RunningFleet, name: str) -> str | None:
     except (OSError, ValueError):
         return None
     clip = state.get("clipboard")
-    return clip if isinstance(clip, str) else None
+    return str(clip) if isinstance(clip, str) else None
+
+
+def _holds(farm: RunningFleet, name: str, text: str) -> bool:
+    return _clipboard(farm, name) == text
 
 
 def test_every_call_reaches_the_phone_its_header_names_by_serial_or_name(
-    farm: RunningFleet, door: object, alice: str
+    farm: RunningFleet, door: pb_grpc.AndroidRuntimeStub, alice: str
 ) -> None:
     record = farm.record()
     assert sorted(names(record["devices"])) == sorted(f"sim-{i}" for i in range(1, SIMS + 1))
     assert record["nats_url"].startswith("nats://127.0.0.1:")
     texts = {f"sim-{i}": f"clip of sim-{i} {uuid.uuid4().hex}" for i in range(1, SIMS + 1)}
     for name, text in texts.items():
-        response = execute(door, "SET_CLIPBOARD", {"text": text}, token=alice, device=name)  # type: ignore[arg-type]
+        response = execute(door, "SET_CLIPBOARD", {"text": text}, token=alice, device=name)
         assert response.success, response.error
     for name, text in texts.items():  # each phone's own state holds its own text, and no other's
-        poll(f"{name}'s clipboard", lambda: _clipboard(farm, name) == text, timeout_s=20)
+        poll(f"{name}'s clipboard", functools.partial(_holds, farm, name, text), timeout_s=20)
     # The header takes the name or the serial; nginx matches it without regard to case.
-    response = execute(door, "SET_CLIPBOARD", {"text": "by another spelling"}, token=alice, device="SIM-7")  # type: ignore[arg-type]
+    response = execute(door, "SET_CLIPBOARD", {"text": "by another spelling"}, token=alice, device="SIM-7")
     assert response.success, response.error
     poll("sim-7's clipboard", lambda: _clipboard(farm, "sim-7") == "by another spelling", timeout_s=20)
     assert _clipboard(farm, "sim-8") == texts["sim-8"]
 
 
 def test_no_header_or_an_unknown_device_gets_not_found_naming_the_devices_at_once(
-    farm: RunningFleet, door: object, alice: str
+    farm: RunningFleet, door: pb_grpc.AndroidRuntimeStub, alice: str
 ) -> None:
-    for device, says in ((None, "no x-phoneuse-device metadata"), ("sim-99", "names no device of this fleet")):
+    for device, says in (
+        (None, "no x-phoneuse-device metadata"),
+        ("sim-99", "names no device of this fleet"),
+    ):
         started = time.monotonic()
-        error = rpc_error(lambda: execute(door, "SET_CLIPBOARD", {"text": "x"}, token=alice, device=device))  # type: ignore[arg-type]  # noqa: B023
+        error = rpc_error(
+            functools.partial(execute, door, "SET_CLIPBOARD", {"text": "x"}, token=alice, device=device)
+        )
         assert time.monotonic() - started < 2.0
         assert error.code() == grpc.StatusCode.NOT_FOUND, error
         details = error.details() or ""
@@ -97,8 +110,10 @@ def test_no_header_or_an_unknown_device_gets_not_found_naming_the_devices_at_onc
         assert all(f"sim-{i}" in details for i in range(1, SIMS + 1)), details
     # Query and Subscribe too: the door answers before any method's own code.
     error = rpc_error(
-        lambda: door.Query(  # type: ignore[attr-defined]
-            pb.QueryRequest(query_type=pb.QueryType.Value("APP_STATE")), metadata=metadata(alice, "nope"), timeout=5
+        lambda: door.Query(
+            pb.QueryRequest(query_type=pb.QueryType.Value("APP_STATE")),
+            metadata=metadata(alice, "nope"),
+            timeout=5,
         )
     )
     assert error.code() == grpc.StatusCode.NOT_FOUND
@@ -110,7 +125,9 @@ def test_health_answers_per_device_through_the_door(farm: RunningFleet) -> None:
     for name in ("sim-1", "sim-20"):
         for service in ("", SERVICE):
             answer = health.Check(
-                health_pb2.HealthCheckRequest(service=service), metadata=(("x-phoneuse-device", name),), timeout=5
+                health_pb2.HealthCheckRequest(service=service),
+                metadata=(("x-phoneuse-device", name),),
+                timeout=5,
             )
             assert answer.status == health_pb2.HealthCheckResponse.SERVING
     error = rpc_error(lambda: health.Check(health_pb2.HealthCheckRequest(), timeout=5))
@@ -140,7 +157,9 @@ def test_fleet_tokens_name_their_principal_on_every_phone(farm: RunningFleet, al
         reader.start()
         for token in (alice, bob):
             response = runtime.Execute(
-                pb.ActionRequest(action_type="SET_CLIPBOARD", params={"text": "p"}, request_id="same-id", timeout_ms=9000),
+                pb.ActionRequest(
+                    action_type="SET_CLIPBOARD", params={"text": "p"}, request_id="same-id", timeout_ms=9000
+                ),
                 metadata=(*metadata(token, device), ("x-phoneuse-principal", "root")),
                 timeout=20,
             )
@@ -165,7 +184,9 @@ def test_a_revoked_token_stops_working_on_every_phone_without_a_restart(farm: Ru
     done = cli(farm.data_dir, "token", "revoke", "carol")
     assert done.returncode == 0, done.stderr
     for device in ("sim-2", "sim-19"):
-        error = rpc_error(lambda: execute(runtime, "SET_CLIPBOARD", {"text": "c"}, token=carol, device=device))  # noqa: B023
+        error = rpc_error(
+            functools.partial(execute, runtime, "SET_CLIPBOARD", {"text": "c"}, token=carol, device=device)
+        )
         assert error.code() == grpc.StatusCode.UNAUTHENTICATED
     assert {d["name"]: d["pid"] for d in farm.record()["devices"]} == pids  # nobody restarted
     listed = json.loads(cli(farm.data_dir, "token", "list", "--json").stdout)
@@ -174,25 +195,32 @@ def test_a_revoked_token_stops_working_on_every_phone_without_a_restart(farm: Ru
 
 
 def test_a_request_up_to_the_runtimes_limit_passes_the_door_and_a_larger_one_is_refused(
-    farm: RunningFleet, door: object, alice: str
+    farm: RunningFleet, door: pb_grpc.AndroidRuntimeStub, alice: str
 ) -> None:
     # Just under 2 MiB in all: the runtime gets it, and answers for its params.
     big = "x" * (2 * 1024 * 1024 - 1024)
-    response = execute(door, "SET_CLIPBOARD", {"text": big}, token=alice, device="sim-5")  # type: ignore[arg-type]
+    response = execute(door, "SET_CLIPBOARD", {"text": big}, token=alice, device="sim-5")
     assert not response.success
     assert response.error.startswith("INVALID_PARAMS: text has 2096128 characters")
-    error = rpc_error(lambda: execute(door, "SET_CLIPBOARD", {"text": big * 2}, token=alice, device="sim-5"))  # type: ignore[arg-type]
+    error = rpc_error(lambda: execute(door, "SET_CLIPBOARD", {"text": big * 2}, token=alice, device="sim-5"))
     assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, error
 
 
 def test_a_killed_runtime_is_restarted_said_why_and_routed_again(farm: RunningFleet, alice: str) -> None:
     before = farm.device("sim-20")
     os.kill(before["pid"], signal.SIGKILL)
-    poll("sim-20 restarted", lambda: (d := farm.device("sim-20"))["pid"] not in (None, before["pid"]) and d["address"])
+    poll(
+        "sim-20 restarted",
+        lambda: (d := farm.device("sim-20"))["pid"] not in (None, before["pid"]) and d["address"],
+    )
     after = farm.device("sim-20")
     assert after["restarts"] == before["restarts"] + 1
     assert "killed by SIGKILL" in after["last_exit"]
-    poll("the log says why", lambda: "sim-20's runtime stopped (killed by SIGKILL" in farm.log_text(), timeout_s=10)
+    poll(
+        "the log says why",
+        lambda: "sim-20's runtime stopped (killed by SIGKILL" in farm.log_text(),
+        timeout_s=10,
+    )
     channel, runtime = stub(farm.door)
 
     def routed() -> bool:  # the door is reloaded with the new port shortly after the record
@@ -237,7 +265,7 @@ def test_a_phone_by_address_joins_and_leaves_when_the_config_is_reloaded(
                 execute(runtime, "SET_CLIPBOARD", {"text": "hi"}, token=alice, device=serial)
             except grpc.RpcError as exc:
                 if exc.code() == grpc.StatusCode.NOT_FOUND:
-                    return exc.details()
+                    return str(exc.details())
             return None
 
         details = poll("the phone left", gone, timeout_s=20, every_s=0.1)
@@ -269,9 +297,8 @@ def test_the_fleet_stops_its_members_and_the_door(tmp_path: Path) -> None:
 
 def test_colliding_device_names_are_refused_at_start_naming_both(tmp_path: Path) -> None:
     config = tmp_path / "fleet.toml"
-    config.write_text(
-        '[[phones]]\nserial = "a.b"\naddress = "127.0.0.1:1"\n[[phones]]\nserial = "a:b"\naddress = "127.0.0.1:2"\n'
-    )
+    phone = '[[phones]]\nserial = "{}"\naddress = "127.0.0.1:{}"\n'
+    config.write_text(phone.format("a.b", 1) + phone.format("a:b", 2))
     from .running import EXE, env
 
     done = subprocess.run(

@@ -83,6 +83,25 @@ class RunningFleet:
     def log_text(self) -> str:
         return self.log.read_text(errors="replace")
 
+    def door_routes_all(self) -> bool:
+        """Whether the door answers health for every device, twice over on fresh connections:
+        after a reload nginx's old workers may take a new connection for a few ms, with the
+        routes of before (a device still starting: UNAVAILABLE)."""
+        from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+        for _ in range(2):
+            for device in self.record().get("devices", []):
+                with grpc.insecure_channel(self.door) as channel:
+                    try:
+                        health_pb2_grpc.HealthStub(channel).Check(
+                            health_pb2.HealthCheckRequest(),
+                            metadata=(("x-phoneuse-device", device["name"]),),
+                            timeout=5,
+                        )
+                    except grpc.RpcError:
+                        return False
+        return True
+
     def all_serving(self, count: int) -> bool:
         devices = self.record().get("devices", [])
         return len(devices) == count and all(d.get("address") for d in devices)
@@ -126,6 +145,7 @@ def fleet(
                 lambda: proc.poll() is None and running.all_serving(ready),
                 timeout_s=180,
             )
+            poll("the door routes to every device", running.door_routes_all, timeout_s=30)
         yield running
     finally:
         if proc.poll() is None:

@@ -48,7 +48,7 @@ from .runtime import DEFAULT_QUERY_LIMIT
 if TYPE_CHECKING:
     from .components import Contribution
 
-BUILTIN_MODULES = ("actions.", "queries.", "phoneuse_runtime.gateway.")
+BUILTIN_MODULES = ("actions.", "queries.", "phoneuse_runtime.gateway.", "phoneuse_runtime.nats.")
 _DEFAULTS = Settings()  # the documented figures are the defaults; config may change them
 
 
@@ -421,8 +421,10 @@ of open files.
 
 def _served_contributions() -> list[Contribution]:
     from .gateway.server import default_parts
+    from .nats.components import nats_components
 
-    return [part.contribution() for part in default_parts()]
+    parts = [*default_parts(), *nats_components(Settings())]  # the leases; the sink contributes nothing
+    return [part.contribution() for part in parts]
 
 
 def served_registry() -> Registry:

@@ -271,6 +271,9 @@ def nats_problem(settings: Settings) -> str | None:
             # Credentials never ride in a url (ps, logs): a NATS server that wants them is not
             # supported yet.
             return f"nats_url must be nats://HOST:PORT or tls://HOST:PORT, without credentials; got {url!r}"
+        from .nats.link import nats_py_problem
+
+        return nats_py_problem()  # before `serve` makes a token: one line, how to get nats-py
     return None
 
 

@@ -423,8 +423,9 @@ def _served_contributions() -> list[Contribution]:
     from .gateway.server import default_parts
     from .nats.components import nats_components
 
-    parts = [*default_parts(), *nats_components(Settings())]  # the leases; the sink contributes nothing
-    return [part.contribution() for part in parts]
+    contributions = [part.contribution() for part in default_parts()]
+    # The leases; the event sink contributes nothing.
+    return contributions + [part.contribution() for part in nats_components(Settings())]
 
 
 def served_registry() -> Registry:

@@ -26,12 +26,20 @@ RETRY_MIN_S = 0.1
 RETRY_MAX_S = 2.0
 
 
-def require_nats() -> None:
-    """ConfigError (one line: how to get it) unless nats-py can be imported."""
+def nats_py_problem() -> str | None:
+    """How to get nats-py when it cannot be imported, else None."""
     try:
         import nats  # noqa: F401
     except ImportError:
-        raise ConfigError(INSTALL_HINT) from None
+        return INSTALL_HINT
+    return None
+
+
+def require_nats() -> None:
+    """ConfigError (one line: how to get it) unless nats-py can be imported."""
+    problem = nats_py_problem()
+    if problem:
+        raise ConfigError(problem)
 
 
 class NatsLink:

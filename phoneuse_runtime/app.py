@@ -125,6 +125,9 @@ def default_components(settings: Settings, *, token: str, unix_socket: Path | No
         from .gateway.server import Gateway
 
         parts.append(Gateway(settings))
+    from .nats.components import nats_components
+
+    parts += nats_components(settings)
     return parts
 
 

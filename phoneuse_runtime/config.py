@@ -146,6 +146,9 @@ class Settings:
     # and keys ("" = device_names.device_name of the serial, or of the device kind for sim/termux).
     nats_url: str = ""
     device_name: str = ""
+    # The event sink's buffer while NATS is unreachable, in events; past it the oldest are
+    # dropped, counted and announced (nats/sink.py).
+    nats_buffer_events: int = 10_000
 
     @property
     def device_kind(self) -> str:
@@ -262,6 +265,8 @@ def nats_problem(settings: Settings) -> str | None:
 
     if settings.device_name and not is_device_name(settings.device_name):
         return f"device_name {settings.device_name!r} is not a device name: 1 to 64 of A-Z, a-z, 0-9, _ and -"
+    if settings.nats_buffer_events <= 0:
+        return "nats_buffer_events must be greater than 0"
     url = settings.nats_url
     if url:
         scheme, sep, rest = url.partition("://")
@@ -269,6 +274,9 @@ def nats_problem(settings: Settings) -> str | None:
             # Credentials never ride in a url (ps, logs): a NATS server that wants them is not
             # supported yet.
             return f"nats_url must be nats://HOST:PORT or tls://HOST:PORT, without credentials; got {url!r}"
+        from .nats.link import nats_py_problem
+
+        return nats_py_problem()  # before `serve` makes a token: one line, how to get nats-py
     return None
 
 

@@ -48,7 +48,7 @@ from .runtime import DEFAULT_QUERY_LIMIT
 if TYPE_CHECKING:
     from .components import Contribution
 
-BUILTIN_MODULES = ("actions.", "queries.", "phoneuse_runtime.gateway.")
+BUILTIN_MODULES = ("actions.", "queries.", "phoneuse_runtime.gateway.", "phoneuse_runtime.nats.")
 _DEFAULTS = Settings()  # the documented figures are the defaults; config may change them
 
 
@@ -421,8 +421,11 @@ of open files.
 
 def _served_contributions() -> list[Contribution]:
     from .gateway.server import default_parts
+    from .nats.components import nats_components
 
-    return [part.contribution() for part in default_parts()]
+    contributions = [part.contribution() for part in default_parts()]
+    # The leases; the event sink contributes nothing.
+    return contributions + [part.contribution() for part in nats_components(Settings())]
 
 
 def served_registry() -> Registry:

@@ -1,0 +1,28 @@
+"""What `serve` runs for issue 20: the leases always (in NATS KV with `nats_url`, else in
+memory), and, with `nats_url`, the JetStream event sink; both share one NATS connection."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .leases import KvLeaseStore, Leases, LeaseStore, MemoryLeaseStore
+
+if TYPE_CHECKING:
+    from ..components import Component
+    from ..config import Settings
+
+
+def nats_components(settings: Settings) -> list[Component]:
+    device = settings.resolved_device_name
+    if not settings.nats_url:
+        store: LeaseStore = MemoryLeaseStore()
+        return [Leases(device_name=device, store=store)]
+    from .link import NatsLink, require_nats
+    from .sink import JetStreamSink
+
+    require_nats()
+    link = NatsLink(settings.nats_url, name=f"phoneuse-runtime {device}")
+    return [
+        JetStreamSink(link, device_name=device, buffer_events=settings.nats_buffer_events),
+        Leases(device_name=device, store=KvLeaseStore(link), link=link),
+    ]

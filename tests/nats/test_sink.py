@@ -1,0 +1,170 @@
+"""The JetStream event sink through the real server: events published by a runtime's Executes
+land in a real nats-server's file-backed stream, in order, once each, and a runtime that cannot
+reach NATS keeps serving and catches up when it is back, within its documented buffer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import nats
+import pytest
+
+from phoneuse_runtime.nats.server_process import NatsServer
+from phoneuse_runtime.nats.sink import STREAM, JetStreamSink
+
+from .conftest import Runtime, RuntimeFactory, eventually
+
+
+async def stream_messages(url: str) -> list[tuple[int, str, dict[str, str], dict[str, Any]]]:
+    """Every message of the events stream: (seq, subject, headers, body)."""
+    from nats.js.errors import NotFoundError
+
+    nc = await nats.connect(url)
+    try:
+        js = nc.jetstream()
+        try:
+            info = await js.stream_info(STREAM)
+        except NotFoundError:
+            return []
+        out = []
+        for seq in range(info.state.first_seq, info.state.last_seq + 1):
+            msg = await js.get_msg(STREAM, seq)
+            out.append((seq, msg.subject or "", dict(msg.headers or {}), json.loads(msg.data or b"{}")))
+        return out
+    finally:
+        await nc.close()
+
+
+def sink_of(runtime: Runtime) -> JetStreamSink:
+    sink = runtime.app.components["nats-events"]
+    assert isinstance(sink, JetStreamSink)
+    return sink
+
+
+async def sms(runtime: Runtime, n: int, *, start: int = 0) -> None:
+    for i in range(start, start + n):
+        await runtime.ok("agent", "SIM_RECEIVE_SMS", {"from": "+15550100", "body": f"m{i}"})
+
+
+def bodies(messages: list[tuple[int, str, dict[str, str], dict[str, Any]]], event_type: str) -> list[str]:
+    return [b["payload"]["body"] for _, _, _, b in messages if b["event_type"] == event_type]
+
+
+async def test_every_event_lands_in_the_stream_under_its_subject_with_a_dedup_id(
+    nats_srv: NatsServer, make_runtime: RuntimeFactory
+) -> None:
+    phone = await make_runtime(device_name="p1", nats_url=nats_srv.url)
+    await sms(phone, 5)
+    sink = sink_of(phone)
+
+    async def acked() -> bool:
+        return sink.accepted > 0 and sink.buffered == 0
+
+    await eventually(acked, what="the sink's events acked")
+    messages = await stream_messages(nats_srv.url)
+    assert len(messages) == sink.accepted == sink.acked
+    assert bodies(messages, "MESSAGE_RECEIVED") == [f"m{i}" for i in range(5)]
+    for _, subject, headers, body in messages:
+        assert subject == f"phoneuse.p1.{body['event_type']}"
+        assert headers["Nats-Msg-Id"] == body["id"] and body["device"] == "p1"
+        assert isinstance(body["payload"], dict) and body["timestamp"] > 0 and body["source"]
+    ids = [int(body["id"].rsplit(".", 1)[1]) for *_, body in messages]
+    assert ids == list(range(1, len(ids) + 1))  # in the order accepted, none twice
+    types = {body["event_type"] for *_, body in messages}
+    assert {"TASK_STARTED", "TASK_COMPLETED", "MESSAGE_RECEIVED"} <= types
+    nc = await nats.connect(nats_srv.url)
+    info = await nc.jetstream().stream_info(STREAM)
+    await nc.close()
+    assert (
+        info.config.subjects == ["phoneuse.>"]
+        and str(getattr(info.config.storage, "value", info.config.storage)) == "file"
+    )
+
+
+async def test_a_runtime_without_nats_keeps_serving_and_catches_up_in_order(
+    tmp_path: Path, make_runtime: RuntimeFactory
+) -> None:
+    server = NatsServer(tmp_path / "nats")
+    url = await server.start()
+    await server.stop()  # not running when the runtime starts
+    phone = await make_runtime(device_name="p1", nats_url=url)
+    await sms(phone, 10)  # Execute works meanwhile
+    sink = sink_of(phone)
+    assert sink.acked == 0 and sink.buffered == sink.accepted > 0
+    await server.start()  # the same port and store
+    try:
+
+        async def caught_up() -> bool:
+            return sink.buffered == 0
+
+        await eventually(caught_up, timeout_s=15, what="the buffered events published")
+        messages = await stream_messages(url)
+        assert bodies(messages, "MESSAGE_RECEIVED") == [f"m{i}" for i in range(10)]
+        assert len(messages) == sink.accepted and sink.dropped == 0
+    finally:
+        await server.stop()
+
+
+async def test_events_during_a_nats_restart_appear_once_in_order(
+    nats_srv: NatsServer, make_runtime: RuntimeFactory
+) -> None:
+    phone = await make_runtime(device_name="p1", nats_url=nats_srv.url)
+    sink = sink_of(phone)
+    await sms(phone, 3)
+
+    async def drained() -> bool:
+        return sink.buffered == 0
+
+    await eventually(drained, what="the first events acked")
+    await nats_srv.stop()
+    await sms(phone, 4, start=3)
+    await nats_srv.start()
+    await eventually(drained, timeout_s=15, what="the events of the outage acked")
+    await sms(phone, 2, start=7)
+    await eventually(drained, what="the last events acked")
+    messages = await stream_messages(nats_srv.url)
+    assert bodies(messages, "MESSAGE_RECEIVED") == [f"m{i}" for i in range(9)]
+    ids = [body["id"] for *_, body in messages]
+    assert len(ids) == len(set(ids)) == sink.accepted  # a re-publish is stored once
+
+
+async def test_past_the_buffer_the_oldest_are_dropped_counted_and_announced(
+    tmp_path: Path, make_runtime: RuntimeFactory
+) -> None:
+    server = NatsServer(tmp_path / "nats")
+    url = await server.start()
+    await server.stop()
+    phone = await make_runtime(device_name="p1", nats_url=url, nats_buffer_events=6)
+    await sms(phone, 10)  # 3 events each: 30 events, 6 kept
+    sink = sink_of(phone)
+    assert sink.buffered == 6 and sink.dropped == sink.accepted - 6
+    dropped, accepted = sink.dropped, sink.accepted
+    await server.start()
+    try:
+
+        async def announced() -> bool:
+            messages = await stream_messages(url)
+            return any(b["payload"].get("code") == "EVENTS_DROPPED" for *_, b in messages)
+
+        await eventually(announced, timeout_s=15, what="the drop announced in the stream")
+        messages = await stream_messages(url)
+        kept = [b for *_, b in messages[:6]]
+        assert [int(b["id"].rsplit(".", 1)[1]) for b in kept] == list(
+            range(accepted - 5, accepted + 1)
+        )  # the newest
+        notice = next(b for *_, b in messages if b["payload"].get("code") == "EVENTS_DROPPED")
+        assert notice["event_type"] == "ERROR" and notice["payload"]["message"].startswith(
+            f"{dropped} event(s)"
+        )
+    finally:
+        await server.stop()
+
+
+@pytest.mark.parametrize("size", ["0", "-1"])
+def test_a_buffer_of_no_events_is_a_config_error(tmp_path: Path, size: str) -> None:
+    from phoneuse_runtime.config import ConfigError, load_settings
+
+    with pytest.raises(ConfigError, match="nats_buffer_events must be greater than 0"):
+        load_settings({"data_dir": tmp_path, "nats_buffer_events": size})

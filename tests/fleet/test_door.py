@@ -311,3 +311,126 @@ def test_colliding_device_names_are_refused_at_start_naming_both(tmp_path: Path)
     )
     assert done.returncode == 2
     assert "serials 'a.b' and 'a:b' would both be named 'a_b'" in done.stderr
+
+
+def test_two_agents_contend_for_a_phones_lease_through_the_door(
+    farm: RunningFleet, door: pb_grpc.AndroidRuntimeStub, alice: str, bob: str
+) -> None:
+    """The lease is in the fleet's NATS KV; the other principal's Execute answers CONFLICT naming
+    the holder and the expiry; the holder's calls run; Query stays open; other phones are free."""
+    taken = execute(door, "LEASE_ACQUIRE", {"ttl_s": "60"}, token=alice, device="sim-4")
+    assert taken.success, taken.error
+    try:
+        refused = execute(door, "SET_CLIPBOARD", {"text": "mine"}, token=bob, device="sim-4")
+        assert not refused.success
+        assert refused.error.startswith("CONFLICT: ") and "held by 'alice' until 20" in refused.error
+        contended = execute(door, "LEASE_ACQUIRE", {"ttl_s": "60"}, token=bob, device="sim-4")
+        assert not contended.success and contended.error.startswith("CONFLICT: ")
+        assert execute(door, "SET_CLIPBOARD", {"text": "alice's"}, token=alice, device="sim-4").success
+        assert execute(door, "SET_CLIPBOARD", {"text": "bob's"}, token=bob, device="sim-5").success
+        answer = door.Query(
+            pb.QueryRequest(query_type=pb.QueryType.Value("APP_STATE")),
+            metadata=metadata(bob, "sim-4"),
+            timeout=10,
+        )
+        assert answer.total_count >= 1
+        assert _kv_lease(farm, "sim-4")["holder"] == "alice"
+    finally:
+        released = execute(door, "LEASE_RELEASE", {}, token=alice, device="sim-4")
+    assert released.success, released.error
+    assert execute(door, "SET_CLIPBOARD", {"text": "free"}, token=bob, device="sim-4").success
+
+
+AGENT = """
+import sys, time, uuid, grpc
+from phoneuse_runtime.rpc import protocol_pb2 as pb, protocol_pb2_grpc as pb_grpc
+door, token = sys.argv[1], sys.argv[2]
+stub = pb_grpc.AndroidRuntimeStub(grpc.insecure_channel(door))
+md = (("authorization", "Bearer " + token), ("x-phoneuse-device", "sim-6"))
+r = stub.Execute(pb.ActionRequest(action_type="LEASE_ACQUIRE", params={"ttl_s": "2"},
+                 request_id=uuid.uuid4().hex, timeout_ms=9000), metadata=md, timeout=20)
+print("held" if r.success else r.error, flush=True)
+time.sleep(3600)  # an agent that hangs, and is killed: it never renews
+"""
+
+
+def test_a_lease_expires_when_its_holder_dies(
+    farm: RunningFleet, door: pb_grpc.AndroidRuntimeStub, bob: str
+) -> None:
+    holder_token = new_token(farm.data_dir, "crashy")
+    from .running import EXE, env
+
+    agent = subprocess.Popen(
+        [EXE[0], "-c", AGENT, farm.door, holder_token], stdout=subprocess.PIPE, text=True, env=env()
+    )
+    try:
+        assert agent.stdout is not None
+        assert agent.stdout.readline().strip() == "held"
+    finally:
+        agent.kill()
+        agent.wait()
+    refused = execute(door, "SET_CLIPBOARD", {"text": "x"}, token=bob, device="sim-6")
+    assert not refused.success and "held by 'crashy'" in refused.error
+    expires_at_ms = _kv_lease(farm, "sim-6")["expires_at_ms"]
+    taken = poll(
+        "the dead agent's lease expired",
+        lambda: execute(door, "LEASE_ACQUIRE", {"ttl_s": "30"}, token=bob, device="sim-6").success,
+        timeout_s=20,
+        every_s=0.2,
+    )
+    assert taken and time.time() * 1000 >= expires_at_ms
+    assert _kv_lease(farm, "sim-6")["holder"] == "bob"
+    assert execute(door, "LEASE_RELEASE", {}, token=bob, device="sim-6").success
+
+
+def test_every_phones_events_reach_jetstream_under_its_own_subject(
+    farm: RunningFleet, door: pb_grpc.AndroidRuntimeStub, alice: str
+) -> None:
+    marks = {device: uuid.uuid4().hex for device in ("sim-9", "sim-10")}
+    for device, mark in marks.items():
+        assert execute(door, "SET_CLIPBOARD", {"text": mark}, token=alice, device=device).success
+
+    async def read() -> dict[str, list[str]]:
+        import nats
+
+        client = await nats.connect(farm.record()["nats_url"])
+        try:
+            js = client.jetstream()
+            found: dict[str, list[str]] = {}
+            for device in marks:
+                sub = await js.subscribe(f"phoneuse.{device}.TASK_STARTED", ordered_consumer=True)
+                texts: list[str] = []
+                while marks[device] not in texts:
+                    message = await sub.next_msg(timeout=10)
+                    texts.append(json.loads(message.data)["payload"]["params"].get("text", ""))
+                found[device] = texts
+                await sub.unsubscribe()
+            return found
+        finally:
+            await client.close()
+
+    import asyncio
+
+    found = asyncio.run(read())
+    assert marks["sim-10"] not in found["sim-9"] and marks["sim-9"] not in found["sim-10"]
+
+
+def _kv_lease(farm: RunningFleet, device: str) -> dict[str, object]:
+    """The lease as the fleet's NATS KV holds it (part B's bucket)."""
+
+    async def get() -> dict[str, object]:
+        import nats
+
+        client = await nats.connect(farm.record()["nats_url"])
+        try:
+            kv = await client.jetstream().key_value("phoneuse_leases")
+            entry = await kv.get(device)
+            assert entry.value is not None
+            value: dict[str, object] = json.loads(entry.value)
+            return value
+        finally:
+            await client.close()
+
+    import asyncio
+
+    return asyncio.run(get())

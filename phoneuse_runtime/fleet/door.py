@@ -55,6 +55,16 @@ class DoorError(Exception):
     """The door cannot be configured or run as asked."""
 
 
+def nginx_binary() -> str | None:
+    """nginx on PATH, else Debian's /usr/sbin/nginx (a user's PATH often lacks /usr/sbin)."""
+    import shutil
+
+    found = shutil.which("nginx")
+    if found:
+        return found
+    return "/usr/sbin/nginx" if os.access("/usr/sbin/nginx", os.X_OK) else None
+
+
 @dataclass(frozen=True)
 class Route:
     """A device the door routes to: its name, its serial and its runtime's HOST:PORT (None while
@@ -252,13 +262,13 @@ class Nginx:
     change, stopped with SIGQUIT (a graceful stop: open streams may finish) then SIGTERM."""
 
     def __init__(
-        self, *, prefix: Path, sock: socket.socket, max_receive_bytes: int, binary: str = "nginx"
+        self, *, prefix: Path, sock: socket.socket, max_receive_bytes: int, binary: str | None = None
     ) -> None:
         self.prefix = prefix
         self.sock = sock
         self.listen = listen_address(sock)
         self.max_receive_bytes = max_receive_bytes
-        self.binary = binary
+        self.binary = binary or nginx_binary() or "nginx"
         self.conf = prefix / "nginx.conf"
         self.proc: asyncio.subprocess.Process | None = None
         self._routes: tuple[Route, ...] | None = None
@@ -278,9 +288,14 @@ class Nginx:
 
     async def check(self) -> None:
         """`nginx -t` on the written configuration; DoorError with nginx's own words if it fails."""
-        proc = await asyncio.create_subprocess_exec(
-            *self._argv(), "-t", stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE
-        )
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *self._argv(), "-t", stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE
+            )
+        except FileNotFoundError as exc:
+            raise DoorError(
+                f"nginx is not installed ({self.binary} not found); apt-get install nginx"
+            ) from exc
         _, err = await proc.communicate()
         if proc.returncode != 0:
             raise DoorError(f"nginx refused {self.conf}: {err.decode(errors='replace').strip()}")

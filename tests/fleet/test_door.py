@@ -19,6 +19,7 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from phoneuse_runtime.fleet.door import nginx_binary
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 from phoneuse_runtime.rpc import protocol_pb2_grpc as pb_grpc
 
@@ -26,7 +27,8 @@ from ..serving import serve
 from .running import RunningFleet, execute, fleet, metadata, names, new_token, poll, rpc_error, stub
 
 pytestmark = pytest.mark.skipif(
-    shutil.which("nginx") is None, reason="nginx is not installed (apt-get install nginx)"
+    nginx_binary() is None or shutil.which("nats-server") is None,
+    reason="nginx or nats-server is not installed (apt-get install nginx nats-server)",
 )
 
 SIMS = 20
@@ -371,7 +373,7 @@ def test_a_lease_expires_when_its_holder_dies(
         agent.wait()
     refused = execute(door, "SET_CLIPBOARD", {"text": "x"}, token=bob, device="sim-6")
     assert not refused.success and "held by 'crashy'" in refused.error
-    expires_at_ms = _kv_lease(farm, "sim-6")["expires_at_ms"]
+    expires_at_ms = int(str(_kv_lease(farm, "sim-6")["expires_at_ms"]))
     taken = poll(
         "the dead agent's lease expired",
         lambda: execute(door, "LEASE_ACQUIRE", {"ttl_s": "30"}, token=bob, device="sim-6").success,
@@ -397,10 +399,10 @@ def test_every_phones_events_reach_jetstream_under_its_own_subject(
         try:
             js = client.jetstream()
             found: dict[str, list[str]] = {}
-            for device in marks:
+            for device, mark in marks.items():
                 sub = await js.subscribe(f"phoneuse.{device}.TASK_STARTED", ordered_consumer=True)
                 texts: list[str] = []
-                while marks[device] not in texts:
+                while mark not in texts:
                     message = await sub.next_msg(timeout=10)
                     texts.append(json.loads(message.data)["payload"]["params"].get("text", ""))
                 found[device] = texts

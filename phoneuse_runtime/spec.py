@@ -449,12 +449,14 @@ def render_spec(registry: Registry | None = None) -> str:
     registry = registry or served_registry()
     actions = [s for s in registry.actions.values() if _builtin(s)]
     queries = [s for s in registry.queries.values() if _builtin(s)]
+    from .fleet.spec_text import spec_section as fleet_section
     from .gateway.limits import spec_section as gateway_section
 
     out = [
         PREAMBLE,
         CONNECTION_LIMITS,
         gateway_section(),
+        fleet_section(),
         LIMITS,
         "## Error codes",
         "",

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..files import atomic_write_text, private_dir
+from .members import die_with_parent
 
 log = logging.getLogger(__name__)
 
@@ -323,6 +324,8 @@ class Nginx:
                 env=env,
                 pass_fds=(self.sock.fileno(),),
                 stdin=asyncio.subprocess.DEVNULL,
+                start_new_session=True,  # the fleet stops it, gracefully, on a Ctrl-C
+                preexec_fn=die_with_parent,
             )
         except FileNotFoundError as exc:
             raise DoorError(

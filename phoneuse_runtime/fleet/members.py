@@ -56,6 +56,15 @@ class MemberOptions:
     executable: tuple[str, ...] = (sys.executable, "-m", "phoneuse_runtime.cli")
 
 
+def die_with_parent() -> None:
+    """In a child, before exec: the kernel sends it SIGTERM when the fleet dies, however it dies
+    (Linux's PR_SET_PDEATHSIG), so that no runtime or nginx outlives a killed fleet."""
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
+
+
 def exit_reason(returncode: int) -> str:
     if returncode < 0:
         try:
@@ -174,6 +183,7 @@ class Member:
             stderr=asyncio.subprocess.PIPE,
             env=env,
             start_new_session=True,  # a Ctrl-C at the terminal reaches the fleet, which stops them
+            preexec_fn=die_with_parent,
         )
         self._proc = proc
         reader = asyncio.create_task(self._read_stderr(proc))

@@ -11,6 +11,31 @@ _DEFAULTS = Settings()
 
 def spec_section() -> str:
     limit = _DEFAULTS.grpc_max_receive_bytes
+    known = "known devices: NAME (SERIAL), ..."
+    rows = "\n".join(
+        f"| {call} | `{status}` | {message} |"
+        for call, status, message in (
+            (f"has no `{HEADER}` header", "NOT_FOUND", f"`no {HEADER} metadata: ...; {known}`"),
+            (
+                "names no device of the fleet (unknown, or one that left)",
+                "NOT_FOUND",
+                f"`the {HEADER} metadata names no device of this fleet; {known}`",
+            ),
+            (
+                "names a device whose runtime does not answer (starting, restarting)",
+                "UNAVAILABLE",
+                "`that device's runtime is not answering ...; retry shortly`",
+            ),
+            (
+                f"sends a body past the runtime's receive limit ({limit} bytes of message, plus "
+                f"{GRPC_FRAME_BYTES} of gRPC framing)",
+                "RESOURCE_EXHAUSTED",
+                "`the request is larger than the runtime's receive limit ...` (the runtime itself "
+                "usually refuses such a message first, as soon as it reads its length, with the same "
+                "status)",
+            ),
+        )
+    )
     return f"""\
 ## The fleet's door
 
@@ -38,10 +63,7 @@ The door answers these calls itself, at once, as Trailers-Only gRPC responses (H
 
 | the call | status | message |
 |---|---|---|
-| has no `{HEADER}` header | `NOT_FOUND` | `no {HEADER} metadata: ...; known devices: NAME (SERIAL), ...` |
-| names no device of the fleet (unknown, or one that left) | `NOT_FOUND` | `the {HEADER} metadata names no device of this fleet; known devices: ...` |
-| names a device whose runtime does not answer (starting, restarting) | `UNAVAILABLE` | `that device's runtime is not answering ...; retry shortly` |
-| is larger than the runtime's receive limit ({limit} bytes of message, plus {GRPC_FRAME_BYTES} of gRPC framing) | `RESOURCE_EXHAUSTED` | `the request is larger than the runtime's receive limit ...` |
+{rows}
 
 The list of known devices is cut at about 1500 characters (`... (N in all)`). Everything else
 (`UNAUTHENTICATED` for a missing or wrong token, `INVALID_ARGUMENT`, an Execute's

@@ -206,6 +206,9 @@ def test_a_request_up_to_the_runtimes_limit_passes_the_door_and_a_larger_one_is_
     assert response.error.startswith("INVALID_PARAMS: text has 2096128 characters")
     error = rpc_error(lambda: execute(door, "SET_CLIPBOARD", {"text": big * 2}, token=alice, device="sim-5"))
     assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, error
+    # The runtime says so as soon as it reads the message's length; the door would stop the body
+    # past its client_max_body_size even so.
+    assert "2097152" in (error.details() or "")
 
 
 def test_a_killed_runtime_is_restarted_said_why_and_routed_again(farm: RunningFleet, alice: str) -> None:
@@ -295,6 +298,28 @@ def test_the_fleet_stops_its_members_and_the_door(tmp_path: Path) -> None:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
     assert not (small.data_dir / "fleet.json").exists()
+
+
+def test_nothing_outlives_a_killed_fleet(tmp_path: Path) -> None:
+    with fleet(tmp_path / "small", "--sim", "1", "--no-nats", ready=1) as small:
+        pids = [d["pid"] for d in small.record()["devices"]]
+        pids.append(int((small.data_dir / "nginx" / "nginx.pid").read_text()))
+        small.proc.kill()
+        small.proc.wait()
+
+        def gone() -> bool:
+            for pid in pids:
+                try:
+                    os.kill(pid, 0)
+                except ProcessLookupError:
+                    continue
+                # A zombie that the dead fleet never reaped is gone too (init reaps it).
+                state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+                if state not in ("Z", "X"):
+                    return False
+            return True
+
+        poll("the members and nginx stopped", gone, timeout_s=30)
 
 
 def test_colliding_device_names_are_refused_at_start_naming_both(tmp_path: Path) -> None:

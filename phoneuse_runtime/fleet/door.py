@@ -41,6 +41,7 @@ STREAM_TIMEOUT_S = 24 * 3600
 # Bytes of gRPC framing in front of a message (a flag and a length): a request the runtime
 # accepts (up to its receive limit) must pass the door.
 GRPC_FRAME_BYTES = 5
+UPSTREAM_IDLE_S = 30
 MESSAGE_MAX = 1500  # the known devices listed in grpc-message, at most this many characters
 
 # What nginx may be asked to put in its configuration, quoted: anything else (quotes, `$`, `;`,
@@ -186,6 +187,9 @@ def render_config(
                 f"    upstream {_upstream(route.name)} {{",
                 f"        server {route.address};",
                 "        keepalive 8;",
+                # Below the runtime's grpc_idle_timeout_s (60 s), after which it sends an idle
+                # connection GOAWAY: nginx lets go first, and never sends a call into a closing one.
+                f"        keepalive_timeout {UPSTREAM_IDLE_S}s;",
                 "    }",
             ]
     body = max_receive_bytes + GRPC_FRAME_BYTES

@@ -207,3 +207,24 @@ def test_the_adb_servers_devices_join_and_leave_as_adb_lists_them(
         device.server.connect(device.serial)
         poll("the device came back", lambda: running.all_serving(1), timeout_s=60)
         channel.close()
+
+
+def test_fleet_settings_are_flags_over_environment_over_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from phoneuse_runtime.fleet.settings import RemotePhone, load_fleet_settings
+
+    config = tmp_path / "fleet.json"
+    config.write_text(json.dumps({"sim": 3, "gateway": True, "phones": [{"serial": "p", "address": "h:1"}]}))
+    monkeypatch.setenv("PHONEUSE_FLEET_SIM", "4")
+    monkeypatch.setenv("PHONEUSE_FLEET_LISTEN", "127.0.0.1:7000")
+    settings = load_fleet_settings(
+        {"data_dir": tmp_path, "sim": None, "listen": "127.0.0.1:0"}, config_file=config
+    )
+    assert (settings.sim, settings.listen, settings.gateway) == (4, "127.0.0.1:0", True)
+    assert settings.phones == (RemotePhone("p", "h:1"),)
+    monkeypatch.setenv("PHONEUSE_FLEET_SIM", "many")
+    from phoneuse_runtime.fleet.settings import FleetConfigError
+
+    with pytest.raises(FleetConfigError, match="environment: bad value for sim"):
+        load_fleet_settings({"data_dir": tmp_path}, config_file=config)

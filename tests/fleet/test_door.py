@@ -374,7 +374,7 @@ from phoneuse_runtime.rpc import protocol_pb2 as pb, protocol_pb2_grpc as pb_grp
 door, token = sys.argv[1], sys.argv[2]
 stub = pb_grpc.AndroidRuntimeStub(grpc.insecure_channel(door))
 md = (("authorization", "Bearer " + token), ("x-phoneuse-device", "sim-6"))
-r = stub.Execute(pb.ActionRequest(action_type="LEASE_ACQUIRE", params={"ttl_s": "2"},
+r = stub.Execute(pb.ActionRequest(action_type="LEASE_ACQUIRE", params={"ttl_s": "5"},
                  request_id=uuid.uuid4().hex, timeout_ms=9000), metadata=md, timeout=20)
 print("held" if r.success else r.error, flush=True)
 time.sleep(3600)  # an agent that hangs, and is killed: it never renews
@@ -461,3 +461,37 @@ def _kv_lease(farm: RunningFleet, device: str) -> dict[str, object]:
     import asyncio
 
     return asyncio.run(get())
+
+
+def test_a_subscribe_stream_through_the_door_outlives_a_reload(
+    farm: RunningFleet, door: pb_grpc.AndroidRuntimeStub, alice: str
+) -> None:
+    channel, runtime = stub(farm.door)
+    stream = runtime.Subscribe(
+        pb.SubscribeRequest(event_types=["TASK_STARTED"], subscriber_id="through-a-reload"),
+        metadata=metadata(alice, "sim-11"),
+    )
+    assert any(k == "x-subscriber-id" for k, _ in stream.initial_metadata())
+    config = farm.data_dir / "fleet.toml"
+    config.write_text('[[phones]]\nserial = "later"\naddress = "127.0.0.1:9"\n')  # nobody answers there
+    farm.proc.send_signal(signal.SIGHUP)
+
+    def reloaded() -> bool:
+        error = rpc_error(lambda: execute(door, "SET_CLIPBOARD", {"text": "x"}, token=alice, device="later"))
+        return bool(error.code() == grpc.StatusCode.UNAVAILABLE)  # known now, and down
+
+    poll("the door reloaded", reloaded, timeout_s=20, every_s=0.1)
+    mark = uuid.uuid4().hex
+    assert execute(door, "SET_CLIPBOARD", {"text": mark}, token=alice, device="sim-11").success
+    for event in stream:
+        if json.loads(event.payload_json)["params"].get("text") == mark:
+            break
+    stream.cancel()
+    channel.close()
+    config.write_text("phones = []\n")
+    farm.proc.send_signal(signal.SIGHUP)
+    poll(
+        "the phone left again",
+        lambda: "later" not in [d["name"] for d in farm.record()["devices"]],
+        timeout_s=20,
+    )

@@ -42,6 +42,7 @@ STREAM_TIMEOUT_S = 24 * 3600
 # accepts (up to its receive limit) must pass the door.
 GRPC_FRAME_BYTES = 5
 RELOAD_GRACE_S = 600
+START_TIMEOUT_S = 10.0
 UPSTREAM_IDLE_S = 30
 UPSTREAM_KEEPALIVE = 64
 MESSAGE_MAX = 1500  # the known devices listed in grpc-message, at most this many characters
@@ -246,6 +247,14 @@ def _trailers_only(location: str, status: int, message: str) -> str:
     )
 
 
+def _read_small(path: Path) -> str:
+    """A few bytes nginx wrote (its pid file); "" when there is none yet."""
+    try:
+        return path.read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return ""
+
+
 def bind_listener(listen: str) -> socket.socket:
     """A socket bound to `listen` (HOST:PORT; port 0 picks a free one) and listening, for nginx to
     inherit: the port is the fleet's from the start, and no other process can take it between
@@ -328,6 +337,8 @@ class Nginx:
     async def start(self, routes: Sequence[Route]) -> None:
         self._routes = None  # a restarted nginx reads its configuration afresh
         self.write(routes)
+        pid_file = self.prefix / "nginx.pid"
+        pid_file.unlink(missing_ok=True)
         env = {**os.environ, "NGINX": f"{self.sock.fileno()};"}
         try:
             self.proc = await asyncio.create_subprocess_exec(
@@ -344,15 +355,34 @@ class Nginx:
             raise DoorError(
                 f"nginx is not installed ({self.binary} not found); apt-get install nginx"
             ) from exc
+        await self._wait_started(pid_file)
         log.info(
             "the door (nginx, pid %d) listens on %s for %d device(s)", self.proc.pid, self.listen, len(routes)
         )
+
+    async def _wait_started(self, pid_file: Path) -> None:
+        """Until nginx has written its pid file, which it does once its signal handlers are in
+        place: a SIGHUP before that would kill it rather than reload it."""
+        assert self.proc is not None
+        deadline = asyncio.get_running_loop().time() + START_TIMEOUT_S
+        while asyncio.get_running_loop().time() < deadline:
+            if self.proc.returncode is not None:
+                raise DoorError(f"nginx exited at start ({self.proc.returncode}): {self.error_log_tail(3)}")
+            if _read_small(pid_file).strip() == str(self.proc.pid):
+                return
+            await asyncio.sleep(0.01)  # polling nginx's start, bounded by the deadline
+        raise DoorError(f"nginx did not start within {START_TIMEOUT_S:.0f} s: {self.error_log_tail(3)}")
 
     async def update(self, routes: Sequence[Route]) -> None:
         """Rewrites the configuration and reloads nginx (SIGHUP) if the routes changed. A
         configuration nginx refuses is logged and the running one kept (nginx does so on SIGHUP)."""
         if not self.write(routes):
             return
+        try:
+            await self.check()  # said here, in the fleet's log, rather than only in nginx's
+        except DoorError:
+            self._routes = None  # tried again at the next change
+            raise
         if self.proc is not None and self.proc.returncode is None:
             self.proc.send_signal(signal.SIGHUP)
             log.info("the door reloads: %d device(s): %s", len(routes), known_devices(routes))

@@ -30,15 +30,24 @@ def env() -> dict[str, str]:
     return environ
 
 
-def poll(what: str, fn: Callable[[], T | None], *, timeout_s: float = 60.0, every_s: float = 0.05) -> T:
-    """`fn()` once it is truthy; AssertionError naming `what` past the bound."""
+def poll(
+    what: str,
+    fn: Callable[[], T | None],
+    *,
+    timeout_s: float = 60.0,
+    every_s: float = 0.05,
+    detail: Callable[[], str] | None = None,
+) -> T:
+    """`fn()` once it is truthy; AssertionError naming `what` (and `detail()`) past the bound."""
     deadline = time.monotonic() + timeout_s
     while True:
         value = fn()
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {timeout_s:.0f} s")
+            raise AssertionError(
+                f"{what}: not within {timeout_s:.0f} s" + (f"\n{detail()}" if detail else "")
+            )
         time.sleep(every_s)  # polling, bounded by the deadline
 
 
@@ -79,6 +88,15 @@ class RunningFleet:
 
     def device(self, name: str) -> dict[str, Any]:
         return next(d for d in self.record()["devices"] if d["name"] == name)
+
+    def diagnosis(self) -> str:
+        """The ends of the fleet's log and of nginx's, for a failure's message."""
+        tail = "\n".join(self.log_text().splitlines()[-30:])
+        try:
+            nginx = (self.data_dir / "nginx" / "logs" / "error.log").read_text(errors="replace")
+        except OSError as exc:
+            nginx = f"(no nginx log: {exc})"
+        return f"--- the fleet's log ---\n{tail}\n--- nginx's ---\n" + "\n".join(nginx.splitlines()[-15:])
 
     def log_text(self) -> str:
         return self.log.read_text(errors="replace")

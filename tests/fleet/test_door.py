@@ -235,7 +235,7 @@ def test_a_killed_runtime_is_restarted_said_why_and_routed_again(farm: RunningFl
             assert exc.code() == grpc.StatusCode.UNAVAILABLE, exc
             return False
 
-    poll("sim-20 routed again", routed, timeout_s=20, every_s=0.2)
+    poll("sim-20 routed again", routed, timeout_s=20, every_s=0.2, detail=farm.diagnosis)
     channel.close()
 
 
@@ -259,7 +259,13 @@ def test_a_phone_by_address_joins_and_leaves_when_the_config_is_reloaded(
                 assert exc.code() == grpc.StatusCode.NOT_FOUND, exc
                 return False
 
-        poll("the phone joined", lambda: answers("192_168_1_5_5555"), timeout_s=20, every_s=0.1)
+        poll(
+            "the phone joined",
+            lambda: answers("192_168_1_5_5555"),
+            timeout_s=20,
+            every_s=0.1,
+            detail=farm.diagnosis,
+        )
         assert answers(serial)  # by its serial too
         assert farm.device("192_168_1_5_5555")["address"] == f"127.0.0.1:{phone.port}"
         config.write_text("phones = []\n")
@@ -273,7 +279,7 @@ def test_a_phone_by_address_joins_and_leaves_when_the_config_is_reloaded(
                     return str(exc.details())
             return None
 
-        details = poll("the phone left", gone, timeout_s=20, every_s=0.1)
+        details = poll("the phone left", gone, timeout_s=20, every_s=0.1, detail=farm.diagnosis)
         assert "192_168_1_5_5555" not in details and "sim-1," in details
         channel.close()
 
@@ -480,7 +486,7 @@ def test_a_subscribe_stream_through_the_door_outlives_a_reload(
         error = rpc_error(lambda: execute(door, "SET_CLIPBOARD", {"text": "x"}, token=alice, device="later"))
         return bool(error.code() == grpc.StatusCode.UNAVAILABLE)  # known now, and down
 
-    poll("the door reloaded", reloaded, timeout_s=20, every_s=0.1)
+    poll("the door reloaded", reloaded, timeout_s=20, every_s=0.1, detail=farm.diagnosis)
     mark = uuid.uuid4().hex
     assert execute(door, "SET_CLIPBOARD", {"text": mark}, token=alice, device="sim-11").success
     for event in stream:
@@ -494,4 +500,5 @@ def test_a_subscribe_stream_through_the_door_outlives_a_reload(
         "the phone left again",
         lambda: "later" not in [d["name"] for d in farm.record()["devices"]],
         timeout_s=20,
+        detail=farm.diagnosis,
     )

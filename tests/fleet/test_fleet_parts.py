@@ -203,9 +203,14 @@ def test_the_adb_servers_devices_join_and_leave_as_adb_lists_them(
         )
         assert answer.status == health_pb2.HealthCheckResponse.SERVING
         device.server.disconnect(device.serial)  # the phone leaves the adb server's list
-        poll("the device left", lambda: not running.record().get("devices"), timeout_s=30)
+        poll(
+            "the device left",
+            lambda: not running.record().get("devices"),
+            timeout_s=30,
+            detail=running.diagnosis,
+        )
         device.server.connect(device.serial)
-        poll("the device came back", lambda: running.all_serving(1), timeout_s=60)
+        poll("the device came back", lambda: running.all_serving(1), timeout_s=60, detail=running.diagnosis)
         channel.close()
 
 

@@ -247,6 +247,31 @@ def _trailers_only(location: str, status: int, message: str) -> str:
     )
 
 
+def _children(pid: int) -> set[int] | None:
+    """The child processes of `pid` (nginx's workers), from Linux's procfs; None without it."""
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text(encoding="ascii")
+    except OSError:
+        return None
+    return {int(p) for p in text.split()}
+
+
+def _holds_socket(pid: int, inode: int) -> bool:
+    """Whether process `pid` has the socket `inode` open (an nginx worker, its listener)."""
+    wanted = f"socket:[{inode}]"
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False  # gone
+    for fd in fds:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}") == wanted:
+                return True
+        except OSError:
+            continue
+    return False
+
+
 def _read_small(path: Path) -> str:
     """A few bytes nginx wrote (its pid file); "" when there is none yet."""
     try:
@@ -384,8 +409,26 @@ class Nginx:
             self._routes = None  # tried again at the next change
             raise
         if self.proc is not None and self.proc.returncode is None:
+            before = _children(self.proc.pid)
             self.proc.send_signal(signal.SIGHUP)
+            await self._wait_reloaded(before)
             log.info("the door reloads: %d device(s): %s", len(routes), known_devices(routes))
+
+    async def _wait_reloaded(self, before: set[int] | None) -> None:
+        """Until the reload took: a new worker runs, and the old ones no longer hold the door's
+        listening socket (they close it first thing on their way out). Until then a new
+        connection may land in an old worker, with the routes of before. Linux's procfs tells;
+        without it (or past the bound) the reload is left to take its course."""
+        if before is None or self.proc is None:
+            return
+        inode = os.fstat(self.sock.fileno()).st_ino
+        deadline = asyncio.get_running_loop().time() + START_TIMEOUT_S
+        while asyncio.get_running_loop().time() < deadline and self.proc.returncode is None:
+            now = _children(self.proc.pid) or set()
+            if now - before and not any(_holds_socket(pid, inode) for pid in now & before):
+                return
+            await asyncio.sleep(0.005)  # polling nginx's reload, bounded by the deadline
+        log.warning("nginx's reload did not finish within %.0f s", START_TIMEOUT_S)
 
     async def stop(self, *, grace_s: float = 5.0) -> None:
         proc = self.proc

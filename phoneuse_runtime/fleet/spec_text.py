@@ -68,9 +68,10 @@ The door answers these calls itself, at once, as Trailers-Only gRPC responses (H
 The list of known devices is cut at about 1500 characters (`... (N in all)`). Everything else
 (`UNAUTHENTICATED` for a missing or wrong token, `INVALID_ARGUMENT`, an Execute's
 `success=false` with its code) comes from the phone's runtime, unchanged. Right after a device
-joins or its runtime restarts (on a new port) the door is reloaded; for a few milliseconds a
-new connection may still meet the routes of before (`UNAVAILABLE`, or `NOT_FOUND` for a device
-that just joined): clients retry those.
+joins or its runtime restarts (on a new port) the door is reloaded; a call made while nginx
+reloads (tens of milliseconds) may still meet the routes of before (`UNAVAILABLE`, or
+`NOT_FOUND` for a device that just joined): clients retry those. The fleet's `fleet.json` names
+a device's address only once the door routes to it.
 
 Streams: the door waits up to {STREAM_TIMEOUT_S} s ({STREAM_TIMEOUT_S // 3600} h) for a byte in
 either direction (`grpc_read_timeout`, `grpc_send_timeout`), so a Subscribe stream may stay

@@ -25,7 +25,7 @@ import logging
 import os
 import signal
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +64,7 @@ class Fleet:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._options: MemberOptions | None = None
         self._leaving: set[asyncio.Future[None]] = set()  # members being stopped
+        self._routed: list[Route] = []  # the routes of the door's last reload
 
     # --- devices ---------------------------------------------------------------------------
     def _name_of(self, serial: str) -> str | None:
@@ -131,12 +132,17 @@ class Fleet:
         return sorted(routes, key=lambda r: r.name)
 
     # --- the record ------------------------------------------------------------------------
-    def record(self) -> dict[str, Any]:
+    def record(self, routed: Sequence[Route] = ()) -> dict[str, Any]:
+        """What fleet.json says: each device's address as the door routes to it (`routed`, the
+        routes of its last reload), so that a device named there with an address answers."""
         devices: list[dict[str, Any]] = summary(list(self.members.values()))
         devices += [
             {"name": self.names[s], "serial": s, "device": "remote", "address": p.address}
             for s, p in self.remote.items()
         ]
+        addresses = {r.name: r.address for r in routed}
+        for device in devices:
+            device["address"] = addresses.get(device["name"])
         return {
             "pid": os.getpid(),
             "door": self.door.listen if self.door else None,
@@ -145,8 +151,8 @@ class Fleet:
             "devices": sorted(devices, key=lambda d: str(d["name"])),
         }
 
-    def _write_record(self) -> None:
-        atomic_write_text(self.dir / RECORD_FILE, json.dumps(self.record(), indent=2) + "\n")
+    def _write_record(self, routed: Sequence[Route] = ()) -> None:
+        atomic_write_text(self.dir / RECORD_FILE, json.dumps(self.record(routed), indent=2) + "\n")
 
     # --- running ---------------------------------------------------------------------------
     async def run(self, *, stop: asyncio.Event, reload: asyncio.Event | None = None) -> int:
@@ -258,11 +264,13 @@ class Fleet:
                     return
                 await door.start(self.routes())
             self._changed.clear()
+            routes = self.routes()
             try:
-                await door.update(self.routes())
+                await door.update(routes)
+                self._routed = routes
             except DoorError as exc:
                 log.error("the door keeps its routes: %s", exc)
-            self._write_record()
+            self._write_record(self._routed)
 
     async def _door_wait(self) -> None:
         assert self.door is not None and self.door.proc is not None

@@ -160,6 +160,9 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (one block per c
     from .memory.cli import add_parser as add_memory_parser
 
     add_memory_parser(sub)
+    from .nats.consumer import add_parser as add_events_parser
+
+    add_events_parser(sub)
     return parser
 
 
@@ -379,6 +382,10 @@ def _run(args: argparse.Namespace) -> int:
         from .memory.cli import run as run_memory
 
         return run_memory(args)
+    if args.command == "events":
+        from .nats.consumer import main as run_events
+
+        return run_events(args)
     return _spec(args)
 
 

@@ -55,6 +55,7 @@ class NatsLink:
         self._task: asyncio.Task[None] | None = None
         self._up = asyncio.Event()
         self._closed = False
+        self._warned = False
 
     @property
     def connected(self) -> bool:
@@ -93,7 +94,6 @@ class NatsLink:
         import nats
 
         wait = RETRY_MIN_S
-        logged = False
         while not self._closed:
             try:
                 nc = await nats.connect(
@@ -108,9 +108,7 @@ class NatsLink:
                     error_cb=self._error,
                 )
             except Exception as exc:  # nats-py raises OSError, its own errors, timeouts
-                if not logged:
-                    log.warning("NATS at %s is not reachable (%s); retrying in the background", self.url, exc)
-                    logged = True
+                await self._error(exc)
                 await asyncio.sleep(wait)  # the connect back-off
                 wait = min(wait * 2, RETRY_MAX_S)
                 continue
@@ -129,4 +127,8 @@ class NatsLink:
         log.info("reconnected to NATS at %s", self.url)
 
     async def _error(self, exc: Any) -> None:
-        log.debug("NATS: %s", exc)
+        if self.nc is None and not self._warned:  # still trying to get in: said once
+            self._warned = True
+            log.warning("NATS at %s is not reachable (%s); retrying in the background", self.url, exc)
+        else:
+            log.debug("NATS: %s", exc)

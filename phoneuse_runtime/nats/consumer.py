@@ -176,9 +176,9 @@ def main(args: argparse.Namespace) -> int:
                 timeout=CONNECT_TIMEOUT_S,
             )
         except Exception as exc:  # nats-py's connection errors, OSError, timeouts
+            why = str(exc) or f"no answer within {CONNECT_TIMEOUT_S:g} s"
             print(
-                f"phoneuse-runtime: cannot reach NATS at {printable(url)}: {printable(str(exc) or 'no answer within ' + str(CONNECT_TIMEOUT_S) + ' s')}",
-                file=sys.stderr,
+                f"phoneuse-runtime: cannot reach NATS at {printable(url)}: {printable(why)}", file=sys.stderr
             )
             return 2
         last = args.since

@@ -450,11 +450,13 @@ def render_spec(registry: Registry | None = None) -> str:
     actions = [s for s in registry.actions.values() if _builtin(s)]
     queries = [s for s in registry.queries.values() if _builtin(s)]
     from .gateway.limits import spec_section as gateway_section
+    from .nats.spec_text import spec_section as nats_section
 
     out = [
         PREAMBLE,
         CONNECTION_LIMITS,
         gateway_section(),
+        nats_section(),
         LIMITS,
         "## Error codes",
         "",

@@ -96,6 +96,7 @@ class JetStreamSink:
         self._sub: Subscription | None = None
         self._runtime: Runtime | None = None
         self._stream_ready = False
+        self._failing = False
 
     def contribution(self) -> Contribution:
         return Contribution()
@@ -192,12 +193,18 @@ class JetStreamSink:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # a lost connection, a timeout, a stream that went away
-                log.warning(
-                    "JetStream publish failed (%s); %d event(s) kept to retry", exc, len(self._buffer)
+                # Said once per run of failures (a server without JetStream would fail each try).
+                level = logging.DEBUG if self._failing else logging.WARNING
+                log.log(
+                    level, "JetStream publish failed (%s); %d event(s) kept to retry", exc, len(self._buffer)
                 )
+                self._failing = True
                 self._stream_ready = False
                 await asyncio.sleep(RETRY_S)  # the retry back-off; the link reconnects meanwhile
                 continue
+            if self._failing:
+                self._failing = False
+                log.info("JetStream publishing again; %d event(s) buffered", len(self._buffer))
             if self._unreported and self._runtime is not None:
                 count, self._unreported = self._unreported, 0
                 log.warning("JetStream sink caught up; %d event(s) were dropped meanwhile", count)

@@ -115,5 +115,6 @@ Without `nats_url`, the same rules run in the runtime's memory (a lease then end
 runtime). The Execute check reads the runtime's copy of its phone's lease (read from the KV at
 start and written by every lease action), so Execute works, and leases taken are enforced, while
 NATS is unreachable; a runtime restarted during an outage enforces the stored lease once it has
-read it. The lease actions publish `LEASE_ACQUIRED` and `LEASE_RELEASED` events.
+read it. The lease actions publish `LEASE_ACQUIRED` and `LEASE_RELEASED` events, and a lease
+that runs out unrenewed `LEASE_EXPIRED`.
 """

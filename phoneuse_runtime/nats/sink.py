@@ -124,14 +124,18 @@ class JetStreamSink:
         )
 
     async def stop(self, *, grace_s: float) -> None:
-        """Publishes what is buffered within `grace_s` (when NATS is up), then stops."""
-        if self._runtime is not None and self._sub is not None:
-            self._runtime.bus.unsubscribe(self._sub)
+        """Takes the bus's last events (the runtime closing ends our stream, after the calls it
+        lets finish) and publishes what is buffered, within `grace_s` (when NATS is up)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + max(grace_s, 0.5)
         if self._tasks:
-            await asyncio.wait([self._tasks[0]], timeout=1.0)  # the bus's last events, taken in
+            await asyncio.wait([self._tasks[0]], timeout=max(grace_s - 0.5, 0.1))
+        if self._runtime is not None and self._sub is not None:
+            self._runtime.bus.unsubscribe(self._sub)  # a bus that is not closing: stop here
+            await asyncio.wait([self._tasks[0]], timeout=0.5)
         if self._buffer and self.link.connected:
             with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._drained.wait(), timeout=max(grace_s, 0.1))
+                await asyncio.wait_for(self._drained.wait(), timeout=max(deadline - loop.time(), 0.2))
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:

@@ -113,6 +113,38 @@ async def test_a_killed_runtime_lost_no_event_it_had_acked(tmp_path: Path) -> No
         await server.stop()
 
 
+async def test_a_stopped_runtime_publishes_its_last_events_first(tmp_path: Path) -> None:
+    server = NatsServer(tmp_path / "nats")
+    url = await server.start()
+    data = tmp_path / "data"
+    proc, lines = _serve(data, "--nats-url", url, "--device-name", "p1")
+    try:
+        address = json.loads((data / "server.json").read_text())["address"]
+        token = (data / "token").read_text().strip()
+        with grpc.insecure_channel(address) as channel:
+            stub = pb_grpc.AndroidRuntimeStub(channel)
+            for i in range(5):
+                request = pb.ActionRequest(
+                    action_type="SIM_RECEIVE_SMS",
+                    params={"from": "+15550100", "body": f"m{i}"},
+                    request_id=f"r{i}",
+                    timeout_ms=5000,
+                )
+                response = stub.Execute(request, metadata=(("authorization", f"Bearer {token}"),), timeout=10)
+                assert response.success, response.error
+        proc.send_signal(signal.SIGTERM)  # at once: the last events may not be acked yet
+        assert proc.wait(timeout=30) == 0, "".join(lines)
+        messages = await stream_messages(url)
+        done = [b["payload"]["request_id"] for *_, b in messages if b["event_type"] == "TASK_COMPLETED"]
+        assert done == [f"r{i}" for i in range(5)]
+        assert not any("not acked by JetStream" in line for line in lines)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        await server.stop()
+
+
 def _without_nats_py(tmp_path: Path) -> dict[str, str]:
     """An environment in which `import nats` fails, as on a machine without the nats extra."""
     blocker = tmp_path / "blocker" / "nats"

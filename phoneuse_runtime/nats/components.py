@@ -19,10 +19,16 @@ def nats_components(settings: Settings) -> list[Component]:
         return [Leases(device_name=device, store=store)]
     from .link import NatsLink, require_nats
     from .sink import JetStreamSink
+    from .spool import SPOOL_FILE
 
     require_nats()
     link = NatsLink(settings.nats_url, name=f"phoneuse-runtime {device}")
     return [
-        JetStreamSink(link, device_name=device, buffer_events=settings.nats_buffer_events),
+        JetStreamSink(
+            link,
+            device_name=device,
+            buffer_events=settings.nats_buffer_events,
+            spool=settings.data_dir / SPOOL_FILE if settings.nats_spool else None,
+        ),
         Leases(device_name=device, store=KvLeaseStore(link), link=link),
     ]

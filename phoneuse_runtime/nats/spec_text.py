@@ -6,6 +6,7 @@ from ..config import Settings
 from .consumer import HEARTBEAT_S
 from .leases import BUCKET, MAX_TTL_S, MIN_TTL_S
 from .sink import ACK_TIMEOUT_S, DUPLICATE_WINDOW_S, PUBLISH_WINDOW, STREAM, SUBJECTS
+from .spool import SPOOL_FILE
 
 
 def _lease_table() -> str:
@@ -68,9 +69,14 @@ none of the events it logged as acked.
 are unaffected) and keeps at most `nats_buffer_events` ({buffer:,}) unacked events in memory; past
 that the oldest are dropped, counted and logged, and once NATS is back, after what was kept, an
 `ERROR` event with `code` `EVENTS_DROPPED` and the count is appended. Within the bound it
-catches up in order when NATS returns (nats-py reconnects every 0.25 s). The buffer is in memory
-only: a runtime killed while NATS is unreachable loses what it had buffered (no spool file;
-what the stream holds is what was acked).
+catches up in order when NATS returns (nats-py reconnects every 0.25 s). While NATS is
+unreachable the buffer is also kept in `DATA_DIR/{SPOOL_FILE}` (0600; setting `nats_spool`, on
+by default): a runtime killed during an outage publishes what it had accepted (what the sink
+had taken from the bus, a turn of the event loop after it was published) at its next start, first,
+with the events' own ids (stored once if the first try did reach the stream within the
+duplicate window), and the file is removed once everything is acked. The spool survives the
+process being killed, not a power cut (no fsync). With NATS up, a kill can lose at most the
+{PUBLISH_WINDOW} events in flight, never one that was acked.
 
 ### The fleet's events (a documented consumer)
 

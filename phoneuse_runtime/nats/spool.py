@@ -51,6 +51,7 @@ class Spool:
         self.path = path
         self.bound = bound
         self.lines = 0  # lines in the file now
+        self.broken = False  # a write failed: no more spooling this run
         self._fd: int | None = None
 
     @property
@@ -63,6 +64,9 @@ class Spool:
         try:
             raw = self.path.read_bytes()
         except FileNotFoundError:
+            return []
+        except OSError as exc:
+            log.warning("cannot read the event spool %s: %s", self.path, exc)
             return []
         items: list[Pending] = []
         for line in raw.splitlines():
@@ -81,6 +85,23 @@ class Spool:
 
     def begin(self, items: Iterable[Pending]) -> None:
         """Starts (or restarts) the file with `items`: the buffer as it is."""
+        if self.broken:
+            return
+        try:
+            self._begin(items)
+        except OSError as exc:
+            self._fail(exc)
+
+    def _fail(self, exc: OSError) -> None:
+        """A disk that is full or read-only: the buffer stays in memory alone, said once."""
+        self.broken = True
+        log.warning(
+            "cannot write the event spool %s (%s): events are buffered in memory only", self.path, exc
+        )
+        with contextlib.suppress(OSError):
+            self.close()
+
+    def _begin(self, items: Iterable[Pending]) -> None:
         self.close()
         private_dir(self.path.parent)
         data = b"".join(_line(item) for item in items)
@@ -96,17 +117,21 @@ class Spool:
         self.lines = data.count(b"\n")
 
     def append(self, items: Iterable[Pending]) -> None:
-        if self._fd is None:
-            return
         data = b"".join(_line(item) for item in items)
-        if data:
-            os.write(self._fd, data)
-            self.lines += data.count(b"\n")
+        self._write(data)
 
     def acked(self, msg_id: str) -> None:
-        if self._fd is not None:
-            os.write(self._fd, json.dumps({"acked": msg_id}).encode() + b"\n")
-            self.lines += 1
+        self._write(json.dumps({"acked": msg_id}).encode() + b"\n")
+
+    def _write(self, data: bytes) -> None:
+        if self._fd is None or not data:
+            return
+        try:
+            os.write(self._fd, data)
+        except OSError as exc:
+            self._fail(exc)
+            return
+        self.lines += data.count(b"\n")
 
     def too_long(self) -> bool:
         return self.lines > 2 * self.bound
@@ -119,6 +144,6 @@ class Spool:
     def clear(self) -> None:
         """Everything is acked: the file goes."""
         self.close()
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(OSError):
             self.path.unlink()
         self.lines = 0

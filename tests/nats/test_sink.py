@@ -195,3 +195,19 @@ def test_a_spool_cut_short_by_a_kill_gives_what_it_holds_after_the_last_ack(tmp_
     assert (spool.path.stat().st_mode & 0o777, spool.path.parent.stat().st_mode & 0o777) == (0o600, 0o700)
     spool.clear()
     assert not spool.path.exists() and spool.load() == []
+
+
+def test_a_spool_that_cannot_be_written_says_so_once_and_keeps_nothing_back(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    blocked = tmp_path / "not-a-dir"
+    blocked.write_text("a file where the spool's directory would be")
+    spool = Spool(blocked / SPOOL_FILE, bound=3)
+    item = Pending("p1.r.1", "phoneuse.p1.X", b"{}")
+    spool.begin([item])
+    spool.append([item])
+    spool.begin([item])
+    assert spool.broken and not spool.active
+    said = [r.getMessage() for r in caplog.records if "cannot write the event spool" in r.getMessage()]
+    assert len(said) == 1 and said[0].endswith("events are buffered in memory only"), said
+    assert str(spool.path) in said[0]

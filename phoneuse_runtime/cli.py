@@ -157,12 +157,12 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (one block per c
     spec = sub.add_parser("spec", help="print docs/protocol_spec.md, generated from the handler models")
     spec.add_argument("--output", type=Path, help="write to this file instead of stdout")
 
-    from .memory.cli import add_parser as add_memory_parser
-
-    add_memory_parser(sub)
     from .nats.consumer import add_parser as add_events_parser
 
     add_events_parser(sub)
+    from .memory.cli import add_parser as add_memory_parser
+
+    add_memory_parser(sub)
     return parser
 
 
@@ -378,14 +378,14 @@ def _run(args: argparse.Namespace) -> int:
         from . import approvals_cli
 
         return approvals_cli.main(args)
-    if args.command == "memory":
-        from .memory.cli import run as run_memory
-
-        return run_memory(args)
     if args.command == "events":
         from .nats.consumer import main as run_events
 
         return run_events(args)
+    if args.command == "memory":
+        from .memory.cli import run as run_memory
+
+        return run_memory(args)
     return _spec(args)
 
 

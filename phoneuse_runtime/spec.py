@@ -445,19 +445,24 @@ def _policy_section() -> list[str]:
     return out
 
 
+def _nats_section() -> str:
+    from .nats.spec_text import spec_section
+
+    return spec_section()
+
+
 def render_spec(registry: Registry | None = None) -> str:
     registry = registry or served_registry()
     actions = [s for s in registry.actions.values() if _builtin(s)]
     queries = [s for s in registry.queries.values() if _builtin(s)]
     from .gateway.limits import spec_section as gateway_section
-    from .nats.spec_text import spec_section as nats_section
 
     out = [
         PREAMBLE,
         CONNECTION_LIMITS,
         gateway_section(),
-        nats_section(),
         LIMITS,
+        _nats_section(),
         "## Error codes",
         "",
         "| code | meaning |",

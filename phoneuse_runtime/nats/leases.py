@@ -49,6 +49,7 @@ log = logging.getLogger(__name__)
 BUCKET = "phoneuse_leases"
 MIN_TTL_S = 1
 MAX_TTL_S = 3600
+DEFAULT_TTL_S = 60
 LEASE_ACTIONS = frozenset({"LEASE_ACQUIRE", "LEASE_RENEW", "LEASE_RELEASE"})
 KV_TIMEOUT_S = 5.0
 
@@ -243,8 +244,12 @@ class LeaseReleased(EventPayload):
 
 # --- the actions -----------------------------------------------------------------------
 class LeaseTtlParams(Params):
+    # 60 s by default, as LAMDA's Lock (acquire_lock(leaseTime=60)).
     ttl_s: int = Field(
-        ge=MIN_TTL_S, le=MAX_TTL_S, description=f"the lease's life from now, {MIN_TTL_S}..{MAX_TTL_S} seconds"
+        default=DEFAULT_TTL_S,
+        ge=MIN_TTL_S,
+        le=MAX_TTL_S,
+        description=f"the lease's life from now, {MIN_TTL_S}..{MAX_TTL_S} seconds",
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..config import Settings
 from .consumer import HEARTBEAT_S
-from .leases import BUCKET, MAX_TTL_S, MIN_TTL_S
+from .leases import BUCKET, DEFAULT_TTL_S, MAX_TTL_S, MIN_TTL_S
 from .sink import ACK_TIMEOUT_S, DUPLICATE_WINDOW_S, PUBLISH_WINDOW, STREAM, SUBJECTS
 from .spool import SPOOL_FILE
 
@@ -96,8 +96,9 @@ or a negative `--since` exit 2; so does an unreachable NATS, saying so.
 
 ### Leases
 
-`LEASE_ACQUIRE` (`ttl_s`, {MIN_TTL_S}..{MAX_TTL_S}), `LEASE_RENEW` (`ttl_s`) and `LEASE_RELEASE`
-give one principal at a time the phone (the principal of the caller's token; through a fleet,
+`LEASE_ACQUIRE` (`ttl_s`, {MIN_TTL_S}..{MAX_TTL_S}, default {DEFAULT_TTL_S}), `LEASE_RENEW`
+(`ttl_s`) and `LEASE_RELEASE` (the peer: LAMDA's `Lock`, `acquire_lock` / `refresh_lock` /
+`release_lock`) give one principal at a time the phone (the principal of the caller's token; through a fleet,
 the fleet token's name). While a principal holds a live lease:
 
 - another principal's Execute answers `CONFLICT: <ACTION>: the lease on device <NAME> is held

@@ -145,11 +145,11 @@ async def test_a_bad_ttl_is_invalid_params_and_takes_nothing(phone: Runtime, ttl
     assert renew.error.startswith("INVALID_PARAMS: ")
 
 
-async def test_unknown_params_are_refused(phone: Runtime) -> None:
+async def test_unknown_params_are_refused_and_ttl_defaults_to_a_minute(phone: Runtime) -> None:
     response = await phone.execute("alice", "LEASE_RELEASE", {"force": "true"})
     assert response.error.startswith("INVALID_PARAMS: ") and "force" in response.error
-    missing = await phone.execute("alice", "LEASE_ACQUIRE")
-    assert missing.error.startswith("INVALID_PARAMS: ") and "ttl_s" in missing.error
+    default = await phone.ok("alice", "LEASE_ACQUIRE")  # ttl_s 60 by default, as LAMDA's Lock
+    assert default["ttl_s"] == 60 and 59_000 <= default["expires_at_ms"] - time.time() * 1000 <= 60_500
 
 
 async def test_two_runtimes_sharing_one_kv_keep_their_own_leases(

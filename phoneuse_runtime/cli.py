@@ -186,6 +186,7 @@ def _serve(args: argparse.Namespace) -> int:
         "gateway": args.gateway,
         "ntfy_url": args.ntfy_url,
         "nats_url": args.nats_url,
+        "nats_token_file": args.nats_token_file,
         "device_name": args.device_name,
     }
     try:

@@ -143,6 +143,8 @@ class Settings:
     # and keys ("" = device_names.device_name of the serial, or of the device kind for sim/termux).
     nats_url: str = ""
     device_name: str = ""
+    # A file holding the token the NATS server wants ("" = none): never in the url, never logged.
+    nats_token_file: str = ""
     # The event sink's buffer while NATS is unreachable, in events; past it the oldest are
     # dropped, counted and announced (nats/sink.py).
     nats_buffer_events: int = 10_000

@@ -117,8 +117,6 @@ async def read_events(
 
 
 # --- the command line --------------------------------------------------------------------
-async def _quiet(exc: Exception) -> None:
-    """nats-py's connection errors: the command says what matters in one line, not a traceback."""
 
 
 def add_parser(sub: Any) -> None:
@@ -127,6 +125,10 @@ def add_parser(sub: Any) -> None:
         help="print the fleet's events from NATS JetStream (every phone's, in order, from a cursor)",
     )
     p.add_argument("--nats-url", help="NATS server (default $PHONEUSE_NATS_URL)")
+    p.add_argument(
+        "--nats-token-file",
+        help="a file holding the NATS server's token (default $PHONEUSE_NATS_TOKEN_FILE; none)",
+    )
     p.add_argument("--device", help="only this phone's events (its device name)")
     p.add_argument(
         "--since",
@@ -159,9 +161,24 @@ def main(args: argparse.Namespace) -> int:
     if problem:
         print(f"phoneuse-runtime: {problem.replace('--nats-url', 'events')}", file=sys.stderr)
         return 2
+    from ..config import ConfigError
+    from .link import read_nats_token
+
+    token_file = args.nats_token_file or os.environ.get("PHONEUSE_NATS_TOKEN_FILE", "")
+    try:
+        token = read_nats_token(token_file) if token_file else None
+    except ConfigError as exc:
+        print(f"phoneuse-runtime: {printable(str(exc))}", file=sys.stderr)
+        return 2
 
     async def run() -> int:
         import nats
+
+        errors: list[Exception] = []
+
+        async def quiet(exc: Exception) -> None:
+            """nats-py's connection errors: the last one makes the command's one line, never a traceback."""
+            errors[:] = [exc]
 
         try:
             # Reconnects for as long as it runs, once it got in; the first connection is bounded.
@@ -169,14 +186,15 @@ def main(args: argparse.Namespace) -> int:
                 nats.connect(
                     url,
                     connect_timeout=2,
+                    token=token,
                     max_reconnect_attempts=-1,
                     reconnect_time_wait=0.5,
-                    error_cb=_quiet,
+                    error_cb=quiet,
                 ),
                 timeout=CONNECT_TIMEOUT_S,
             )
         except Exception as exc:  # nats-py's connection errors, OSError, timeouts
-            why = str(exc) or f"no answer within {CONNECT_TIMEOUT_S:g} s"
+            why = str(exc) or " ".join(map(str, errors)) or f"no answer within {CONNECT_TIMEOUT_S:g} s"
             print(
                 f"phoneuse-runtime: cannot reach NATS at {printable(url)}: {printable(why)}", file=sys.stderr
             )

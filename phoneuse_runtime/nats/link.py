@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import ConfigError
@@ -35,6 +37,23 @@ def nats_py_problem() -> str | None:
     return None
 
 
+TOKEN_CHARS = re.compile(r"[A-Za-z0-9._~+/=-]{16,512}")
+
+
+def read_nats_token(path: str) -> str:
+    """The NATS token stored in `path` (one line: 16 to 512 of A-Z a-z 0-9 . _ ~ + / = -);
+    ConfigError saying what is wrong, never what the file holds."""
+    try:
+        text = Path(path).expanduser().read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"nats_token_file {path}: cannot be read ({type(exc).__name__})") from None
+    if not TOKEN_CHARS.fullmatch(text):
+        raise ConfigError(
+            f"nats_token_file {path}: not a token (one line of 16 to 512 of A-Z a-z 0-9 . _ ~ + / = -)"
+        )
+    return text
+
+
 def require_nats() -> None:
     """ConfigError (one line: how to get it) unless nats-py can be imported."""
     problem = nats_py_problem()
@@ -46,9 +65,10 @@ class NatsLink:
     """One nats-py connection, (re)made in the background. `acquire` / `release` by each user:
     the first starts it, the last closes it (the app stops its components all at once)."""
 
-    def __init__(self, url: str, *, name: str) -> None:
+    def __init__(self, url: str, *, name: str, token: str | None = None) -> None:
         self.url = url
         self.name = name
+        self._token = token
         self.nc: Client | None = None
         self.js: JetStreamContext | None = None
         self._users = 0
@@ -100,6 +120,7 @@ class NatsLink:
                     self.url,
                     name=self.name,
                     connect_timeout=2,
+                    token=self._token,
                     allow_reconnect=True,
                     max_reconnect_attempts=-1,
                     reconnect_time_wait=0.25,

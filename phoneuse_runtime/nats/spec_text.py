@@ -42,7 +42,13 @@ Off unless configured: `serve --nats-url nats://HOST:PORT --device-name NAME` (s
 `nats_url`, `device_name`; `PHONEUSE_NATS_URL`, ...; needs the `nats` extra, nats-py). The
 device name defaults to the serial of `adb:SERIAL` with every character outside
 `[A-Za-z0-9_-]` made `_` (`192.168.1.5:5555` is `192_168_1_5_5555`), else the device kind
-(`sim`, `termux`); a name is 1 to 64 of those characters. A url with credentials is refused.
+(`sim`, `termux`); a name is 1 to 64 of those characters. A url with credentials is refused:
+a NATS server that wants a token gets it from `nats_token_file` (`--nats-token-file`, a file of
+one line, 16 to 512 of `A-Z a-z 0-9 . _ ~ + / = -`), never from a url or a log line; the
+`events` command takes `--nats-token-file` (or `$PHONEUSE_NATS_TOKEN_FILE`) too, and
+`phoneuse_runtime.nats.server_process.NatsServer(store_dir, token_file=...)` starts nats-server
+asking for it (from a 0600 config file, not its command line). Without one, anyone who can
+reach the NATS port reads every event and can write the leases: keep it on loopback.
 
 ### The events stream
 

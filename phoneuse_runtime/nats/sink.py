@@ -17,10 +17,10 @@ Outage bound: while NATS is unreachable the buffer keeps at most `nats_buffer_ev
 logged, and once NATS is back an `ERROR` event with code `EVENTS_DROPPED` and the count is
 published after what was kept. A runtime that is killed loses no event it logged as acked:
 an ack means the JetStream server has stored it. While NATS is unreachable the buffer is also
-on disk (`nats_spool`, on by default: nats/spool.py), so a runtime killed during an outage
-publishes what it had accepted at its next start; without the spool a kill loses the buffer.
-(With NATS up, a kill can lose the window in flight, at most `PUBLISH_WINDOW` events, never
-one acked.)
+on disk (`nats_spool`, on by default: nats/spool.py), and so it is while more than
+`SPOOL_PAST` events wait for acks with NATS up (it falls behind): a runtime killed then
+publishes what it had accepted at its next start, and a kill loses at most `SPOOL_PAST`
+accepted events, never one acked. Without the spool a kill loses the buffer.
 """
 
 from __future__ import annotations
@@ -54,6 +54,9 @@ DEFAULT_BUFFER_EVENTS = 10_000
 PUBLISH_WINDOW = 256  # messages in flight before their acks are awaited
 ACK_TIMEOUT_S = 5.0
 RETRY_S = 0.25
+# Unacked events past which the buffer is spooled even with NATS up (it is falling behind): a
+# kill then loses at most these, never one acked.
+SPOOL_PAST = 2 * PUBLISH_WINDOW
 SUBSCRIBER = "jetstream-sink"
 SCOPE = "nats"
 SOURCE = "phoneuse.nats"
@@ -188,8 +191,9 @@ class JetStreamSink:
                 spool.append((item,))
                 if spool.too_long():
                     spool.begin(self._buffer)
-            elif not self.link.connected:
-                spool.begin(self._buffer)  # NATS is away: from now on the buffer is on disk too
+            elif not self.link.connected or len(self._buffer) > SPOOL_PAST:
+                # NATS is away or behind: from now on the buffer is on disk too.
+                spool.begin(self._buffer)
         self._drained.clear()
         self._wake.set()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..config import Settings
 from .consumer import HEARTBEAT_S
 from .leases import BUCKET, DEFAULT_TTL_S, MAX_TTL_S, MIN_TTL_S
-from .sink import ACK_TIMEOUT_S, DUPLICATE_WINDOW_S, PUBLISH_WINDOW, STREAM, SUBJECTS
+from .sink import ACK_TIMEOUT_S, DUPLICATE_WINDOW_S, PUBLISH_WINDOW, SPOOL_PAST, STREAM, SUBJECTS
 from .spool import SPOOL_FILE
 
 
@@ -81,8 +81,9 @@ by default): a runtime killed during an outage publishes what it had accepted (w
 had taken from the bus, a turn of the event loop after it was published) at its next start, first,
 with the events' own ids (stored once if the first try did reach the stream within the
 duplicate window), and the file is removed once everything is acked. The spool survives the
-process being killed, not a power cut (no fsync). With NATS up, a kill can lose at most the
-{PUBLISH_WINDOW} events in flight, never one that was acked.
+process being killed, not a power cut (no fsync). The same happens with NATS up when more than
+{SPOOL_PAST} events wait for their acks (NATS falls behind a flood), so a kill loses at most
+{SPOOL_PAST} accepted events, never one that was acked.
 
 ### The fleet's events (a documented consumer)
 

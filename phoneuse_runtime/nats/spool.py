@@ -15,6 +15,7 @@ buffer's bound, so an outage does not grow it without end.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -53,6 +54,8 @@ class Spool:
         self.lines = 0  # lines in the file now
         self.broken = False  # a write failed: no more spooling this run
         self._fd: int | None = None
+        self._pending: list[bytes] = []
+        self._flush_soon: asyncio.Handle | None = None
 
     @property
     def active(self) -> bool:
@@ -102,6 +105,7 @@ class Spool:
             self.close()
 
     def _begin(self, items: Iterable[Pending]) -> None:
+        self._drop_pending()  # lines for events that are in `items` too
         self.close()
         private_dir(self.path.parent)
         data = b"".join(_line(item) for item in items)
@@ -117,32 +121,56 @@ class Spool:
         self.lines = data.count(b"\n")
 
     def append(self, items: Iterable[Pending]) -> None:
-        data = b"".join(_line(item) for item in items)
-        self._write(data)
+        self._queue(b"".join(_line(item) for item in items))
 
     def acked(self, msg_id: str) -> None:
-        self._write(json.dumps({"acked": msg_id}).encode() + b"\n")
+        self._queue(json.dumps({"acked": msg_id}).encode() + b"\n")
 
-    def _write(self, data: bytes) -> None:
+    def _queue(self, data: bytes) -> None:
+        """Lines are written once per turn of the event loop, together (one write for a burst
+        of events), or at once outside a loop."""
+        if self._fd is None or not data:
+            return
+        self._pending.append(data)
+        self.lines += data.count(b"\n")
+        if self._flush_soon is None:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                self.flush()
+                return
+            self._flush_soon = loop.call_soon(self.flush)
+
+    def flush(self) -> None:
+        if self._flush_soon is not None:
+            self._flush_soon.cancel()
+            self._flush_soon = None
+        data, self._pending = b"".join(self._pending), []
         if self._fd is None or not data:
             return
         try:
             os.write(self._fd, data)
         except OSError as exc:
             self._fail(exc)
-            return
-        self.lines += data.count(b"\n")
 
     def too_long(self) -> bool:
         return self.lines > 2 * self.bound
 
+    def _drop_pending(self) -> None:
+        if self._flush_soon is not None:
+            self._flush_soon.cancel()
+            self._flush_soon = None
+        self._pending = []
+
     def close(self) -> None:
+        self.flush()
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
 
     def clear(self) -> None:
         """Everything is acked: the file goes."""
+        self._drop_pending()
         self.close()
         with contextlib.suppress(OSError):
             self.path.unlink()

@@ -163,6 +163,9 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (one block per c
     spec = sub.add_parser("spec", help="print docs/protocol_spec.md, generated from the handler models")
     spec.add_argument("--output", type=Path, help="write to this file instead of stdout")
 
+    from .nats.consumer import add_parser as add_events_parser
+
+    add_events_parser(sub)
     from .memory.cli import add_parser as add_memory_parser
 
     add_memory_parser(sub)
@@ -193,6 +196,7 @@ def _serve(args: argparse.Namespace) -> int:
         "ntfy_url": args.ntfy_url,
         "tokens_file": args.tokens_file,
         "nats_url": args.nats_url,
+        "nats_token_file": args.nats_token_file,
         "device_name": args.device_name,
     }
     try:
@@ -385,6 +389,10 @@ def _run(args: argparse.Namespace) -> int:
         from . import approvals_cli
 
         return approvals_cli.main(args)
+    if args.command == "events":
+        from .nats.consumer import main as run_events
+
+        return run_events(args)
     if args.command == "memory":
         from .memory.cli import run as run_memory
 

@@ -146,9 +146,14 @@ class Settings:
     # and keys ("" = device_names.device_name of the serial, or of the device kind for sim/termux).
     nats_url: str = ""
     device_name: str = ""
+    # A file holding the token the NATS server wants ("" = none): never in the url, never logged.
+    nats_token_file: str = ""
     # The event sink's buffer while NATS is unreachable, in events; past it the oldest are
     # dropped, counted and announced (nats/sink.py).
     nats_buffer_events: int = 10_000
+    # ... kept on disk too (DATA_DIR/nats-spool.jsonl) while NATS is unreachable, so that a
+    # runtime killed meanwhile publishes it at its next start (nats/spool.py).
+    nats_spool: bool = True
 
     @property
     def device_kind(self) -> str:

@@ -445,6 +445,12 @@ def _policy_section() -> list[str]:
     return out
 
 
+def _nats_section() -> str:
+    from .nats.spec_text import spec_section
+
+    return spec_section()
+
+
 def render_spec(registry: Registry | None = None) -> str:
     registry = registry or served_registry()
     actions = [s for s in registry.actions.values() if _builtin(s)]
@@ -458,6 +464,7 @@ def render_spec(registry: Registry | None = None) -> str:
         gateway_section(),
         fleet_section(),
         LIMITS,
+        _nats_section(),
         "## Error codes",
         "",
         "| code | meaning |",

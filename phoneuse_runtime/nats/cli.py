@@ -12,6 +12,10 @@ def add_serve_options(serve: argparse.ArgumentParser) -> None:
         "(default: none; needs the nats extra)",
     )
     serve.add_argument(
+        "--nats-token-file",
+        help="a file holding the token the NATS server requires (default: none)",
+    )
+    serve.add_argument(
         "--device-name",
         help="this phone's name in NATS subjects and keys (default: the serial made a name)",
     )

@@ -17,12 +17,19 @@ def nats_components(settings: Settings) -> list[Component]:
     if not settings.nats_url:
         store: LeaseStore = MemoryLeaseStore()
         return [Leases(device_name=device, store=store)]
-    from .link import NatsLink, require_nats
+    from .link import NatsLink, read_nats_token, require_nats
     from .sink import JetStreamSink
+    from .spool import SPOOL_FILE
 
     require_nats()
-    link = NatsLink(settings.nats_url, name=f"phoneuse-runtime {device}")
+    token = read_nats_token(settings.nats_token_file) if settings.nats_token_file else None
+    link = NatsLink(settings.nats_url, name=f"phoneuse-runtime {device}", token=token)
     return [
-        JetStreamSink(link, device_name=device, buffer_events=settings.nats_buffer_events),
+        JetStreamSink(
+            link,
+            device_name=device,
+            buffer_events=settings.nats_buffer_events,
+            spool=settings.data_dir / SPOOL_FILE if settings.nats_spool else None,
+        ),
         Leases(device_name=device, store=KvLeaseStore(link), link=link),
     ]

@@ -49,6 +49,7 @@ log = logging.getLogger(__name__)
 BUCKET = "phoneuse_leases"
 MIN_TTL_S = 1
 MAX_TTL_S = 3600
+DEFAULT_TTL_S = 60
 LEASE_ACTIONS = frozenset({"LEASE_ACQUIRE", "LEASE_RENEW", "LEASE_RELEASE"})
 KV_TIMEOUT_S = 5.0
 
@@ -224,6 +225,15 @@ class LeaseAcquired(EventPayload):
     renewed: bool
 
 
+class LeaseExpired(EventPayload):
+    """The holder did not renew the phone's lease in time: it blocks no one any more."""
+
+    event_type: str = "LEASE_EXPIRED"
+    device: str
+    holder: str
+    expires_at_ms: int
+
+
 class LeaseReleased(EventPayload):
     """The holder gave the phone's lease back."""
 
@@ -234,8 +244,12 @@ class LeaseReleased(EventPayload):
 
 # --- the actions -----------------------------------------------------------------------
 class LeaseTtlParams(Params):
+    # 60 s by default, as LAMDA's Lock (acquire_lock(leaseTime=60)).
     ttl_s: int = Field(
-        ge=MIN_TTL_S, le=MAX_TTL_S, description=f"the lease's life from now, {MIN_TTL_S}..{MAX_TTL_S} seconds"
+        default=DEFAULT_TTL_S,
+        ge=MIN_TTL_S,
+        le=MAX_TTL_S,
+        description=f"the lease's life from now, {MIN_TTL_S}..{MAX_TTL_S} seconds",
     )
 
 
@@ -278,10 +292,13 @@ class Leases:
         self._lock = asyncio.Lock()
         self._runtime: Runtime | None = None
         self._refresh: asyncio.Task[None] | None = None
+        self._expiry: asyncio.TimerHandle | None = None
 
     def contribution(self) -> Contribution:
         return Contribution(
-            actions=LEASE_SPECS, events=(LeaseAcquired, LeaseReleased), policies=(LeasePolicy(self),)
+            actions=LEASE_SPECS,
+            events=(LeaseAcquired, LeaseReleased, LeaseExpired),
+            policies=(LeasePolicy(self),),
         )
 
     async def start(self, runtime: Runtime) -> None:
@@ -292,6 +309,7 @@ class Leases:
             self._refresh = asyncio.create_task(self._load(), name="leases-load")
 
     async def stop(self, *, grace_s: float) -> None:
+        self._watch(None)
         if self._refresh is not None:
             self._refresh.cancel()
             await asyncio.gather(self._refresh, return_exceptions=True)
@@ -305,7 +323,7 @@ class Leases:
             try:
                 async with self._lock:  # not across a lease action's read and write
                     lease, _ = await self.store.read(self.device_name)
-                    self.current = lease
+                    self._set(lease)
             except DeviceUnavailable:
                 continue
             except Exception as exc:
@@ -321,6 +339,29 @@ class Leases:
                 )
             return
 
+    def _set(self, lease: Lease | None) -> None:
+        """This runtime's copy of the lease, and a LEASE_EXPIRED when it runs out unrenewed."""
+        changed = lease != self.current
+        self.current = lease
+        if changed:
+            self._watch(lease)
+
+    def _watch(self, lease: Lease | None) -> None:
+        if self._expiry is not None:
+            self._expiry.cancel()
+            self._expiry = None
+        if lease is not None and lease.live():
+            loop = asyncio.get_running_loop()
+            self._expiry = loop.call_later((lease.expires_at_ms - now_ms()) / 1000, self._expired, lease)
+
+    def _expired(self, lease: Lease) -> None:
+        self._expiry = None
+        if self.current == lease:  # not renewed, released or taken by another since
+            log.info("the lease of %s held by %s expired unrenewed", self.device_name, lease.holder)
+            self._announce(
+                LeaseExpired(device=self.device_name, holder=lease.holder, expires_at_ms=lease.expires_at_ms)
+            )
+
     def holder_blocking(self, principal: str) -> Lease | None:
         """The live lease of another principal, if one blocks `principal`."""
         lease = self.current
@@ -334,7 +375,7 @@ class Leases:
             lease, revision = await self.store.read(key)
             now = now_ms()
             if lease is not None and lease.live(now) and lease.holder != principal:
-                self.current = lease
+                self._set(lease)
                 raise _conflict(key, lease, doing="LEASE_ACQUIRE")
             own = lease is not None and lease.live(now) and lease.holder == principal
             new = Lease(principal, now + ttl_s * 1000, lease.acquired_at_ms if own and lease else now)
@@ -345,7 +386,7 @@ class Leases:
                     await self.store.update(key, new, revision)
             except Stale:
                 raise await self._lost_race(key, "LEASE_ACQUIRE") from None
-            self.current = new
+            self._set(new)
         self._announce(
             LeaseAcquired(device=key, holder=principal, expires_at_ms=new.expires_at_ms, renewed=own)
         )
@@ -355,7 +396,7 @@ class Leases:
         async with self._lock:
             key = self.device_name
             lease, revision = await self.store.read(key)
-            self.current = lease
+            self._set(lease)
             now = now_ms()
             if lease is None or not lease.live(now):
                 what = (
@@ -371,7 +412,7 @@ class Leases:
                 await self.store.update(key, new, revision)
             except Stale:
                 raise await self._lost_race(key, "LEASE_RENEW") from None
-            self.current = new
+            self._set(new)
         self._announce(
             LeaseAcquired(device=key, holder=principal, expires_at_ms=new.expires_at_ms, renewed=True)
         )
@@ -381,7 +422,7 @@ class Leases:
         async with self._lock:
             key = self.device_name
             lease, revision = await self.store.read(key)
-            self.current = lease
+            self._set(lease)
             if lease is None or not lease.live():
                 return False  # nothing live to give back: done already
             if lease.holder != principal:
@@ -390,13 +431,13 @@ class Leases:
                 await self.store.delete(key, revision)
             except Stale:
                 raise await self._lost_race(key, "LEASE_RELEASE") from None
-            self.current = None
+            self._set(None)
         self._announce(LeaseReleased(device=key, holder=principal))
         return True
 
     async def _lost_race(self, key: str, doing: str) -> Conflict:
         lease, _ = await self.store.read(key)
-        self.current = lease
+        self._set(lease)
         if lease is not None and lease.live():
             return _conflict(key, lease, doing=doing)
         return Conflict(f"{doing}: the lease on device {key} changed meanwhile; try again")

@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import ConfigError
@@ -35,6 +37,23 @@ def nats_py_problem() -> str | None:
     return None
 
 
+TOKEN_CHARS = re.compile(r"[A-Za-z0-9._~+/=-]{16,512}")
+
+
+def read_nats_token(path: str) -> str:
+    """The NATS token stored in `path` (one line: 16 to 512 of A-Z a-z 0-9 . _ ~ + / = -);
+    ConfigError saying what is wrong, never what the file holds."""
+    try:
+        text = Path(path).expanduser().read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"nats_token_file {path}: cannot be read ({type(exc).__name__})") from None
+    if not TOKEN_CHARS.fullmatch(text):
+        raise ConfigError(
+            f"nats_token_file {path}: not a token (one line of 16 to 512 of A-Z a-z 0-9 . _ ~ + / = -)"
+        )
+    return text
+
+
 def require_nats() -> None:
     """ConfigError (one line: how to get it) unless nats-py can be imported."""
     problem = nats_py_problem()
@@ -46,15 +65,17 @@ class NatsLink:
     """One nats-py connection, (re)made in the background. `acquire` / `release` by each user:
     the first starts it, the last closes it (the app stops its components all at once)."""
 
-    def __init__(self, url: str, *, name: str) -> None:
+    def __init__(self, url: str, *, name: str, token: str | None = None) -> None:
         self.url = url
         self.name = name
+        self._token = token
         self.nc: Client | None = None
         self.js: JetStreamContext | None = None
         self._users = 0
         self._task: asyncio.Task[None] | None = None
         self._up = asyncio.Event()
         self._closed = False
+        self._warned = False
 
     @property
     def connected(self) -> bool:
@@ -93,13 +114,13 @@ class NatsLink:
         import nats
 
         wait = RETRY_MIN_S
-        logged = False
         while not self._closed:
             try:
                 nc = await nats.connect(
                     self.url,
                     name=self.name,
                     connect_timeout=2,
+                    token=self._token,
                     allow_reconnect=True,
                     max_reconnect_attempts=-1,
                     reconnect_time_wait=0.25,
@@ -108,9 +129,7 @@ class NatsLink:
                     error_cb=self._error,
                 )
             except Exception as exc:  # nats-py raises OSError, its own errors, timeouts
-                if not logged:
-                    log.warning("NATS at %s is not reachable (%s); retrying in the background", self.url, exc)
-                    logged = True
+                await self._error(exc)
                 await asyncio.sleep(wait)  # the connect back-off
                 wait = min(wait * 2, RETRY_MAX_S)
                 continue
@@ -129,4 +148,8 @@ class NatsLink:
         log.info("reconnected to NATS at %s", self.url)
 
     async def _error(self, exc: Any) -> None:
-        log.debug("NATS: %s", exc)
+        if self.nc is None and not self._warned:  # still trying to get in: said once
+            self._warned = True
+            log.warning("NATS at %s is not reachable (%s); retrying in the background", self.url, exc)
+        else:
+            log.debug("NATS: %s", exc)

@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import shutil
 import signal
 import socket
@@ -57,6 +58,7 @@ class NatsServer:
         executable: str = DEFAULT_EXECUTABLE,
         log_file: Path | None = None,
         start_timeout_s: float = START_TIMEOUT_S,
+        token_file: Path | None = None,
     ) -> None:
         self.store_dir = Path(store_dir)
         self.host = host
@@ -64,6 +66,9 @@ class NatsServer:
         self.executable = executable
         self.log_file = log_file if log_file is not None else self.store_dir / "nats-server.log"
         self.start_timeout_s = start_timeout_s
+        # Clients must then present the token in this file (nats_token_file): nats-server reads
+        # it from a private config file, never from its command line, where `ps` shows it.
+        self.token_file = token_file
         self.port = 0
         self._proc: subprocess.Popen[bytes] | None = None
         self._ports_dir: tempfile.TemporaryDirectory[str] | None = None
@@ -105,6 +110,8 @@ class NatsServer:
             "--ports_file_dir",
             self._ports_dir.name,
         ]
+        if self.token_file is not None:
+            args += ["-c", str(self._write_config(Path(self._ports_dir.name)))]
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
         self._log = open(self.log_file, "ab")  # noqa: SIM115 (kept open for the child's life)
         self._proc = subprocess.Popen(
@@ -117,6 +124,18 @@ class NatsServer:
             raise
         log.info("nats-server (pid %d) serving %s, JetStream in %s", self._proc.pid, self.url, self.store_dir)
         return self.url
+
+    def _write_config(self, private: Path) -> Path:
+        """A config file (0600, in a 0700 temporary dir) that asks clients for the token."""
+        from .link import read_nats_token
+
+        assert self.token_file is not None
+        token = read_nats_token(str(self.token_file))  # its characters need no quoting
+        path = private / "nats-server.conf"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(f'authorization {{\n  token: "{token}"\n}}\n')
+        return path
 
     def _wait_ready(self) -> int:
         assert self._proc is not None and self._ports_dir is not None
@@ -205,10 +224,10 @@ def _says_info(host: str, port: int) -> bool:
 
 @contextlib.asynccontextmanager
 async def nats_server(
-    store_dir: Path, *, port: int = -1, executable: str = DEFAULT_EXECUTABLE
+    store_dir: Path, *, port: int = -1, executable: str = DEFAULT_EXECUTABLE, token_file: Path | None = None
 ) -> AsyncIterator[NatsServer]:
     """A started `NatsServer`, stopped on leaving."""
-    server = NatsServer(store_dir, port=port, executable=executable)
+    server = NatsServer(store_dir, port=port, executable=executable, token_file=token_file)
     await server.start()
     try:
         yield server
@@ -218,10 +237,10 @@ async def nats_server(
 
 @contextlib.contextmanager
 def nats_server_sync(
-    store_dir: Path, *, port: int = -1, executable: str = DEFAULT_EXECUTABLE
+    store_dir: Path, *, port: int = -1, executable: str = DEFAULT_EXECUTABLE, token_file: Path | None = None
 ) -> Iterator[NatsServer]:
     """`nats_server` without a loop."""
-    server = NatsServer(store_dir, port=port, executable=executable)
+    server = NatsServer(store_dir, port=port, executable=executable, token_file=token_file)
     server.start_sync()
     try:
         yield server

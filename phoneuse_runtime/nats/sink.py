@@ -15,10 +15,12 @@ up to `PUBLISH_WINDOW` messages in flight. An event leaves the buffer only once 
 Outage bound: while NATS is unreachable the buffer keeps at most `nats_buffer_events` events
 (10,000 by default), in memory. Past it the OLDEST are dropped; they are counted (`dropped`),
 logged, and once NATS is back an `ERROR` event with code `EVENTS_DROPPED` and the count is
-published after what was kept. A runtime that is killed loses what it had not yet had acked
-(at most the buffer), never an event it logged as acked: an ack means the JetStream server
-has stored it. There is no spool file (a decision, see docs): a kill during an outage loses
-the buffer.
+published after what was kept. A runtime that is killed loses no event it logged as acked:
+an ack means the JetStream server has stored it. While NATS is unreachable the buffer is also
+on disk (`nats_spool`, on by default: nats/spool.py), and so it is while more than
+`SPOOL_PAST` events wait for acks with NATS up (it falls behind): a runtime killed then
+publishes what it had accepted at its next start, and a kill loses at most `SPOOL_PAST`
+accepted events, never one acked. Without the spool a kill loses the buffer.
 """
 
 from __future__ import annotations
@@ -31,12 +33,13 @@ import json
 import logging
 import re
 import uuid
-from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..components import Contribution
 from ..events import ErrorEvent, Event, Subscription
 from .link import NatsLink
+from .spool import Pending, Spool
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
@@ -51,6 +54,9 @@ DEFAULT_BUFFER_EVENTS = 10_000
 PUBLISH_WINDOW = 256  # messages in flight before their acks are awaited
 ACK_TIMEOUT_S = 5.0
 RETRY_S = 0.25
+# Unacked events past which the buffer is spooled even with NATS up (it is falling behind): a
+# kill then loses at most these, never one acked.
+SPOOL_PAST = 2 * PUBLISH_WINDOW
 SUBSCRIBER = "jetstream-sink"
 SCOPE = "nats"
 SOURCE = "phoneuse.nats"
@@ -63,23 +69,22 @@ def subject_for(device: str, event_type: str) -> str:
     return f"{SUBJECT_ROOT}.{device}.{_TOKEN_UNSAFE.sub('_', event_type) or '_'}"
 
 
-@dataclass(frozen=True, slots=True)
-class Pending:
-    n: int
-    msg_id: str
-    subject: str
-    data: bytes
-
-
 class JetStreamSink:
     """A component: the bus's events into JetStream (see the module's doc)."""
 
     name = "nats-events"
 
     def __init__(
-        self, link: NatsLink, *, device_name: str, buffer_events: int = DEFAULT_BUFFER_EVENTS
+        self,
+        link: NatsLink,
+        *,
+        device_name: str,
+        buffer_events: int = DEFAULT_BUFFER_EVENTS,
+        spool: Path | None = None,
     ) -> None:
         self.link = link
+        self.spool = Spool(spool, bound=buffer_events) if spool is not None else None
+        self.replayed = 0  # events an earlier run left in the spool, published first
         self.device_name = device_name
         self.buffer_events = buffer_events
         self.run = uuid.uuid4().hex[:12]
@@ -96,6 +101,7 @@ class JetStreamSink:
         self._sub: Subscription | None = None
         self._runtime: Runtime | None = None
         self._stream_ready = False
+        self._failing = False
 
     def contribution(self) -> Contribution:
         return Contribution()
@@ -106,6 +112,15 @@ class JetStreamSink:
 
     async def start(self, runtime: Runtime) -> None:
         self._runtime = runtime
+        if self.spool is not None:
+            left = await asyncio.to_thread(self.spool.load)
+            if left:
+                # An earlier run was stopped (killed) before NATS had these: they go first.
+                self._buffer.extend(left)
+                self.replayed = len(left)
+                self._drained.clear()
+                await asyncio.to_thread(self.spool.begin, list(self._buffer))
+                log.warning("publishing %d event(s) an earlier run left in %s", len(left), self.spool.path)
         self.link.acquire()
         # Every event (no types named), as an inside listener: nothing is polled for it.
         self._sub = runtime.bus.subscribe(SUBSCRIBER, (), scope=SCOPE, outside=False)
@@ -123,21 +138,30 @@ class JetStreamSink:
         )
 
     async def stop(self, *, grace_s: float) -> None:
-        """Publishes what is buffered within `grace_s` (when NATS is up), then stops."""
-        if self._runtime is not None and self._sub is not None:
-            self._runtime.bus.unsubscribe(self._sub)
+        """Takes the bus's last events (the runtime closing ends our stream, after the calls it
+        lets finish) and publishes what is buffered, within `grace_s` (when NATS is up)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + max(grace_s, 0.5)
         if self._tasks:
-            await asyncio.wait([self._tasks[0]], timeout=1.0)  # the bus's last events, taken in
+            await asyncio.wait([self._tasks[0]], timeout=max(grace_s - 0.5, 0.1))
+        if self._runtime is not None and self._sub is not None:
+            self._runtime.bus.unsubscribe(self._sub)  # a bus that is not closing: stop here
+            await asyncio.wait([self._tasks[0]], timeout=0.5)
         if self._buffer and self.link.connected:
             with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._drained.wait(), timeout=max(grace_s, 0.1))
+                await asyncio.wait_for(self._drained.wait(), timeout=max(deadline - loop.time(), 0.2))
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         if self._buffer:
-            log.warning("stopping with %d event(s) not acked by JetStream; they are lost", len(self._buffer))
+            where = f"kept in {self.spool.path} for the next start" if self.spool is not None else "lost"
+            log.warning("stopping with %d event(s) not acked by JetStream: %s", len(self._buffer), where)
+            if self.spool is not None and not self.spool.active:
+                self.spool.begin(self._buffer)
+        if self.spool is not None:
+            self.spool.close()
         await self.link.release()
 
     # --- in ------------------------------------------------------------------------------
@@ -150,8 +174,7 @@ class JetStreamSink:
 
     def _accept(self, event: Event) -> None:
         self.accepted += 1
-        n = self.accepted
-        msg_id = f"{self.device_name}.{self.run}.{n}"
+        msg_id = f"{self.device_name}.{self.run}.{self.accepted}"
         body = (
             f'{{"id":{json.dumps(msg_id)},"device":{json.dumps(self.device_name)},'
             f'"event_type":{json.dumps(event.event_type)},"source":{json.dumps(event.source)},'
@@ -160,9 +183,17 @@ class JetStreamSink:
         if len(self._buffer) >= self.buffer_events:
             self._buffer.popleft()
             self._lose(1)
-        self._buffer.append(
-            Pending(n, msg_id, subject_for(self.device_name, event.event_type), body.encode())
-        )
+        item = Pending(msg_id, subject_for(self.device_name, event.event_type), body.encode())
+        self._buffer.append(item)
+        spool = self.spool
+        if spool is not None:
+            if spool.active:
+                spool.append((item,))
+                if spool.too_long():
+                    spool.begin(self._buffer)
+            elif not self.link.connected or len(self._buffer) > SPOOL_PAST:
+                # NATS is away or behind: from now on the buffer is on disk too.
+                spool.begin(self._buffer)
         self._drained.clear()
         self._wake.set()
 
@@ -192,12 +223,20 @@ class JetStreamSink:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # a lost connection, a timeout, a stream that went away
-                log.warning(
-                    "JetStream publish failed (%s); %d event(s) kept to retry", exc, len(self._buffer)
+                # Said once per run of failures (a server without JetStream would fail each try).
+                level = logging.DEBUG if self._failing else logging.WARNING
+                log.log(
+                    level, "JetStream publish failed (%s); %d event(s) kept to retry", exc, len(self._buffer)
                 )
+                self._failing = True
                 self._stream_ready = False
+                if self.spool is not None and not self.spool.active:
+                    self.spool.begin(self._buffer)
                 await asyncio.sleep(RETRY_S)  # the retry back-off; the link reconnects meanwhile
                 continue
+            if self._failing:
+                self._failing = False
+                log.info("JetStream publishing again; %d event(s) buffered", len(self._buffer))
             if self._unreported and self._runtime is not None:
                 count, self._unreported = self._unreported, 0
                 log.warning("JetStream sink caught up; %d event(s) were dropped meanwhile", count)
@@ -226,8 +265,14 @@ class JetStreamSink:
         self.acked += len(acks)
         self.duplicates += sum(1 for ack in acks if ack.duplicate)
         last = batch[-1]
-        while self._buffer and self._buffer[0].n <= last.n:
+        sent = {id(item) for item in batch}
+        while self._buffer and id(self._buffer[0]) in sent:  # some may have been dropped meanwhile
             self._buffer.popleft()
+        if self.spool is not None and self.spool.active:
+            if self._buffer:
+                self.spool.acked(last.msg_id)
+            else:
+                self.spool.clear()
         log.debug(
             "JetStream acked %d event(s) through %s (stream seq %d; %d acked in all)",
             len(acks),

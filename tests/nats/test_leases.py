@@ -104,8 +104,28 @@ async def test_release_is_the_holders_and_frees_the_phone(phone: Runtime) -> Non
 
 
 async def test_a_lease_its_holder_stops_renewing_expires_and_blocks_no_more(phone: Runtime) -> None:
-    await phone.ok("alice", "LEASE_ACQUIRE", {"ttl_s": "1"})
+    bob = (("authorization", f"Bearer {TOKENS['bob']}"),)
+    types = ["LEASE_ACQUIRED", "LEASE_EXPIRED", "LEASE_RELEASED"]
+    stream = phone.stub.Subscribe(pb.SubscribeRequest(event_types=types), metadata=bob)
+    assert any(k == "x-subscriber-id" for k, _ in await stream.initial_metadata())
+    taken = await phone.ok("alice", "LEASE_ACQUIRE", {"ttl_s": "1"})
     _conflict(await phone.execute("bob", *TAP))
+    acquired = await asyncio.wait_for(stream.read(), timeout=10)
+    assert acquired.event_type == "LEASE_ACQUIRED"
+    assert json.loads(acquired.payload_json) == {
+        "device": "p1",
+        "holder": "alice",
+        "expires_at_ms": taken["expires_at_ms"],
+        "renewed": False,
+    }
+    expired = await asyncio.wait_for(stream.read(), timeout=10)  # no renew came
+    assert expired.event_type == "LEASE_EXPIRED"
+    assert json.loads(expired.payload_json) == {
+        "device": "p1",
+        "holder": "alice",
+        "expires_at_ms": taken["expires_at_ms"],
+    }
+    stream.cancel()
 
     async def bob_runs() -> bool:
         return bool((await phone.execute("bob", *TAP)).success)
@@ -125,11 +145,11 @@ async def test_a_bad_ttl_is_invalid_params_and_takes_nothing(phone: Runtime, ttl
     assert renew.error.startswith("INVALID_PARAMS: ")
 
 
-async def test_unknown_params_are_refused(phone: Runtime) -> None:
+async def test_unknown_params_are_refused_and_ttl_defaults_to_a_minute(phone: Runtime) -> None:
     response = await phone.execute("alice", "LEASE_RELEASE", {"force": "true"})
     assert response.error.startswith("INVALID_PARAMS: ") and "force" in response.error
-    missing = await phone.execute("alice", "LEASE_ACQUIRE")
-    assert missing.error.startswith("INVALID_PARAMS: ") and "ttl_s" in missing.error
+    default = await phone.ok("alice", "LEASE_ACQUIRE")  # ttl_s 60 by default, as LAMDA's Lock
+    assert default["ttl_s"] == 60 and 59_000 <= default["expires_at_ms"] - time.time() * 1000 <= 60_500
 
 
 async def test_two_runtimes_sharing_one_kv_keep_their_own_leases(

@@ -113,6 +113,108 @@ async def test_a_killed_runtime_lost_no_event_it_had_acked(tmp_path: Path) -> No
         await server.stop()
 
 
+async def test_a_stopped_runtime_publishes_its_last_events_first(tmp_path: Path) -> None:
+    server = NatsServer(tmp_path / "nats")
+    url = await server.start()
+    data = tmp_path / "data"
+    proc, lines = _serve(data, "--nats-url", url, "--device-name", "p1")
+    try:
+        address = json.loads((data / "server.json").read_text())["address"]
+        token = (data / "token").read_text().strip()
+        with grpc.insecure_channel(address) as channel:
+            stub = pb_grpc.AndroidRuntimeStub(channel)
+            for i in range(5):
+                request = pb.ActionRequest(
+                    action_type="SIM_RECEIVE_SMS",
+                    params={"from": "+15550100", "body": f"m{i}"},
+                    request_id=f"r{i}",
+                    timeout_ms=5000,
+                )
+                response = stub.Execute(request, metadata=(("authorization", f"Bearer {token}"),), timeout=10)
+                assert response.success, response.error
+        proc.send_signal(signal.SIGTERM)  # at once: the last events may not be acked yet
+        assert proc.wait(timeout=30) == 0, "".join(lines)
+        messages = await stream_messages(url)
+        done = [b["payload"]["request_id"] for *_, b in messages if b["event_type"] == "TASK_COMPLETED"]
+        assert done == [f"r{i}" for i in range(5)]
+        assert not any("not acked by JetStream" in line for line in lines)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        await server.stop()
+
+
+async def test_a_runtime_killed_during_an_outage_publishes_what_it_accepted_at_its_next_start(
+    tmp_path: Path,
+) -> None:
+    server = NatsServer(tmp_path / "nats")
+    url = await server.start()
+    await server.stop()  # NATS is away while the first run works
+    data = tmp_path / "data"
+    proc, lines = _serve(data, "--nats-url", url, "--device-name", "p1")
+    try:
+        address = json.loads((data / "server.json").read_text())["address"]
+        token = (data / "token").read_text().strip()
+        with grpc.insecure_channel(address) as channel:
+            stub = pb_grpc.AndroidRuntimeStub(channel)
+            for i in range(5):
+                request = pb.ActionRequest(
+                    action_type="SIM_RECEIVE_SMS",
+                    params={"from": "+15550100", "body": f"m{i}"},
+                    request_id=f"r{i}",
+                    timeout_ms=5000,
+                )
+                response = stub.Execute(request, metadata=(("authorization", f"Bearer {token}"),), timeout=10)
+                assert response.success, response.error  # Execute works without NATS
+        spool = data / "nats-spool.jsonl"
+
+        def spooled() -> list[str]:
+            types = []
+            for line in spool.read_text().splitlines():
+                try:
+                    types.append(json.loads(json.loads(line)["data"])["event_type"])
+                except ValueError:  # the line being written
+                    continue
+            return types
+
+        # Accepted: the sink has taken the last event from the bus (a turn of the loop after it
+        # was published), and with NATS away it is on disk.
+        deadline = time.monotonic() + 10
+        while not (spool.exists() and spooled().count("TASK_COMPLETED") == 5):
+            assert time.monotonic() < deadline, "".join(lines)
+            await asyncio.sleep(0.02)  # polling the spool, bounded
+        assert spool.stat().st_mode & 0o777 == 0o600
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    await server.start()  # NATS is back, on the same port
+    again, lines = _serve(data, "--nats-url", url, "--device-name", "p1")
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            messages = await stream_messages(url)
+            got = [b["payload"]["body"] for *_, b in messages if b["event_type"] == "MESSAGE_RECEIVED"]
+            if len(got) >= 5 or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(0.05)  # polling the stream, bounded
+        assert got == [f"m{i}" for i in range(5)], "".join(lines)
+        ids = [b["id"] for *_, b in messages]
+        assert len(ids) == len(set(ids))
+        first_run = {i.split(".")[1] for i in ids[:5]}
+        assert len(first_run) == 1  # the killed run's own ids, published first
+        while spool.exists() and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)  # the spool goes once all is acked
+        assert not spool.exists()
+    finally:
+        again.send_signal(signal.SIGTERM)
+        again.wait(timeout=30)
+        await server.stop()
+
+
 def _without_nats_py(tmp_path: Path) -> dict[str, str]:
     """An environment in which `import nats` fails, as on a machine without the nats extra."""
     blocker = tmp_path / "blocker" / "nats"

@@ -6,12 +6,11 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
+import nats
 import pytest
 
 from phoneuse_runtime.config import ConfigError, Settings, load_settings
 from phoneuse_runtime.nats.server_process import NatsServer, NatsServerError, nats_server, nats_server_sync
-
-nats = pytest.importorskip("nats")
 
 
 def _refused(port: int) -> bool:

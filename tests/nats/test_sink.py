@@ -13,6 +13,7 @@ import pytest
 
 from phoneuse_runtime.nats.server_process import NatsServer
 from phoneuse_runtime.nats.sink import STREAM, JetStreamSink
+from phoneuse_runtime.nats.spool import SPOOL_FILE, Pending, Spool
 
 from .conftest import Runtime, RuntimeFactory, eventually
 
@@ -103,6 +104,7 @@ async def test_a_runtime_without_nats_keeps_serving_and_catches_up_in_order(
         messages = await stream_messages(url)
         assert bodies(messages, "MESSAGE_RECEIVED") == [f"m{i}" for i in range(10)]
         assert len(messages) == sink.accepted and sink.dropped == 0
+        assert not (phone.settings.data_dir / SPOOL_FILE).exists()  # the spool went once all was acked
     finally:
         await server.stop()
 
@@ -168,3 +170,44 @@ def test_a_buffer_of_no_events_is_a_config_error(tmp_path: Path, size: str) -> N
 
     with pytest.raises(ConfigError, match="nats_buffer_events must be greater than 0"):
         load_settings({"data_dir": tmp_path, "nats_buffer_events": size})
+
+
+async def test_without_the_spool_nothing_is_written(tmp_path: Path, make_runtime: RuntimeFactory) -> None:
+    server = NatsServer(tmp_path / "nats")
+    url = await server.start()
+    await server.stop()
+    phone = await make_runtime(device_name="p1", nats_url=url, nats_spool=False)
+    await sms(phone, 2)
+    assert sink_of(phone).buffered > 0
+    assert not (phone.settings.data_dir / SPOOL_FILE).exists()
+
+
+def test_a_spool_cut_short_by_a_kill_gives_what_it_holds_after_the_last_ack(tmp_path: Path) -> None:
+    spool = Spool(tmp_path / "s" / SPOOL_FILE, bound=3)
+    items = [Pending(f"p1.r.{n}", "phoneuse.p1.X", b'{"n":%d}' % n) for n in range(1, 7)]
+    spool.begin(items[:2])
+    spool.acked("p1.r.2")
+    spool.append(items[2:])
+    spool.close()
+    with open(spool.path, "ab") as f:
+        f.write(b'{"id": "p1.r.7", "subj')  # a kill mid-write
+    assert [p.msg_id for p in spool.load()] == ["p1.r.4", "p1.r.5", "p1.r.6"]  # the newest 3 (its bound)
+    assert (spool.path.stat().st_mode & 0o777, spool.path.parent.stat().st_mode & 0o777) == (0o600, 0o700)
+    spool.clear()
+    assert not spool.path.exists() and spool.load() == []
+
+
+def test_a_spool_that_cannot_be_written_says_so_once_and_keeps_nothing_back(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    blocked = tmp_path / "not-a-dir"
+    blocked.write_text("a file where the spool's directory would be")
+    spool = Spool(blocked / SPOOL_FILE, bound=3)
+    item = Pending("p1.r.1", "phoneuse.p1.X", b"{}")
+    spool.begin([item])
+    spool.append([item])
+    spool.begin([item])
+    assert spool.broken and not spool.active
+    said = [r.getMessage() for r in caplog.records if "cannot write the event spool" in r.getMessage()]
+    assert len(said) == 1 and said[0].endswith("events are buffered in memory only"), said
+    assert str(spool.path) in said[0]

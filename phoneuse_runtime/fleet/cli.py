@@ -44,6 +44,9 @@ def add_parser(sub: Any) -> None:
         "--nats-url", help="the NATS server for the members' events (default: run nats-server)"
     )
     fleet.add_argument(
+        "--nats-token-file", help="with --nats-url: a file holding the token that server asks for"
+    )
+    fleet.add_argument(
         "--no-nats",
         dest="nats",
         action="store_const",
@@ -145,6 +148,7 @@ def main(args: argparse.Namespace) -> int:
         "adb": args.adb,
         "adb_server": args.adb_server,
         "nats_url": args.nats_url,
+        "nats_token_file": args.nats_token_file,
         "nats": args.nats,
         "gateway": args.gateway,
     }

@@ -14,6 +14,7 @@ and the devices, for people and tests.
     FLEET_DIR/members/NAME/     each member's data dir (its own token, memory, server.json)
     FLEET_DIR/nginx/            the door's prefix: nginx.conf, nginx.pid, logs/, temp/
     FLEET_DIR/nats/             nats-server's JetStream store (when the fleet runs it)
+    FLEET_DIR/nats-token        the token that nats-server asks its clients for (0600)
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from .tokens import TOKENS_FILE
 log = logging.getLogger(__name__)
 
 RECORD_FILE = "fleet.json"
+NATS_TOKEN_FILE = "nats-token"  # noqa: S105 (a file name, not a secret)
 NGINX_BACKOFF_MAX_S = 30.0
 
 
@@ -59,6 +61,8 @@ class Fleet:
         self.remote: dict[str, RemotePhone] = {}  # by serial
         self.names: dict[str, str] = {}  # serial -> name, of every device
         self.nats_url = settings.nats_url or None
+        token_file = settings.nats_token_file
+        self.nats_token_file = Path(token_file).expanduser() if token_file else None
         self.door: Nginx | None = None
         self._changed = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -147,6 +151,7 @@ class Fleet:
             "pid": os.getpid(),
             "door": self.door.listen if self.door else None,
             "nats_url": self.nats_url,
+            "nats_token_file": str(self.nats_token_file) if self.nats_token_file else None,
             "tokens_file": str(self.dir / TOKENS_FILE),
             "devices": sorted(devices, key=lambda d: str(d["name"])),
         }
@@ -173,6 +178,7 @@ class Fleet:
             adb_server=s.adb_server or None,
             gateway=s.gateway,
             nats_url=self.nats_url,
+            nats_token_file=self.nats_token_file,
         )
         sock = bind_listener(s.listen)
         door = Nginx(
@@ -217,7 +223,13 @@ class Fleet:
         # fleet without it (or without nats-server, --no-nats) runs the rest.
         from ..nats.server_process import NatsServer, NatsServerError
 
-        server = NatsServer(self.dir / "nats")
+        # A token even on loopback: only the members (and whoever can read the fleet's dir) get in.
+        self.nats_token_file = self.dir / NATS_TOKEN_FILE
+        if not self.nats_token_file.is_file():
+            from ..tokens import generate_token
+
+            atomic_write_text(self.nats_token_file, generate_token() + "\n")  # 0600
+        server = NatsServer(self.dir / "nats", token_file=self.nats_token_file)
         try:
             self.nats_url = await server.start()
         except NatsServerError as exc:

@@ -53,6 +53,7 @@ class MemberOptions:
     gateway: bool = False
     extra_args: tuple[str, ...] = ()  # e.g. --nats-url URL (then --device-name NAME is added)
     nats_url: str | None = None
+    nats_token_file: Path | None = None
     executable: tuple[str, ...] = (sys.executable, "-m", "phoneuse_runtime.cli")
 
 
@@ -116,6 +117,8 @@ class Member:
         argv += ["--gateway-listen", "127.0.0.1:0"] if o.gateway else ["--no-gateway"]
         if o.nats_url:
             argv += ["--nats-url", o.nats_url, "--device-name", self.spec.name]
+            if o.nats_token_file is not None:
+                argv += ["--nats-token-file", str(o.nats_token_file)]
         return [*argv, *o.extra_args]
 
     def start(self) -> None:

@@ -8,7 +8,8 @@ The file is `fleet.toml` in the fleet data dir unless `--config` names one:
     adb = true                     # follow the devices the adb server lists
     adb_server = "127.0.0.1:5037"
     gateway = false                # the members' Iris gateways (each on a port of its own)
-    nats_url = ""                  # "" = the fleet runs nats-server itself
+    nats_url = ""                  # "" = the fleet runs nats-server itself (with a token of its own)
+    nats_token_file = ""           # with nats_url: a file holding the token that server asks for
 
     [[phones]]                     # a runtime running elsewhere (Termux on the phone), by address
     serial = "pixel-7"
@@ -64,6 +65,7 @@ class FleetSettings:
     adb_server: str = ""
     gateway: bool = False
     nats_url: str = ""
+    nats_token_file: str = ""  # the token that NATS server asks for (with nats_url)
     nats: bool = True  # run nats-server when no nats_url is given
     phones: tuple[RemotePhone, ...] = ()
     config_file: Path | None = None

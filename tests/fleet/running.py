@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -16,11 +17,34 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import grpc
+import pytest
 
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 from phoneuse_runtime.rpc import protocol_pb2_grpc as pb_grpc
 
 EXE = [sys.executable, "-m", "phoneuse_runtime.cli"]
+
+
+def needs(*, nats: bool = True) -> pytest.MarkDecorator:
+    """Skips a test without nginx (and nats-server), saying so; in CI (PHONEUSE_REQUIRE_NGINX=1)
+    the test runs and fails instead, as `.ci/run` installs them."""
+    from phoneuse_runtime.fleet.door import nginx_binary
+
+    missing = [
+        name
+        for name, there in (
+            ("nginx", nginx_binary()),
+            ("nats-server", shutil.which("nats-server") or not nats),
+        )
+        if not there
+    ]
+    required = os.environ.get("PHONEUSE_REQUIRE_NGINX") == "1"
+    return pytest.mark.skipif(
+        bool(missing) and not required,
+        reason=f"{' and '.join(missing)} not installed (apt-get install nginx nats-server)",
+    )
+
+
 T = TypeVar("T")
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import functools
 import json
 import os
-import shutil
 import signal
+import stat
 import subprocess
 import threading
 import time
@@ -19,17 +19,13 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from phoneuse_runtime.fleet.door import nginx_binary
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 from phoneuse_runtime.rpc import protocol_pb2_grpc as pb_grpc
 
 from ..serving import serve
-from .running import RunningFleet, execute, fleet, metadata, names, new_token, poll, rpc_error, stub
+from .running import RunningFleet, execute, fleet, metadata, names, needs, new_token, poll, rpc_error, stub
 
-pytestmark = pytest.mark.skipif(
-    nginx_binary() is None or shutil.which("nats-server") is None,
-    reason="nginx or nats-server is not installed (apt-get install nginx nats-server)",
-)
+pytestmark = needs(nats=True)
 
 SIMS = 20
 SERVICE = "ai.lemon.phoneuse.mcpserver.protocol.AndroidRuntime"
@@ -426,7 +422,7 @@ def test_every_phones_events_reach_jetstream_under_its_own_subject(
     async def read() -> dict[str, list[str]]:
         import nats
 
-        client = await nats.connect(farm.record()["nats_url"])
+        client = await nats.connect(farm.record()["nats_url"], token=_nats_token(farm))
         try:
             js = client.jetstream()
             found: dict[str, list[str]] = {}
@@ -448,13 +444,18 @@ def test_every_phones_events_reach_jetstream_under_its_own_subject(
     assert marks["sim-10"] not in found["sim-9"] and marks["sim-9"] not in found["sim-10"]
 
 
+def _nats_token(farm: RunningFleet) -> str:
+    """The token the fleet's nats-server asks for: without it, nobody gets in."""
+    return (farm.data_dir / "nats-token").read_text().strip()
+
+
 def _kv_lease(farm: RunningFleet, device: str) -> dict[str, object]:
     """The lease as the fleet's NATS KV holds it (part B's bucket)."""
 
     async def get() -> dict[str, object]:
         import nats
 
-        client = await nats.connect(farm.record()["nats_url"])
+        client = await nats.connect(farm.record()["nats_url"], token=_nats_token(farm))
         try:
             kv = await client.jetstream().key_value("phoneuse_leases")
             entry = await kv.get(device)
@@ -502,3 +503,21 @@ def test_a_subscribe_stream_through_the_door_outlives_a_reload(
         timeout_s=20,
         detail=farm.diagnosis,
     )
+
+
+def test_the_fleets_nats_server_asks_for_its_token(farm: RunningFleet) -> None:
+    import asyncio
+
+    import nats
+    from nats.errors import Error as NatsError
+
+    async def without_token() -> None:
+        await nats.connect(
+            farm.record()["nats_url"], allow_reconnect=False, max_reconnect_attempts=0, connect_timeout=5
+        )
+
+    with pytest.raises((NatsError, OSError)):
+        asyncio.run(without_token())
+    token_file = farm.data_dir / "nats-token"
+    assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+    assert farm.record()["nats_token_file"] == str(token_file)

@@ -16,18 +16,18 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from phoneuse_runtime.fleet.door import DoorError, Nginx, Route, grpc_message, nginx_binary, render_config
+from phoneuse_runtime.fleet.door import DoorError, Nginx, Route, grpc_message, render_config
 from phoneuse_runtime.fleet.tokens import read_tokens
 from phoneuse_runtime.tokens import hash_token
 from tests.fakes.adb_server import FakeDeviceFactory, adb_server, fake_device_factory
 from tests.fakes.phone import FakePhone
 
 from ..serving import serve
-from .running import EXE, cli, env, execute, fleet, new_token, poll, rpc_error, stub
+from .running import EXE, cli, env, execute, fleet, needs, new_token, poll, rpc_error, stub
 
 __all__ = ["adb_server", "fake_device_factory"]
 
-needs_nginx = pytest.mark.skipif(nginx_binary() is None, reason="nginx is not installed")
+needs_nginx = needs(nats=False)
 
 
 def test_a_token_is_printed_once_and_stored_hashed(tmp_path: Path) -> None:

@@ -521,3 +521,40 @@ def test_the_fleets_nats_server_asks_for_its_token(farm: RunningFleet) -> None:
     token_file = farm.data_dir / "nats-token"
     assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
     assert farm.record()["nats_token_file"] == str(token_file)
+
+
+def test_every_phones_events_come_in_order_from_the_fleets_nats_with_the_events_command(
+    farm: RunningFleet, door: pb_grpc.AndroidRuntimeStub, alice: str
+) -> None:
+    """Part B's consumer on the NATS server the fleet runs: each phone's events in its order."""
+    from .running import EXE, env
+
+    marks = [uuid.uuid4().hex for _ in range(3)]
+    for mark in marks:
+        for device in ("sim-13", "sim-14"):
+            assert execute(door, "SET_CLIPBOARD", {"text": mark}, token=alice, device=device).success
+    record = farm.record()
+    argv = [*EXE, "events", "--nats-url", record["nats_url"], "--nats-token-file", record["nats_token_file"]]
+
+    def texts(device: str) -> list[str] | None:
+        done = subprocess.run(
+            [*argv, "--device", device, "--json"],
+            capture_output=True,
+            text=True,
+            env=env(),
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+        seen = [
+            str(e["payload"]["params"]["text"])
+            for e in lines
+            if e.get("event_type") == "TASK_STARTED" and e["payload"]["params"].get("text") in marks
+        ]
+        return seen if len(seen) == len(marks) else None
+
+    for device in ("sim-13", "sim-14"):
+        assert (
+            poll(f"{device}'s events", functools.partial(texts, device), timeout_s=30, every_s=0.5) == marks
+        )

@@ -69,12 +69,19 @@ def add_parser(sub: Any) -> None:
     fleet_sub = fleet.add_subparsers(dest="fleet_command")
     token = fleet_sub.add_parser("token", help="the fleet's tokens: each names a principal on every phone")
     token_sub = token.add_subparsers(dest="token_command", required=True)
-    new = token_sub.add_parser("new", help="make a token for principal NAME; printed once, stored hashed")
+    # `fleet token new NAME --data-dir D` as well as `fleet --data-dir D token new NAME`.
+    where = argparse.ArgumentParser(add_help=False)
+    where.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS, help="the fleet's dir")
+    new = token_sub.add_parser(
+        "new", parents=[where], help="make a token for principal NAME; printed once, stored hashed"
+    )
     new.add_argument("name")
     new.add_argument("--json", action="store_true")
-    listing = token_sub.add_parser("list", help="the principals that have a token")
+    listing = token_sub.add_parser("list", parents=[where], help="the principals that have a token")
     listing.add_argument("--json", action="store_true")
-    revoke = token_sub.add_parser("revoke", help="revoke NAME's token on every phone (no restart needed)")
+    revoke = token_sub.add_parser(
+        "revoke", parents=[where], help="revoke NAME's token on every phone (no restart needed)"
+    )
     revoke.add_argument("name")
     revoke.add_argument("--json", action="store_true")
 

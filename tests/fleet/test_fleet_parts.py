@@ -42,6 +42,15 @@ def test_a_token_is_printed_once_and_stored_hashed(tmp_path: Path) -> None:
     listed = cli(tmp_path, "token", "list", "--json")
     assert [t["name"] for t in json.loads(listed.stdout)] == ["alice"]
     assert token not in listed.stdout
+    after = subprocess.run(  # --data-dir after the token command, too
+        [*EXE, "fleet", "token", "list", "--data-dir", str(tmp_path), "--json"],
+        capture_output=True,
+        text=True,
+        env=env(),
+        timeout=60,
+        check=True,
+    )
+    assert after.stdout == listed.stdout
 
 
 @pytest.mark.parametrize(

@@ -193,6 +193,10 @@ class JetStreamSink:
                     spool.begin(self._buffer)
             elif not self.link.connected or len(self._buffer) > SPOOL_PAST:
                 # NATS is away or behind: from now on the buffer is on disk too.
+                why = "unreachable" if not self.link.connected else "behind"
+                log.info(
+                    "NATS is %s, %d event(s) unacked: spooling them to %s", why, len(self._buffer), spool.path
+                )
                 spool.begin(self._buffer)
         self._drained.clear()
         self._wake.set()

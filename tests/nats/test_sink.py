@@ -211,3 +211,32 @@ def test_a_spool_that_cannot_be_written_says_so_once_and_keeps_nothing_back(
     said = [r.getMessage() for r in caplog.records if "cannot write the event spool" in r.getMessage()]
     assert len(said) == 1 and said[0].endswith("events are buffered in memory only"), said
     assert str(spool.path) in said[0]
+
+
+async def test_a_backlog_past_the_bound_is_spooled_with_nats_up_and_the_spool_goes_when_drained(
+    nats_srv: NatsServer, make_runtime: RuntimeFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    from phoneuse_runtime.events import MessageReceived
+    from phoneuse_runtime.nats.sink import SPOOL_PAST
+
+    phone = await make_runtime(device_name="p1", nats_url=nats_srv.url)
+    sink = sink_of(phone)
+
+    async def up() -> bool:
+        return sink.link.connected
+
+    await eventually(up, what="the sink connected")
+    spool = phone.settings.data_dir / SPOOL_FILE
+    burst = SPOOL_PAST + 100  # more than the bound arrive in one turn: NATS cannot have acked them
+    for i in range(burst):
+        event = MessageReceived(from_="+15550100", body=f"b{i}", app="sms", thread_id="1", message_id=str(i))
+        phone.app.runtime.bus.publish(event.to_event("sim"))
+
+    async def drained() -> bool:
+        return sink.accepted >= burst and sink.buffered == 0 and not spool.exists()
+
+    caplog.set_level("INFO", logger="phoneuse_runtime.nats.sink")
+    await eventually(drained, what="the backlog acked and the spool removed")
+    said = [r.getMessage() for r in caplog.records if "spooling them to" in r.getMessage()]
+    assert said == [f"NATS is behind, {SPOOL_PAST + 1} event(s) unacked: spooling them to {spool}"]
+    assert bodies(await stream_messages(nats_srv.url), "MESSAGE_RECEIVED") == [f"b{i}" for i in range(burst)]

@@ -34,9 +34,9 @@ log = logging.getLogger(__name__)
 HEADER = "x-phoneuse-device"
 NGINX_VAR = "$http_x_phoneuse_device"
 # A Subscribe stream may stay quiet this long between two events (and a long Execute, e.g. a
-# WAIT_FOR, may take this long) before nginx gives up on it. The runtime itself keeps quiet
-# streams alive with HTTP/2 pings every grpc_keepalive_s (300 s): pings are not data, so nginx's
-# timeouts must be longer than any quiet spell an agent expects. One day.
+# WAIT_FOR, may take this long) before nginx gives up on it. The runtime pings its connections
+# every grpc_keepalive_s (300 s), but a stream's quiet spell is not to depend on whether nginx
+# counts a ping as a read: one day covers any an agent expects.
 STREAM_TIMEOUT_S = 24 * 3600
 # Bytes of gRPC framing in front of a message (a flag and a length): a request the runtime
 # accepts (up to its receive limit) must pass the door.

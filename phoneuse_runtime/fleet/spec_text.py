@@ -75,10 +75,10 @@ a device's address only once the door routes to it.
 
 Streams: the door waits up to {STREAM_TIMEOUT_S} s ({STREAM_TIMEOUT_S // 3600} h) for a byte in
 either direction (`grpc_read_timeout`, `grpc_send_timeout`), so a Subscribe stream may stay
-quiet that long; the runtime's own keepalive pings (every `grpc_keepalive_s`) are not data and
-do not count. An Execute's own `timeout_ms` and the client's deadline still apply. When the
-door is reloaded (a device came, went, or restarted), calls open through it run on in the old
-nginx worker for up to {RELOAD_GRACE_S} s ({RELOAD_GRACE_S // 60} min), which then ends them: a
+quiet that long, whatever the runtime's keepalive pings (every `grpc_keepalive_s`) count for.
+An Execute's own `timeout_ms` and the client's deadline still apply. When the door is
+reloaded (a device came, went, or restarted), calls open through it run on in the old nginx
+worker for up to {RELOAD_GRACE_S} s ({RELOAD_GRACE_S // 60} min), which then ends them: a
 Subscribe client then sees its stream end and subscribes again (with its `subscriber_id`, the
 new stream replaces the old one).
 

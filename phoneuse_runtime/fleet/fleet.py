@@ -35,7 +35,7 @@ from ..device_names import NameCollision, device_name, device_names
 from ..files import atomic_write_text, private_dir
 from .door import DoorError, Nginx, Route, bind_listener, known_devices
 from .members import Member, MemberOptions, MemberSpec, exit_reason, summary
-from .settings import FleetConfigError, FleetSettings, RemotePhone, reload_phones
+from .settings import FleetConfigError, FleetSettings, RemotePhone, reload_file
 from .tokens import TOKENS_FILE
 
 log = logging.getLogger(__name__)
@@ -94,15 +94,6 @@ class Fleet:
         log.info("device %s joins (%s)", name, device)
         self._changed.set()
 
-    async def _remove_member(self, serial: str) -> None:
-        member = self.members.pop(serial, None)
-        if member is None:
-            return
-        self.names.pop(serial, None)
-        log.info("device %s leaves", member.spec.name)
-        self._changed.set()
-        await member.stop()
-
     def _set_remote(self, phones: Iterable[RemotePhone]) -> None:
         wanted = {p.serial: p for p in phones}
         for serial in list(self.remote):
@@ -121,14 +112,34 @@ class Fleet:
             log.info("phone %s joins at %s", name, phone.address)
         self._changed.set()
 
+    def _set_sims(self, count: int) -> None:
+        """As many simulated phones as `count` (the config file's `sim`, re-read): the highest
+        numbers leave, new ones join."""
+        wanted = set(sim_serials(count))
+        for serial in sim_serials(count):
+            self._add_member(serial, "sim")
+        for serial, member in list(self.members.items()):
+            if member.spec.device == "sim" and serial not in wanted:
+                self._leave(serial)
+
+    def _leave(self, serial: str) -> None:
+        """Takes the device out of the door at once; its runtime stops in the background."""
+        member = self.members.pop(serial, None)
+        if member is None:
+            return
+        self.names.pop(serial, None)
+        log.info("device %s leaves", member.spec.name)
+        self._changed.set()
+        task = asyncio.ensure_future(member.stop())
+        self._leaving.add(task)
+        task.add_done_callback(self._leaving.discard)
+
     def _adb_changed(self, ready: frozenset[str]) -> None:  # on the event loop
         for serial in sorted(ready):
             self._add_member(serial, f"adb:{serial}")
         for serial, member in list(self.members.items()):
             if member.spec.device.startswith("adb:") and serial not in ready:
-                task = asyncio.ensure_future(self._remove_member(serial))
-                self._leaving.add(task)
-                task.add_done_callback(self._leaving.discard)
+                self._leave(serial)
 
     def routes(self) -> list[Route]:
         routes = [Route(m.spec.name, m.spec.serial, m.address) for m in self.members.values()]
@@ -256,10 +267,14 @@ class Fleet:
             if "reload" in fired and reload is not None:
                 reload.clear()
                 try:
-                    self._set_remote(reload_phones(self.settings))
-                    log.info("re-read %s", self.settings.config_file)
+                    reloaded = reload_file(self.settings)
                 except FleetConfigError as exc:
                     log.error("kept the phones as they were: %s", exc)
+                else:
+                    self._set_remote(reloaded.phones)
+                    if reloaded.sim is not None:
+                        self._set_sims(reloaded.sim)
+                    log.info("re-read %s", self.settings.config_file)
             if "door" in fired:
                 assert door.proc is not None
                 code = door.proc.returncode

@@ -15,7 +15,8 @@ The file is `fleet.toml` in the fleet data dir unless `--config` names one:
     serial = "pixel-7"
     address = "192.168.1.5:50051"
 
-The fleet re-reads the file on SIGHUP: phones listed there join or leave at once.
+The fleet re-reads the file on SIGHUP: phones listed there join or leave at once, and so do
+simulated phones as `sim` says, unless `--sim` (or PHONEUSE_FLEET_SIM) set their number.
 """
 
 from __future__ import annotations
@@ -69,9 +70,11 @@ class FleetSettings:
     nats: bool = True  # run nats-server when no nats_url is given
     phones: tuple[RemotePhone, ...] = ()
     config_file: Path | None = None
+    # Settings that flags or the environment gave: a reload of the file does not change them.
+    fixed: frozenset[str] = frozenset()
 
 
-_SCALARS = {f.name for f in fields(FleetSettings)} - {"data_dir", "phones", "config_file"}
+_SCALARS = {f.name for f in fields(FleetSettings)} - {"data_dir", "phones", "config_file", "fixed"}
 
 
 def _coerce(name: str, value: Any, current: Any) -> Any:
@@ -151,14 +154,28 @@ def load_fleet_settings(flags: dict[str, Any], *, config_file: Path | None = Non
         if f"PHONEUSE_FLEET_{name.upper()}" in os.environ
     }
     settings = _apply(settings, env, "environment")
-    settings = _apply(settings, {k: v for k, v in flags.items() if k != "data_dir"}, "flags")
-    return replace(settings, config_file=path)
+    given = {k: v for k, v in flags.items() if k != "data_dir" and v is not None}
+    settings = _apply(settings, given, "flags")
+    return replace(settings, config_file=path, fixed=frozenset(env) | frozenset(given))
 
 
-def reload_phones(settings: FleetSettings) -> tuple[RemotePhone, ...]:
-    """The phones the config file lists now (on SIGHUP)."""
+@dataclass(frozen=True)
+class Reloaded:
+    """What a reload of the config file (SIGHUP) changes: the phones it lists, and the number
+    of simulated phones unless a flag or the environment set it (None then)."""
+
+    phones: tuple[RemotePhone, ...]
+    sim: int | None
+
+
+def reload_file(settings: FleetSettings) -> Reloaded:
     path = settings.config_file
-    if path is None or not path.is_file():
-        return ()
-    raw = read_file(path).get("phones", [])
-    return _phones(raw, str(path))
+    table = read_file(path) if path is not None and path.is_file() else {}
+    where = str(path)
+    sim = None
+    if "sim" not in settings.fixed:
+        try:
+            sim = _coerce("sim", table.get("sim", 0), 0)
+        except (TypeError, ValueError) as exc:
+            raise FleetConfigError(f"{where}: bad value for sim: {exc}") from exc
+    return Reloaded(_phones(table.get("phones", []), where), sim)

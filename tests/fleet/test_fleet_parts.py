@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import socket
 import stat
 import subprocess
@@ -242,3 +243,46 @@ def test_fleet_settings_are_flags_over_environment_over_the_file(
 
     with pytest.raises(FleetConfigError, match="environment: bad value for sim"):
         load_fleet_settings({"data_dir": tmp_path}, config_file=config)
+
+
+@needs_nginx
+def test_simulated_phones_join_and_leave_when_the_config_is_reloaded(tmp_path: Path) -> None:
+    data_dir = tmp_path / "f"
+    data_dir.mkdir()
+    config = data_dir / "fleet.toml"
+    config.write_text("sim = 1\n")
+    token = new_token(data_dir, "alice")
+    with fleet(data_dir, "--no-nats", ready=1) as running:
+        channel, runtime = stub(running.door)
+        config.write_text("sim = 2\n")
+        running.proc.send_signal(signal.SIGHUP)
+        poll("sim-2 joined", lambda: running.all_serving(2), timeout_s=60, detail=running.diagnosis)
+        assert execute(runtime, "SET_CLIPBOARD", {"text": "hi"}, token=token, device="sim-2").success
+        config.write_text("sim = 1\n")
+        running.proc.send_signal(signal.SIGHUP)
+
+        def left() -> str | None:
+            try:
+                execute(runtime, "SET_CLIPBOARD", {"text": "hi"}, token=token, device="sim-2")
+            except grpc.RpcError as exc:
+                if exc.code() == grpc.StatusCode.NOT_FOUND:
+                    return str(exc.details())
+            return None
+
+        details = poll("sim-2 left", left, timeout_s=30, every_s=0.1, detail=running.diagnosis)
+        assert details.endswith("known devices: sim-1")
+        assert execute(runtime, "SET_CLIPBOARD", {"text": "hi"}, token=token, device="sim-1").success
+        channel.close()
+
+
+def test_a_reload_leaves_what_a_flag_or_the_environment_set(tmp_path: Path) -> None:
+    from phoneuse_runtime.fleet.settings import load_fleet_settings, reload_file
+
+    config = tmp_path / "fleet.toml"
+    config.write_text("sim = 1\n")
+    by_file = load_fleet_settings({"data_dir": tmp_path, "sim": None})
+    by_flag = load_fleet_settings({"data_dir": tmp_path, "sim": 5})
+    config.write_text('sim = 3\n[[phones]]\nserial = "p"\naddress = "h:1"\n')
+    assert reload_file(by_file).sim == 3
+    assert reload_file(by_flag).sim is None
+    assert [p.serial for p in reload_file(by_flag).phones] == ["p"]

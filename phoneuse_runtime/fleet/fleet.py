@@ -27,8 +27,9 @@ import os
 import signal
 import time
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from ..config import Settings
 from ..device_names import NameCollision, device_name, device_names
@@ -43,6 +44,21 @@ log = logging.getLogger(__name__)
 RECORD_FILE = "fleet.json"
 NATS_TOKEN_FILE = "nats-token"  # noqa: S105 (a file name, not a secret)
 NGINX_BACKOFF_MAX_S = 30.0
+
+
+def _lock(data_dir: Path) -> IO[bytes]:
+    """An exclusive lock on the fleet's data dir, held while the returned file is open."""
+    import fcntl
+
+    handle = open(data_dir / "fleet.lock", "ab")  # noqa: SIM115 (held for the fleet's life)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.close()
+        raise FleetConfigError(
+            f"another fleet is running for {data_dir}; stop it first, or give this one another --data-dir"
+        ) from None
+    return handle
 
 
 def sim_serials(count: int) -> list[str]:
@@ -180,9 +196,12 @@ class Fleet:
             device_names([*sims, *(p.serial for p in s.phones)])
         except NameCollision as exc:
             raise FleetConfigError(str(exc)) from None
-        nats = None
-        if self.nats_url is None and s.nats:
-            nats = await self._start_nats()
+        lock = _lock(self.dir)  # one fleet per data dir: a second would fight the first for it
+        try:
+            sock = bind_listener(s.listen)  # before anything starts: a port in use is said at once
+        except DoorError:
+            lock.close()
+            raise
         self._options = MemberOptions(
             root=private_dir(self.dir / "members"),
             tokens_file=self.dir / TOKENS_FILE,
@@ -191,13 +210,18 @@ class Fleet:
             nats_url=self.nats_url,
             nats_token_file=self.nats_token_file,
         )
-        sock = bind_listener(s.listen)
         door = Nginx(
             prefix=private_dir(self.dir / "nginx"), sock=sock, max_receive_bytes=self.max_receive_bytes
         )
         self.door = door
         watch = None
+        nats = None
         try:
+            if self.nats_url is None and s.nats:
+                nats = await self._start_nats()
+                self._options = replace(
+                    self._options, nats_url=self.nats_url, nats_token_file=self.nats_token_file
+                )
             door.write([])
             await door.check()
             await door.start([])
@@ -226,6 +250,7 @@ class Fleet:
             if nats is not None:
                 await nats.stop()
             (self.dir / RECORD_FILE).unlink(missing_ok=True)
+            lock.close()
             log.info("the fleet stopped")
         return 0
 

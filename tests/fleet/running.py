@@ -145,8 +145,9 @@ class RunningFleet:
         return True
 
     def all_serving(self, count: int) -> bool:
-        devices = self.record().get("devices", [])
-        return len(devices) == count and all(d.get("address") for d in devices)
+        record = self.record()
+        devices = record.get("devices", [])
+        return bool(record.get("door")) and len(devices) == count and all(d.get("address") for d in devices)
 
 
 @contextmanager

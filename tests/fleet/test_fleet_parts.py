@@ -286,3 +286,28 @@ def test_a_reload_leaves_what_a_flag_or_the_environment_set(tmp_path: Path) -> N
     assert reload_file(by_file).sim == 3
     assert reload_file(by_flag).sim is None
     assert [p.serial for p in reload_file(by_flag).phones] == ["p"]
+
+
+@needs_nginx
+def test_a_second_fleet_for_the_same_data_dir_is_refused(tmp_path: Path) -> None:
+    with fleet(tmp_path / "f", "--no-nats", ready=0) as running:
+        done = subprocess.run(
+            [
+                *EXE,
+                "fleet",
+                "--data-dir",
+                str(running.data_dir),
+                "--no-adb",
+                "--no-nats",
+                "--listen",
+                "127.0.0.1:0",
+            ],
+            capture_output=True,
+            text=True,
+            env=env(),
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 2
+        assert "another fleet is running for" in done.stderr
+        assert running.proc.poll() is None

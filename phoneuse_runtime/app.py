@@ -113,7 +113,13 @@ def default_components(settings: Settings, *, token: str, unix_socket: Path | No
     also = [f"unix:{unix_socket}"] if unix_socket else []
     limits = GrpcLimits.from_settings(settings)
     parts: list[Component] = [
-        GrpcServer(settings.grpc_listen, tokens={AGENT: token}, also=also, limits=limits)
+        GrpcServer(
+            settings.grpc_listen,
+            tokens={AGENT: token},
+            also=also,
+            limits=limits,
+            tokens_file=settings.tokens_file,
+        )
     ]
     if settings.gateway:
         from .gateway.server import Gateway
@@ -126,6 +132,9 @@ def default_components(settings: Settings, *, token: str, unix_socket: Path | No
         from .mcp.http import McpHttpServer
 
         parts.append(McpHttpServer.from_settings(settings, tokens={AGENT: token}))
+    from .nats.components import nats_components
+
+    parts += nats_components(settings)
     return parts
 
 

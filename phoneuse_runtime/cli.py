@@ -104,6 +104,15 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one subcommand
         help="do not serve the Iris gateway",
     )
     serve.add_argument("--ntfy-url", help="ntfy server for wake-ups of offline app devices (default: none)")
+    from .nats.cli import add_serve_options as add_nats_serve_options
+
+    add_nats_serve_options(serve)
+    serve.add_argument(
+        "--tokens-file",
+        type=Path,
+        help="a fleet's tokens file (hashes; `fleet token new`): its tokens are accepted too, each "
+        "naming its principal, and it is re-read when it changes",
+    )
     serve.add_argument(
         "--mcp-listen",
         help="HOST:PORT to serve MCP (Streamable HTTP) on, at /mcp, with the same token (default: off)",
@@ -159,12 +168,18 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one subcommand
     spec = sub.add_parser("spec", help="print docs/protocol_spec.md, generated from the handler models")
     spec.add_argument("--output", type=Path, help="write to this file instead of stdout")
 
+    from .nats.consumer import add_parser as add_events_parser
+
+    add_events_parser(sub)
     from .memory.cli import add_parser as add_memory_parser
 
     add_memory_parser(sub)
     from .mcp.stdio import add_parser as add_mcp_parser
 
     add_mcp_parser(sub)
+    from .fleet.cli import add_parser as add_fleet_parser
+
+    add_fleet_parser(sub)
     return parser
 
 
@@ -188,6 +203,10 @@ def _serve(args: argparse.Namespace) -> int:
         "gateway": args.gateway,
         "ntfy_url": args.ntfy_url,
         "mcp_listen": args.mcp_listen,
+        "tokens_file": args.tokens_file,
+        "nats_url": args.nats_url,
+        "nats_token_file": args.nats_token_file,
+        "device_name": args.device_name,
     }
     try:
         settings = load_settings(flags, config_file=args.config)
@@ -381,6 +400,10 @@ def _run(args: argparse.Namespace) -> int:
         from . import approvals_cli
 
         return approvals_cli.main(args)
+    if args.command == "events":
+        from .nats.consumer import main as run_events
+
+        return run_events(args)
     if args.command == "memory":
         from .memory.cli import run as run_memory
 
@@ -389,6 +412,10 @@ def _run(args: argparse.Namespace) -> int:
         from .mcp.stdio import main as run_mcp
 
         return run_mcp(args)
+    if args.command == "fleet":
+        from .fleet.cli import main as run_fleet
+
+        return run_fleet(args)
     return _spec(args)
 
 

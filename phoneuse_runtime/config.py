@@ -142,10 +142,36 @@ class Settings:
     # llama.cpp's http://127.0.0.1:8080/v1/embeddings) and the model to ask it for; "" = none.
     memory_embeddings_url: str = ""
     memory_embeddings_model: str = ""
+    # A fleet's tokens file (fleet/tokens.py): SHA-256 hashes of the fleet's tokens, each naming
+    # a principal, accepted beside the runtime's own token and re-read when it changes; None: none.
+    tokens_file: Path | None = None
+    # NATS (issue 20, phoneuse_runtime/nats/): where the JetStream event sink and the leases go
+    # ("" = off: no sink, leases held in this runtime alone), and this phone's name in subjects
+    # and keys ("" = device_names.device_name of the serial, or of the device kind for sim/termux).
+    nats_url: str = ""
+    device_name: str = ""
+    # A file holding the token the NATS server wants ("" = none): never in the url, never logged.
+    nats_token_file: str = ""
+    # The event sink's buffer while NATS is unreachable, in events; past it the oldest are
+    # dropped, counted and announced (nats/sink.py).
+    nats_buffer_events: int = 10_000
+    # ... kept on disk too (DATA_DIR/nats-spool.jsonl) while NATS is unreachable, so that a
+    # runtime killed meanwhile publishes it at its next start (nats/spool.py).
+    nats_spool: bool = True
 
     @property
     def device_kind(self) -> str:
         return self.device.split(":", 1)[0]
+
+    @property
+    def resolved_device_name(self) -> str:
+        """`device_name`, else the serial of `adb:SERIAL` made a name, else the device kind."""
+        if self.device_name:
+            return self.device_name
+        from .device_names import device_name
+
+        kind, _, serial = self.device.partition(":")
+        return device_name(serial or kind)
 
 
 class ConfigError(Exception):
@@ -175,7 +201,7 @@ def _coerce(name: str, value: Any, current: Any) -> Any:
     if isinstance(current, frozenset):
         items = value.split(",") if isinstance(value, str) else value
         return frozenset(str(v).strip() for v in items if str(v).strip())
-    if isinstance(current, Path) or name in ("sim_state", "data_dir"):
+    if isinstance(current, Path) or name in ("sim_state", "data_dir", "tokens_file"):
         return Path(str(value)).expanduser() if value not in (None, "") else None
     if isinstance(current, int):
         return int(value)
@@ -236,7 +262,31 @@ def load_settings(flags: dict[str, Any], *, config_file: Path | None = None) -> 
     problem = device_problem(settings.device)
     if problem:  # before `serve` makes a token or `doctor` passes a device it cannot run
         raise ConfigError(problem)
+    problem = nats_problem(settings)
+    if problem:
+        raise ConfigError(problem)
     return settings
+
+
+def nats_problem(settings: Settings) -> str | None:
+    """Why `nats_url` or `device_name` cannot be used, or None."""
+    from .device_names import is_device_name
+
+    if settings.device_name and not is_device_name(settings.device_name):
+        return f"device_name {settings.device_name!r} is not a device name: 1 to 64 of A-Z, a-z, 0-9, _ and -"
+    if settings.nats_buffer_events <= 0:
+        return "nats_buffer_events must be greater than 0"
+    url = settings.nats_url
+    if url:
+        scheme, sep, rest = url.partition("://")
+        if not sep or scheme not in ("nats", "tls") or not rest or "@" in rest:
+            # Credentials never ride in a url (ps, logs): a NATS server that wants them is not
+            # supported yet.
+            return f"nats_url must be nats://HOST:PORT or tls://HOST:PORT, without credentials; got {url!r}"
+        from .nats.link import nats_py_problem
+
+        return nats_py_problem()  # before `serve` makes a token: one line, how to get nats-py
+    return None
 
 
 DEVICE_KINDS = ("sim", "adb", "termux")

@@ -98,7 +98,10 @@ class Denied(RuntimeFailure):
 
 class Conflict(RuntimeFailure):
     code = "CONFLICT"
-    summary = "The request_id was already used for a request with different content."
+    summary = (
+        "The request_id was already used for a request with different content; or another "
+        "principal holds the phone's lease (the message names the holder and the expiry)."
+    )
 
 
 class Internal(RuntimeFailure):

@@ -48,7 +48,7 @@ from .runtime import DEFAULT_QUERY_LIMIT
 if TYPE_CHECKING:
     from .components import Contribution
 
-BUILTIN_MODULES = ("actions.", "queries.", "phoneuse_runtime.gateway.")
+BUILTIN_MODULES = ("actions.", "queries.", "phoneuse_runtime.gateway.", "phoneuse_runtime.nats.")
 _DEFAULTS = Settings()  # the documented figures are the defaults; config may change them
 
 
@@ -426,8 +426,11 @@ of open files.
 
 def _served_contributions() -> list[Contribution]:
     from .gateway.server import default_parts
+    from .nats.components import nats_components
 
-    return [part.contribution() for part in default_parts()]
+    contributions = [part.contribution() for part in default_parts()]
+    # The leases; the event sink contributes nothing.
+    return contributions + [part.contribution() for part in nats_components(Settings())]
 
 
 def served_registry() -> Registry:
@@ -447,10 +450,17 @@ def _policy_section() -> list[str]:
     return out
 
 
+def _nats_section() -> str:
+    from .nats.spec_text import spec_section
+
+    return spec_section()
+
+
 def render_spec(registry: Registry | None = None) -> str:
     registry = registry or served_registry()
     actions = [s for s in registry.actions.values() if _builtin(s)]
     queries = [s for s in registry.queries.values() if _builtin(s)]
+    from .fleet.spec_text import spec_section as fleet_section
     from .gateway.limits import spec_section as gateway_section
     from .mcp.spec_section import spec_section as mcp_section
 
@@ -459,7 +469,9 @@ def render_spec(registry: Registry | None = None) -> str:
         CONNECTION_LIMITS,
         gateway_section(),
         mcp_section(registry),
+        fleet_section(),
         LIMITS,
+        _nats_section(),
         "## Error codes",
         "",
         "| code | meaning |",

@@ -16,11 +16,13 @@ import asyncio
 import hmac
 import logging
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import NoReturn
 
 import grpc
 
 from ..callers import Caller
+from ..fleet.tokens import TokensFile
 from ..tokens import hash_token, token_matches
 
 log = logging.getLogger(__name__)
@@ -77,14 +79,18 @@ class RefusalLog:
 
 class BearerAuth:
     """Checks `authorization: Bearer <token>` against SHA-256 hashes of the tokens it knows;
-    each token names a principal (the server's own token is the agent's)."""
+    each token names a principal (the server's own token is the agent's). `tokens_file` is a
+    fleet's tokens file (fleet/tokens.py): its hashes name principals too, and it is re-read
+    when it changes, so that a token revoked there is refused from the next call on."""
 
-    def __init__(self, tokens: Mapping[str, str]) -> None:
+    def __init__(self, tokens: Mapping[str, str], *, tokens_file: Path | None = None) -> None:
         if not tokens or not all(tokens.values()):
             raise ValueError("a token is required, even on loopback")
         self._hashes = [
             (hash_token(token), Caller(FRONTEND, principal)) for principal, token in tokens.items()
         ]
+        self._own = list(self._hashes)
+        self._file = TokensFile(tokens_file) if tokens_file is not None else None
         # Headers that passed, so that an agent's every call is not hashed anew. They hold what
         # the callers already send in every call; they are never logged or stored.
         self._known: dict[bytes, Caller] = {}
@@ -92,6 +98,10 @@ class BearerAuth:
 
     def check(self, metadata: Iterable[tuple[str, str | bytes]] | None) -> Caller | str:
         """The caller, or why the call is refused."""
+        if self._file is not None and self._file.current():
+            self._known.clear()  # a token that passed may be revoked now
+            fleet = [(digest, Caller(FRONTEND, name)) for name, digest in self._file.hashes.items()]
+            self._hashes = self._own + fleet
         presented = ""
         for key, value in metadata or ():
             if key == "authorization":

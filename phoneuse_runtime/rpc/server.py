@@ -9,6 +9,7 @@ import logging
 import resource
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -102,7 +103,8 @@ class GrpcServer:
     """Serves AndroidRuntime on `address` ("HOST:PORT"; port 0 picks a free one, see `port`).
 
     `also` lists further addresses served alike, e.g. "unix:/abs/path" (`serve`'s private socket).
-    `tokens` maps each principal to its token; `serve` has one, the agent's."""
+    `tokens` maps each principal to its token; `serve` has one, the agent's. `tokens_file` is a
+    fleet's tokens file, whose hashes name principals too (see BearerAuth)."""
 
     name = "grpc"
 
@@ -114,11 +116,12 @@ class GrpcServer:
         name: str = "grpc",
         limits: GrpcLimits | None = None,
         also: Sequence[str] = (),
+        tokens_file: Path | None = None,
     ) -> None:
         self.name = name
         self.address = address
         self.also = tuple(also)
-        self.auth = BearerAuth(tokens)  # keeps only the tokens' hashes
+        self.auth = BearerAuth(tokens, tokens_file=tokens_file)  # keeps only the tokens' hashes
         self.limits = limits or GrpcLimits.from_settings(Settings())
         self.port = 0
         self._server: grpc.aio.Server | None = None

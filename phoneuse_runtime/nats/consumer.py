@@ -1,0 +1,224 @@
+"""The fleet's events: every phone's events from the JetStream stream, in order, from a cursor.
+
+The cursor is the stream sequence (`seq`) of the last event a reader handled: `read_events`
+with `since=SEQ` yields the events stored after it (0: from the first), in stream order, which
+is each phone's own order (one runtime publishes its events in order, acked one window at a
+time). It is an ordered consumer (ephemeral, flow-controlled, no acks): when the connection
+drops or nats-server restarts, nats-py re-creates it from the sequence after the last one
+delivered, so a reader that keeps its cursor sees no event twice and misses none that the
+stream still holds. `device` keeps one phone's events (`phoneuse.<device>.>`).
+
+    phoneuse-runtime events --nats-url nats://127.0.0.1:4222 [--device NAME] [--since SEQ] [--follow] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from .sink import STREAM, SUBJECT_ROOT, SUBJECTS
+
+CONNECT_TIMEOUT_S = 5.0
+HEARTBEAT_S = 1.0  # the ordered consumer's idle heartbeat: how soon a lost consumer is re-made
+
+
+@dataclass(frozen=True, slots=True)
+class StreamEvent:
+    """One event as the stream holds it."""
+
+    seq: int  # the stream sequence: the cursor
+    device: str
+    event_type: str
+    payload: dict[str, Any]
+    timestamp: int
+    source: str
+    id: str  # the sink's Nats-Msg-Id: <device>.<run>.<n>
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "device": self.device,
+            "event_type": self.event_type,
+            "timestamp": self.timestamp,
+            "source": self.source,
+            "id": self.id,
+            "payload": self.payload,
+        }
+
+
+def filter_subject(device: str | None) -> str:
+    return f"{SUBJECT_ROOT}.{device}.>" if device else SUBJECTS
+
+
+def _event(seq: int, subject: str, data: bytes) -> StreamEvent:
+    try:
+        body = json.loads(data)
+    except ValueError:
+        body = {}
+    if not isinstance(body, dict):
+        body = {}
+    parts = subject.split(".")
+    payload = body.get("payload")
+    return StreamEvent(
+        seq=seq,
+        device=str(body.get("device") or (parts[1] if len(parts) > 2 else "")),
+        event_type=str(body.get("event_type") or parts[-1]),
+        payload=payload if isinstance(payload, dict) else {},
+        timestamp=int(body.get("timestamp") or 0),
+        source=str(body.get("source") or ""),
+        id=str(body.get("id") or ""),
+    )
+
+
+async def read_events(
+    js: Any, *, device: str | None = None, since: int = 0, follow: bool = False
+) -> AsyncIterator[StreamEvent]:
+    """The events after stream sequence `since`, in order; with `follow`, then each new one as
+    it is stored, until the caller stops iterating. `js` is a nats-py JetStream context."""
+    from nats.js.api import ConsumerConfig, DeliverPolicy
+    from nats.js.errors import NotFoundError
+
+    if since < 0:
+        raise ValueError(f"since must be 0 or a stream sequence, got {since}")
+    try:
+        info = await js.stream_info(STREAM)
+    except NotFoundError:
+        if not follow:
+            return
+        info = None
+    if not follow and info is not None and info.state.last_seq <= since:
+        return
+    config = ConsumerConfig(deliver_policy=DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=since + 1)
+    sub = await js.subscribe(
+        filter_subject(device),
+        stream=STREAM,
+        config=config,
+        ordered_consumer=True,
+        idle_heartbeat=HEARTBEAT_S,
+    )
+    try:
+        if not follow:
+            state = await sub.consumer_info()
+            if state.num_pending == 0 and not (state.delivered and state.delivered.consumer_seq):
+                return  # nothing matches past the cursor: nothing will come
+        async for msg in sub.messages:
+            meta = msg.metadata
+            yield _event(meta.sequence.stream, msg.subject, msg.data)
+            if not follow and meta.num_pending == 0:
+                return
+    finally:
+        await sub.unsubscribe()
+
+
+# --- the command line --------------------------------------------------------------------
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "events",
+        help="print the fleet's events from NATS JetStream (every phone's, in order, from a cursor)",
+    )
+    p.add_argument("--nats-url", help="NATS server (default $PHONEUSE_NATS_URL)")
+    p.add_argument(
+        "--nats-token-file",
+        help="a file holding the NATS server's token (default $PHONEUSE_NATS_TOKEN_FILE; none)",
+    )
+    p.add_argument("--device", help="only this phone's events (its device name)")
+    p.add_argument(
+        "--since",
+        type=int,
+        default=0,
+        metavar="SEQ",
+        help="print the events after this stream sequence (the last seq you handled; default 0: all)",
+    )
+    p.add_argument("--follow", action="store_true", help="keep printing new events as they are stored")
+    p.add_argument("--json", action="store_true", help="one JSON object per line")
+
+
+def main(args: argparse.Namespace) -> int:
+    from ..device_names import is_device_name
+    from ..display import printable, safe_json
+
+    url = args.nats_url or os.environ.get("PHONEUSE_NATS_URL", "")
+    if not url:
+        print("phoneuse-runtime: events needs --nats-url (or $PHONEUSE_NATS_URL)", file=sys.stderr)
+        return 2
+    if args.device is not None and not is_device_name(args.device):
+        print(f"phoneuse-runtime: {printable(repr(args.device))} is not a device name", file=sys.stderr)
+        return 2
+    if args.since < 0:
+        print("phoneuse-runtime: --since must be 0 or a stream sequence", file=sys.stderr)
+        return 2
+    from .link import nats_py_problem
+
+    problem = nats_py_problem()
+    if problem:
+        print(f"phoneuse-runtime: {problem.replace('--nats-url', 'events')}", file=sys.stderr)
+        return 2
+    from ..config import ConfigError
+    from .link import read_nats_token
+
+    token_file = args.nats_token_file or os.environ.get("PHONEUSE_NATS_TOKEN_FILE", "")
+    try:
+        token = read_nats_token(token_file) if token_file else None
+    except ConfigError as exc:
+        print(f"phoneuse-runtime: {printable(str(exc))}", file=sys.stderr)
+        return 2
+
+    async def run() -> int:
+        import nats
+
+        errors: list[Exception] = []
+
+        async def quiet(exc: Exception) -> None:
+            """nats-py's connection errors: the last one makes the command's one line, never a traceback."""
+            errors[:] = [exc]
+
+        try:
+            # Reconnects for as long as it runs, once it got in; the first connection is bounded.
+            nc = await asyncio.wait_for(
+                nats.connect(
+                    url,
+                    connect_timeout=2,
+                    token=token,
+                    max_reconnect_attempts=-1,
+                    reconnect_time_wait=0.5,
+                    error_cb=quiet,
+                ),
+                timeout=CONNECT_TIMEOUT_S,
+            )
+        except Exception as exc:  # nats-py's connection errors, OSError, timeouts
+            why = str(exc) or " ".join(map(str, errors)) or f"no answer within {CONNECT_TIMEOUT_S:g} s"
+            print(
+                f"phoneuse-runtime: cannot reach NATS at {printable(url)}: {printable(why)}", file=sys.stderr
+            )
+            return 2
+        last = args.since
+        try:
+            async for event in read_events(
+                nc.jetstream(), device=args.device, since=args.since, follow=args.follow
+            ):
+                last = event.seq
+                if args.json:
+                    print(safe_json(event.as_json()), flush=True)
+                else:
+                    payload = safe_json(event.payload)
+                    print(
+                        f"{event.seq} {printable(event.device)} {printable(event.event_type)} {payload}",
+                        flush=True,
+                    )
+        finally:
+            print(f"cursor: {last} (resume with --since {last})", file=sys.stderr)
+            await nc.close()
+        return 0
+
+    try:
+        return asyncio.run(run())
+    except KeyboardInterrupt:
+        return 0

@@ -1,0 +1,105 @@
+"""nats-server as a child process (phoneuse_runtime/nats/server_process.py), and the serve
+settings that point a runtime at one: the real Debian nats-server, a real nats-py client."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import nats
+import pytest
+
+from phoneuse_runtime.config import ConfigError, Settings, load_settings
+from phoneuse_runtime.nats.server_process import NatsServer, NatsServerError, nats_server, nats_server_sync
+
+
+def _refused(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    except OSError:
+        return True
+    return False
+
+
+async def test_a_started_server_takes_jetstream_clients_on_a_random_loopback_port(tmp_path: Path) -> None:
+    async with nats_server(tmp_path / "store") as srv:
+        assert srv.url.startswith("nats://127.0.0.1:") and srv.port > 0
+        nc = await nats.connect(srv.url)
+        js = nc.jetstream()
+        await js.add_stream(name="T", subjects=["t.>"])
+        ack = await js.publish("t.one", b"x")
+        assert ack.stream == "T" and ack.seq == 1
+        await nc.close()
+        port, pid = srv.port, srv.pid
+    assert pid is not None and not srv.running and _refused(port)
+    assert (tmp_path / "store" / "jetstream").is_dir()  # file storage under the store dir
+
+
+async def test_a_restart_on_the_same_port_and_store_keeps_the_stream(tmp_path: Path) -> None:
+    srv = NatsServer(tmp_path / "store")
+    url = await srv.start()
+    nc = await nats.connect(url)
+    js = nc.jetstream()
+    await js.add_stream(name="T", subjects=["t.>"])
+    await js.publish("t.one", b"kept")
+    await nc.close()
+    await srv.stop()
+    assert await srv.start() == url  # the same url: clients reconnect to it
+    try:
+        nc = await nats.connect(url)
+        msg = await nc.jetstream().get_msg("T", 1)
+        assert msg.data == b"kept"
+        await nc.close()
+    finally:
+        await srv.stop()
+
+
+def test_the_sync_variant_starts_and_stops(tmp_path: Path) -> None:
+    with nats_server_sync(tmp_path / "store") as srv:
+        assert srv.running
+        port = srv.port
+        assert not _refused(port)
+    assert _refused(port)
+
+
+def test_a_missing_executable_says_how_to_install(tmp_path: Path) -> None:
+    with pytest.raises(NatsServerError, match="apt-get install nats-server"):
+        NatsServer(tmp_path, executable="no-such-nats-server-here").start_sync()
+
+
+def test_a_server_that_cannot_start_says_so_and_names_its_log(tmp_path: Path) -> None:
+    failed = r"exited with status \d+ at start; see .*nats-server.log"
+    with nats_server_sync(tmp_path / "a") as first, pytest.raises(NatsServerError, match=failed):
+        NatsServer(tmp_path / "b", port=first.port).start_sync()  # its port is taken
+
+
+def test_serve_settings_name_the_nats_url_and_the_device(tmp_path: Path) -> None:
+    settings = load_settings(
+        {"data_dir": tmp_path, "nats_url": "nats://127.0.0.1:4222", "device_name": "pixel-7"}
+    )
+    assert settings.nats_url == "nats://127.0.0.1:4222"
+    assert settings.resolved_device_name == "pixel-7"
+    (tmp_path / "config.toml").write_text('nats_url = "nats://127.0.0.1:1"\ndevice_name = "p_1"\n')
+    from_file = load_settings({"data_dir": tmp_path})
+    assert (from_file.nats_url, from_file.device_name) == ("nats://127.0.0.1:1", "p_1")
+
+
+def test_the_device_name_defaults_to_the_serial_made_a_name() -> None:
+    assert Settings(device="adb:192.168.1.5:5555").resolved_device_name == "192_168_1_5_5555"
+    assert Settings(device="adb:emulator-5554").resolved_device_name == "emulator-5554"
+    assert Settings(device="sim").resolved_device_name == "sim"
+    assert Settings(device="termux").resolved_device_name == "termux"
+
+
+@pytest.mark.parametrize("name", ["has space", "a.b", "x" * 65, "ü", "a>b"])
+def test_a_bad_device_name_is_refused(tmp_path: Path, name: str) -> None:
+    with pytest.raises(ConfigError, match="is not a device name"):
+        load_settings({"data_dir": tmp_path, "device_name": name})
+
+
+@pytest.mark.parametrize(
+    "url", ["127.0.0.1:4222", "http://127.0.0.1:4222", "nats://", "nats://user:pw@127.0.0.1:4222"]
+)
+def test_a_bad_nats_url_is_refused(tmp_path: Path, url: str) -> None:
+    with pytest.raises(ConfigError, match="nats_url must be"):
+        load_settings({"data_dir": tmp_path, "nats_url": url})

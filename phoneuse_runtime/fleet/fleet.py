@@ -265,7 +265,7 @@ class Fleet:
             from ..tokens import generate_token
 
             atomic_write_text(self.nats_token_file, generate_token() + "\n")  # 0600
-        server = NatsServer(self.dir / "nats", token_file=self.nats_token_file)
+        server = NatsServer(self.dir / "nats", token_file=self.nats_token_file, dies_with_parent=True)
         try:
             self.nats_url = await server.start()
         except NatsServerError as exc:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import ctypes
 import json
 import logging
 import os
@@ -19,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..children import die_with_parent
 from ..config import SERVER_FILE
 from ..display import printable
 
@@ -56,28 +56,6 @@ class MemberOptions:
     nats_url: str | None = None
     nats_token_file: Path | None = None
     executable: tuple[str, ...] = (sys.executable, "-m", "phoneuse_runtime.cli")
-
-
-def _find_prctl() -> Callable[[int, int], int] | None:
-    try:
-        prctl: Callable[[int, int], int] = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):  # not Linux
-        return None
-    return prctl
-
-
-# Looked up here, in the parent: between fork and exec the child may take no lock another thread
-# held (an import's, malloc's), so it only calls the function.
-_PRCTL = _find_prctl()
-_PR_SET_PDEATHSIG = 1
-_SIGTERM = int(signal.SIGTERM)
-
-
-def die_with_parent() -> None:
-    """In a child, before exec: the kernel sends it SIGTERM when the fleet dies, however it dies
-    (Linux's PR_SET_PDEATHSIG), so that no runtime or nginx outlives a killed fleet."""
-    if _PRCTL is not None:
-        _PRCTL(_PR_SET_PDEATHSIG, _SIGTERM)
 
 
 def exit_reason(returncode: int) -> str:

@@ -31,6 +31,8 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import IO
 
+from ..children import die_with_parent
+
 log = logging.getLogger(__name__)
 
 DEFAULT_EXECUTABLE = "nats-server"
@@ -59,6 +61,7 @@ class NatsServer:
         log_file: Path | None = None,
         start_timeout_s: float = START_TIMEOUT_S,
         token_file: Path | None = None,
+        dies_with_parent: bool = False,
     ) -> None:
         self.store_dir = Path(store_dir)
         self.host = host
@@ -69,6 +72,8 @@ class NatsServer:
         # Clients must then present the token in this file (nats_token_file): nats-server reads
         # it from a private config file, never from its command line, where `ps` shows it.
         self.token_file = token_file
+        # The fleet's own: the kernel stops it when the fleet dies, however it dies (children.py).
+        self.dies_with_parent = dies_with_parent
         self.port = 0
         self._proc: subprocess.Popen[bytes] | None = None
         self._ports_dir: tempfile.TemporaryDirectory[str] | None = None
@@ -93,6 +98,10 @@ class NatsServer:
         """Starts the process and waits until it takes clients; returns its url."""
         if self.running:
             return self.url
+        self._spawn()
+        return self._ready()
+
+    def _spawn(self) -> None:
         exe = shutil.which(self.executable)
         if exe is None:
             raise NatsServerError(f"{self.executable} not found on PATH: {INSTALL_HINT}")
@@ -115,8 +124,17 @@ class NatsServer:
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
         self._log = open(self.log_file, "ab")  # noqa: SIM115 (kept open for the child's life)
         self._proc = subprocess.Popen(
-            args, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            # Only prctl runs between fork and exec, looked up beforehand (children.py).
+            preexec_fn=die_with_parent if self.dies_with_parent else None,  # noqa: PLW1509
         )
+
+    def _ready(self) -> str:
+        assert self._proc is not None
         try:
             self.port = self._wait_ready()
         except BaseException:
@@ -203,7 +221,12 @@ class NatsServer:
 
     # --- async -------------------------------------------------------------------------
     async def start(self) -> str:
-        return await asyncio.to_thread(self.start_sync)
+        if self.running:
+            return self.url
+        # Spawned by this thread, the loop's: the parent-death signal follows the thread that
+        # forked, and a pool thread may end before the process does.
+        self._spawn()
+        return await asyncio.to_thread(self._ready)
 
     async def stop(self, *, timeout_s: float = STOP_TIMEOUT_S) -> None:
         await asyncio.to_thread(self.stop_sync, timeout_s=timeout_s)

@@ -302,10 +302,25 @@ def test_the_fleet_stops_its_members_and_the_door(tmp_path: Path) -> None:
     assert not (small.data_dir / "fleet.json").exists()
 
 
+def _cmdline(proc: Path) -> str:
+    try:
+        return (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:  # gone meanwhile
+        return ""
+
+
 def test_nothing_outlives_a_killed_fleet(tmp_path: Path) -> None:
-    with fleet(tmp_path / "small", "--sim", "1", "--no-nats", ready=1) as small:
+    with fleet(tmp_path / "small", "--sim", "1", ready=1) as small:
         pids = [d["pid"] for d in small.record()["devices"]]
         pids.append(int((small.data_dir / "nginx" / "nginx.pid").read_text()))
+        store = str(small.data_dir / "nats")
+        nats = [
+            int(p.name)
+            for p in Path("/proc").iterdir()
+            if p.name.isdigit() and _cmdline(p).split(" ")[0].endswith("nats-server") and store in _cmdline(p)
+        ]
+        assert len(nats) == 1, "the fleet's own nats-server"
+        pids += nats
         small.proc.kill()
         small.proc.wait()
 

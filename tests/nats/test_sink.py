@@ -29,7 +29,9 @@ async def stream_messages(url: str) -> list[tuple[int, str, dict[str, str], dict
             info = await js.stream_info(STREAM)
         except NotFoundError:
             return []
-        out = []
+        out: list[tuple[int, str, dict[str, str], dict[str, Any]]] = []
+        if not info.state.messages:  # made by the sink, nothing in it yet: there is no seq 0 to get
+            return out
         for seq in range(info.state.first_seq, info.state.last_seq + 1):
             msg = await js.get_msg(STREAM, seq)
             out.append((seq, msg.subject or "", dict(msg.headers or {}), json.loads(msg.data or b"{}")))

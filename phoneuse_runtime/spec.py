@@ -43,6 +43,7 @@ from .memory.embeddings import MAX_ANSWER_BYTES as EMBEDDINGS_MAX_ANSWER_BYTES
 from .memory.embeddings import MAX_DIMENSIONS as EMBEDDINGS_MAX_DIMENSIONS
 from .registry import AnyActionSpec, AnyQuerySpec, Registry, build_registry
 from .rpc.auth import REFUSAL_LOG_INTERVAL_S
+from .rpc.frontends import FRONTEND_KEY, RELAYED
 from .runtime import DEFAULT_QUERY_LIMIT
 
 if TYPE_CHECKING:
@@ -224,6 +225,19 @@ never collide. Every authenticated subscriber receives every event, other caller
 they all act for the phone's one owner, and a front end that mirrors the agent's work needs to
 see it. `TASK_STARTED`, `TASK_COMPLETED` and the approval events name the caller, so a front
 end can tell its own calls from others'.
+
+**Front ends behind a gRPC client.** A gRPC client that relays for another front end says which
+in the metadata `{FRONTEND_KEY}` on each call ({", ".join(f"`{name}`" for name in sorted(RELAYED))};
+the attached `phoneuse-runtime mcp` sends `mcp`), and its caller is then that front end with the
+token's principal (`mcp:agent`); the principal never comes from metadata. Any other value (in
+any entry of the key, if it comes more than once) is `INVALID_ARGUMENT` (`BAD_REQUEST: ...`)
+before the request is read; the token is checked first. Without the key the front end is
+`grpc`. It grants nothing: no policy, approval, limit or allow/deny list treats one front end
+differently from another (only the owner's slash commands are, and metadata cannot make a call
+the owner's), and ids stay scoped by principal. The MCP face's elicitation answers held calls of
+`mcp` callers of its own principal, so it may answer such a client's holds too: a principal's
+own calls, which it could make there anyway. A client that says `mcp` differs from a gRPC one
+only in how events and approvals name its calls.
 
 ## Policies and approvals
 

@@ -3,8 +3,9 @@
 `LocalBackend` is the runtime itself (`serve --mcp-listen`, and `phoneuse-runtime mcp` when no
 server runs): calls carry `Caller("mcp", principal)`. `GrpcBackend` is `phoneuse-runtime mcp`
 attached to the server of its data dir, over that server's Unix socket (else its TCP address)
-with the server's token: there the server sees a gRPC caller, the token's principal (the wire
-contract has no field for the front end behind a client).
+with the server's token and, on every call, `x-phoneuse-frontend: mcp` (rpc/frontends.py; the
+wire contract has no field for it): there too the server's caller is `Caller("mcp", principal)`,
+the token's principal.
 """
 
 from __future__ import annotations
@@ -119,7 +120,9 @@ class GrpcBackend:
         self._grpc = grpc
         self._channel = grpc.aio.insecure_channel(address)
         self._stub = pb_grpc.AndroidRuntimeStub(self._channel)
-        self._metadata = (("authorization", f"Bearer {token}"),)
+        from ..rpc.frontends import FRONTEND_KEY
+
+        self._metadata = (("authorization", f"Bearer {token}"), (FRONTEND_KEY, FRONTEND))
 
     async def execute(self, principal: str, call: ActionCall) -> ActionOutcome:
         from ..rpc import protocol_pb2 as pb

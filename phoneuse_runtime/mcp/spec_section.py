@@ -29,7 +29,9 @@ Revisions: those of the official Python SDK (mcp 2.x): 2026-07-28 (per-request e
 
 Callers: a call over HTTP carries `Caller("mcp", principal)`, the token's principal; over stdio
 the principal is `agent`. Policies, capabilities, deadlines, allow/deny lists and approvals apply
-as for gRPC. An attached stdio face is a gRPC client: the server sees its calls as `grpc:agent`.
+as for gRPC. An attached stdio face is a gRPC client of the server that sends
+`x-phoneuse-frontend: mcp` on every call, so the server's caller is `mcp:agent` there too (see
+"Front ends behind a gRPC client" in the gRPC section).
 
 ### Tools
 

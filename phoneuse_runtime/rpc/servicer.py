@@ -25,6 +25,7 @@ from ..events import Event
 from ..runtime import ActionCall, QueryCall, Runtime
 from . import protocol_pb2 as pb
 from .auth import BearerAuth
+from .frontends import relayed_caller
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +80,8 @@ def _to_pb(event: Event) -> pb.Event:
 
 
 class AndroidRuntimeServicer:
-    """Every method first checks the caller's bearer token, then reads its request."""
+    """Every method first checks the caller's bearer token (and the front end it may relay for,
+    frontends.py), then reads its request."""
 
     def __init__(self, runtime: Runtime, auth: BearerAuth) -> None:
         self.runtime = runtime
@@ -90,9 +92,14 @@ class AndroidRuntimeServicer:
     ) -> tuple[Caller, M]:
         """The caller and its request, read only once its token is right; the call is aborted
         with UNAUTHENTICATED, or INVALID_ARGUMENT for bytes that are no such message, otherwise."""
-        caller = self.auth.check(context.invocation_metadata())
+        metadata = context.invocation_metadata()
+        caller = self.auth.check(metadata)
         if isinstance(caller, str):
             await self.auth.refuse(context, method, caller)
+        try:
+            caller = relayed_caller(caller, metadata)  # the front end it relays for, if any
+        except RuntimeFailure as failure:  # one this server does not know
+            await context.abort(status_of(failure), failure.wire())
         request = _decode(await context.read(), message)
         if request is None:
             await _unreadable(context, message)
@@ -114,9 +121,14 @@ class AndroidRuntimeServicer:
 
     async def Execute(self, _unread: Any, context: grpc.aio.ServicerContext) -> pb.ActionResponse:
         # `_admit`, inline: the method agents call most, and every step of it counts.
-        caller = self.auth.check(context.invocation_metadata())
+        metadata = context.invocation_metadata()
+        caller = self.auth.check(metadata)
         if isinstance(caller, str):
             await self.auth.refuse(context, "Execute", caller)
+        try:
+            caller = relayed_caller(caller, metadata)  # the front end it relays for, if any
+        except RuntimeFailure as failure:  # one this server does not know
+            await context.abort(status_of(failure), failure.wire())
         request = _decode(await context.read(), pb.ActionRequest)
         if request is None:
             await _unreadable(context, pb.ActionRequest)

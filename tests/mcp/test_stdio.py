@@ -112,7 +112,7 @@ async def test_stdio_attaches_to_the_running_server(served: Served, mode: str) -
 
 async def test_an_attached_stdio_client_gets_the_server_s_events(served: Served) -> None:
     """Attached, the events come from the server's own stream (gRPC Subscribe): an SMS the phone
-    receives, and the task events of the calls, which name the gRPC caller the server saw."""
+    receives, and the task events of the calls (which name the `mcp` caller: test_relayed_frontend.py)."""
     async with spawned(served.data_dir) as client, client.listen(resource_subscriptions=[EVENTS_URI]) as sub:
         updates: asyncio.Queue[None] = asyncio.Queue()
 

@@ -227,8 +227,8 @@ see it. `TASK_STARTED`, `TASK_COMPLETED` and the approval events name the caller
 end can tell its own calls from others'.
 
 **Front ends behind a gRPC client.** A gRPC client that relays for another front end says which
-in the metadata `{FRONTEND_KEY}` on each call ({", ".join(f"`{name}`" for name in sorted(RELAYED))};
-the attached `phoneuse-runtime mcp` sends `mcp`), and its caller is then that front end with the
+in the metadata `{FRONTEND_KEY}` on each call (known: {", ".join(f"`{name}`" for name in sorted(RELAYED))},
+which the attached `phoneuse-runtime mcp` sends), and its caller is then that front end with the
 token's principal (`mcp:agent`); the principal never comes from metadata. Any other value (in
 any entry of the key, if it comes more than once) is `INVALID_ARGUMENT` (`BAD_REQUEST: ...`)
 before the request is read; the token is checked first. Without the key the front end is

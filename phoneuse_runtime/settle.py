@@ -32,6 +32,7 @@ from .owner_controls import SYSTEM_UI
 from .params import Params, parse_params
 from .refs import element_refs
 from .screen_text import DEFAULT_MAX_ELEMENTS, render
+from .target import named_id
 from .ui import UiNode, fingerprint, parse_hierarchy
 
 log = logging.getLogger(__name__)
@@ -184,27 +185,9 @@ def _visible(root: UiNode) -> Iterable[UiNode]:
 _STATES = ("checked", "selected", "enabled", "focused")
 
 
-def short_resource_id(node: UiNode) -> str:
-    """The id as the account gives it: without `package:id/` when the package is the element's
-    own app's (`com.android.mms:id/conversation_name` -> `conversation_name`), whole otherwise
-    (`android:id/switch_widget`)."""
-    own = node.package + ":id/"
-    if node.package and node.resource_id.startswith(own):
-        return node.resource_id[len(own) :]
-    return node.resource_id
-
-
-def _named_id(node: UiNode) -> str:
-    """The id where the compact form writes `#id`: an element with no text or description (it is
-    then its only name) and a text field."""
-    if node.editable or not (node.text or node.description):
-        return short_resource_id(node)
-    return ""
-
-
 def _seen(node: UiNode, refs: dict[int, str]) -> Seen:
     return Seen(
-        ref=refs.get(id(node), ""), text=node.text, description=node.description, resource_id=_named_id(node)
+        ref=refs.get(id(node), ""), text=node.text, description=node.description, resource_id=named_id(node)
     )
 
 
@@ -252,7 +235,7 @@ def _changed(old: UiNode, new: UiNode, refs: dict[int, str]) -> Changed | None:
         ref=refs.get(id(new), ""),
         text=new.text,
         description=new.description,
-        resource_id=_named_id(new),
+        resource_id=named_id(new),
         was=was,
         **states,
     )

@@ -192,21 +192,33 @@ def _seen(node: UiNode, refs: dict[int, str]) -> Seen:
 
 
 def _front(root: UiNode) -> str:
-    """The package of the app in front: the last window outside the system bars that has one
-    (the root's own package for a single-window dump)."""
+    """The package of the app in front: that of the largest window outside the system bars (a
+    keyboard's or a dialog's window over the app is smaller; System UI only when nothing else
+    is there: the shade, the lock screen), the first of equals; a window without a package of
+    its own takes its first element's."""
     apps = _app_windows(root)
     windows = apps.children if apps.class_name == "hierarchy" else [apps]
-    for window in reversed(windows):
+    best, area = "", -1
+    for window in windows:
         package = window.package or next((n.package for n in window.walk() if n.package), "")
-        if package and not (package == SYSTEM_UI and len(windows) > 1):
-            return package
-    return ""
+        if not package or (package == SYSTEM_UI and len(windows) > 1):
+            continue
+        left, top, right, bottom = window.bounds
+        if (right - left) * (bottom - top) > area:
+            best, area = package, (right - left) * (bottom - top)
+    return best
+
+
+# A new screen needs at least this many elements that appeared: a text changing on a screen of
+# one or two elements is a change, not a new screen.
+NEW_SCREEN_MIN = 3
 
 
 def _mostly_new(appeared: int, went: int, before: int, after: int) -> bool:
-    """Whether most of the screen changed: more than half of the new screen appeared and more
-    than half of the old one went (a few rows coming or going is not a new screen)."""
-    return appeared > SETTLE_CHANGES_MAX // 2 and appeared * 2 > after and went * 2 > before
+    """Whether most of the screen changed: more than half of the new screen appeared (at least
+    NEW_SCREEN_MIN elements) and more than half of the old one went (a few rows coming or going
+    is not a new screen)."""
+    return appeared >= NEW_SCREEN_MIN and appeared * 2 > after and went * 2 > before
 
 
 def _identity(node: UiNode) -> tuple[str, str, str, str]:

@@ -262,6 +262,12 @@ def test_most_of_a_screen_changing_in_one_app_gives_the_screen() -> None:
     # A few rows more is no new screen.
     more = changes(before, _app("com.app", [(f"list {i}", "") for i in range(14)]))
     assert [a.text for a in more.appeared] == [f"list {i}" for i in range(10, 14)] and not more.screen
+    # Nor a text changing on a screen of two: that stays a change, with what it was.
+    small = changes(_app("com.app", [("Start", ""), ("", "com.app:id/x")]), _app("com.app", [("Stop", "")]))
+    assert not small.screen and [(c.text, c.was) for c in small.changed] == [("Stop", {"text": "Start"})]
+    # The smallest new screen: three elements, all new, none of the old left.
+    three = changes(_app("com.app", [("a", "")]), _app("com.app", [("b", ""), ("c", ""), ("d", "")]))
+    assert three.screen.count("\n") == 2 and three.went_more == 1 and not three.changed
 
 
 # The real captures sit in shared/ beside the checkout (a worktree's is one level further up).
@@ -297,3 +303,27 @@ def test_a_real_status_bar_changing_changes_nothing_the_account_sees(name: str) 
     account = changes(before, after)
     assert [(c.text, c.was) for c in account.changed] == [(named.text, {"text": was})]
     assert steady_fingerprint(before) != steady_fingerprint(after)
+
+
+@pytest.mark.parametrize("name", MULTIWINDOW)
+def test_a_keyboard_window_coming_over_a_real_app_is_no_app_switch(name: str) -> None:
+    path = Path(os.environ.get("PHONEUSE_REALDATA", REALDATA)) / name
+    if not path.exists():
+        pytest.skip(f"the real captures ({path.parent}) are not on this machine")
+    after = parse_hierarchy(path.read_text(encoding="utf-8"))
+    keyboard = next((w for w in after.children if "inputmethod" in w.package), None)
+    before = parse_hierarchy(path.read_text(encoding="utf-8"))
+    if keyboard is None:  # give this one a keyboard, over the lower part of the screen
+        left, _, right, bottom = after.bounds
+        keyboard = parse_hierarchy(
+            f'<hierarchy><node class="android.widget.FrameLayout" package="com.example.ime" '
+            f'bounds="[{left},{bottom // 2}][{right},{bottom}]"><node class="android.widget.Button" '
+            f'text="q" clickable="true" package="com.example.ime" '
+            f'bounds="[0,{bottom // 2}][90,{bottom // 2 + 90}]"/>'
+            f"</node></hierarchy>"
+        ).children[0]
+        after.children.append(keyboard)
+    else:
+        before.children = [w for w in before.children if "inputmethod" not in w.package]
+    account = changes(before, after)
+    assert account.app == "" and account.was_app == ""

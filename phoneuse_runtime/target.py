@@ -1,4 +1,4 @@
-"""The element an action chose, as a settled result echoes it: what names it, not all it is.
+"""The element an action acted on, as its result names it: what names it, not all it is.
 
 TAP, LONG_PRESS (`element`), TYPE_TEXT and CLEAR_TEXT (`field`) say which element they acted on.
 A model reads that on every action, so it gets what DUMP_UI's compact form names an element by:

@@ -18,6 +18,7 @@ from phoneuse_runtime.owner_controls import HOW
 from phoneuse_runtime.params import Params
 from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
 from phoneuse_runtime.screen_text import DEFAULT_MAX_ELEMENTS, render
+from phoneuse_runtime.target import Target, target_of
 from phoneuse_runtime.ui import Selector, UiNode, compact_elements, fingerprint, focused_node
 
 Direction = Literal["up", "down", "left", "right"]
@@ -48,16 +49,18 @@ class PressResult(ActionResult):
         "found it when it pressed it"
     )
     y: int
-    element: Element | None = Field(description="the element pressed, when a selector chose it")
+    element: Target | None = Field(
+        description="the element pressed, when a selector chose it, named as the compact form names it"
+    )
 
 
-async def _target(ctx: ActionContext, p: PointOrSelector) -> tuple[int, int, Element | None]:
+async def _target(ctx: ActionContext, p: PointOrSelector) -> tuple[int, int, Target | None]:
     if p.x is not None and p.y is not None:
         return p.x, p.y, None
     node = await find_element(ctx.device, p.selector(), wait_ms=p.wait_ms)
     _guard(ctx, node)
     x, y = node.center
-    return x, y, Element.of(node)
+    return x, y, target_of(ctx.device, node, ref=p.ref)
 
 
 def _guard(ctx: ActionContext, node: UiNode) -> None:
@@ -110,7 +113,7 @@ async def tap(ctx: ActionContext, p: PointOrSelector) -> PressResult:
         return PressResult(x=x, y=y, element=element, via=ctx.device.via)
     node = (await act_on(ctx, p, ElementAct("tap"))).node
     x, y = node.center
-    return PressResult(x=x, y=y, element=Element.of(node), via=ctx.device.via)
+    return PressResult(x=x, y=y, element=target_of(ctx.device, node, ref=p.ref), via=ctx.device.via)
 
 
 class LongPressParams(PointOrSelector):
@@ -131,7 +134,7 @@ async def long_press(ctx: ActionContext, p: LongPressParams) -> PressResult:
     duration = p.duration_ms if "duration_ms" in p.model_fields_set else None
     node = (await act_on(ctx, p, ElementAct("long_press", duration_ms=duration))).node
     x, y = node.center
-    return PressResult(x=x, y=y, element=Element.of(node), via=ctx.device.via)
+    return PressResult(x=x, y=y, element=target_of(ctx.device, node, ref=p.ref), via=ctx.device.via)
 
 
 class SwipeParams(Params):
@@ -309,7 +312,7 @@ class TypeTextParams(FieldParams):
 
 class TypeTextResult(ActionResult):
     typed: str
-    field: Element | None
+    field: Target | None = Field(description="the field typed into, named as the compact form names it")
     read_back: str | None = Field(description="the field's text after typing, as the screen shows it")
     verified: bool
     verify_error: str | None = None
@@ -339,7 +342,7 @@ async def type_text(ctx: ActionContext, p: TypeTextParams) -> TypeTextResult:
         await ctx.device.press_key(KEYCODES["ENTER"])
     return TypeTextResult(
         typed=p.text,
-        field=Element.of(field) if (field := after or node) is not None else None,
+        field=target_of(ctx.device, field, ref=p.ref) if (field := after or node) is not None else None,
         read_back=read_back,
         verified=verify_error is None,
         verify_error=verify_error,
@@ -349,7 +352,7 @@ async def type_text(ctx: ActionContext, p: TypeTextParams) -> TypeTextResult:
 
 
 class ClearTextResult(ActionResult):
-    field: Element
+    field: Target = Field(description="the field emptied, named as the compact form names it")
     verified: bool
 
 
@@ -372,7 +375,9 @@ async def clear_text(ctx: ActionContext, p: FieldParams) -> ClearTextResult:
         await ctx.device.clear_text()
         after = await _read_field(ctx, node)
     return ClearTextResult(
-        field=Element.of(after or node), verified=after is not None and _shows(after, ""), via=ctx.device.via
+        field=target_of(ctx.device, after or node, ref=p.ref),
+        verified=after is not None and _shows(after, ""),
+        via=ctx.device.via,
     )
 
 

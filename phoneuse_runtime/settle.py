@@ -9,7 +9,9 @@ after it last acted, `ScreenSeen`, is the first look), within a bound the caller
 (`settle_ms`, 0 to skip) and always before the call's deadline. Its result then carries
 `settle` (whether the screen settled, how long it took, how many looks), the new
 `ui_fingerprint` (the one DUMP_UI would give) and `changes`, a short account of what appeared,
-what went and what changed (see `changes`).
+what went and what changed (see `changes`), each element named as DUMP_UI's compact form names
+it. When the app in front changed (or most of the screen did), the account gives the new screen
+whole, in the compact form (`screen`), and only counts what went.
 
 Running out of time is never an error: settling stops with `settled: false`.
 """
@@ -29,6 +31,8 @@ from .limits import SETTLE_CHANGES_MAX, SETTLE_DEFAULT_MS, SETTLE_MAX_MS
 from .owner_controls import SYSTEM_UI
 from .params import Params, parse_params
 from .refs import element_refs
+from .screen_text import DEFAULT_MAX_ELEMENTS, render
+from .target import named_id
 from .ui import UiNode, fingerprint, parse_hierarchy
 
 log = logging.getLogger(__name__)
@@ -57,7 +61,10 @@ class SettleParams(Params):
 
 
 class Seen(BaseModel):
-    """An element in the account of changes, named as DUMP_UI names it (empty fields left out)."""
+    """An element in the account of changes, named as DUMP_UI's compact form names it (empty
+    fields left out): its ref, text and description, and its resource-id only where the compact
+    form writes `#id` (an element with no text or description, a text field), without the
+    `package:id/` prefix when the id is its own app's (`resource_id=` takes it so)."""
 
     model_config = ConfigDict(defer_build=True)
     ref: str = ""  # as DUMP_UI's compact form gives it: `TAP ref=…` acts on an element that appeared
@@ -89,6 +96,14 @@ class Changes(BaseModel):
     went_more: int = Field(default=0, description="how many more there were")
     changed: list[Changed] = Field(default_factory=list, description="elements whose text or state changed")
     changed_more: int = Field(default=0, description="how many more there were")
+    app: str = Field(default="", description="the package now in front, when it changed")
+    was_app: str = Field(default="", description="the package in front before, when it changed")
+    screen: str = Field(
+        default="",
+        description="when the app in front changed, or most of the screen did: the new screen in "
+        "DUMP_UI's compact form (its lines, at most its default page, the status bar left out), "
+        "instead of `appeared`; `went` is then only counted, in `went_more`",
+    )
 
 
 class SettleReport(BaseModel):
@@ -172,8 +187,38 @@ _STATES = ("checked", "selected", "enabled", "focused")
 
 def _seen(node: UiNode, refs: dict[int, str]) -> Seen:
     return Seen(
-        ref=refs.get(id(node), ""), text=node.text, description=node.description, resource_id=node.resource_id
+        ref=refs.get(id(node), ""), text=node.text, description=node.description, resource_id=named_id(node)
     )
+
+
+def _front(root: UiNode) -> str:
+    """The package of the app in front: that of the largest window outside the system bars (a
+    keyboard's or a dialog's window over the app is smaller; System UI only when nothing else
+    is there: the shade, the lock screen), the first of equals; a window without a package of
+    its own takes its first element's."""
+    apps = _app_windows(root)
+    windows = apps.children if apps.class_name == "hierarchy" else [apps]
+    best, area = "", -1
+    for window in windows:
+        package = window.package or next((n.package for n in window.walk() if n.package), "")
+        if not package or (package == SYSTEM_UI and len(windows) > 1):
+            continue
+        left, top, right, bottom = window.bounds
+        if (right - left) * (bottom - top) > area:
+            best, area = package, (right - left) * (bottom - top)
+    return best
+
+
+# A new screen needs at least this many elements that appeared: a text changing on a screen of
+# one or two elements is a change, not a new screen.
+NEW_SCREEN_MIN = 3
+
+
+def _mostly_new(appeared: int, went: int, before: int, after: int) -> bool:
+    """Whether most of the screen changed: more than half of the new screen appeared (at least
+    NEW_SCREEN_MIN elements) and more than half of the old one went (a few rows coming or going
+    is not a new screen)."""
+    return appeared >= NEW_SCREEN_MIN and appeared * 2 > after and went * 2 > before
 
 
 def _identity(node: UiNode) -> tuple[str, str, str, str]:
@@ -202,7 +247,7 @@ def _changed(old: UiNode, new: UiNode, refs: dict[int, str]) -> Changed | None:
         ref=refs.get(id(new), ""),
         text=new.text,
         description=new.description,
-        resource_id=new.resource_id,
+        resource_id=named_id(new),
         was=was,
         **states,
     )
@@ -214,7 +259,10 @@ def changes(before: UiNode, after: UiNode, *, limit: int = SETTLE_CHANGES_MAX) -
     Elements are named by text, description and resource id. One that stayed (same id, text,
     description and class) and changed state is `changed`; so is one whose text or description
     changed in place (same id, or with none the same class and bounds). The rest is `appeared`
-    or `went`, counted as multisets (two equal rows are two)."""
+    or `went`, counted as multisets (two equal rows are two).
+
+    A new screen (another app in front, or most of it changed: `_mostly_new`) is given whole in
+    the compact form, `screen`, with what went only counted and nothing paired in place."""
     old_nodes, new_nodes = list(_visible(before)), list(_visible(after))
     old_refs, new_refs = element_refs(before), element_refs(after)
     old_by_id: dict[tuple[str, str, str, str], list[UiNode]] = {}
@@ -233,6 +281,17 @@ def changes(before: UiNode, after: UiNode, *, limit: int = SETTLE_CHANGES_MAX) -
             appeared.append(node)
     went = [node for nodes in old_by_id.values() for node in nodes]
     went.sort(key=old_nodes.index)
+    old_app, new_app = _front(before), _front(after)
+    switched = bool(old_app and new_app and old_app != new_app)
+    if switched or _mostly_new(len(appeared), len(went), len(old_nodes), len(new_nodes)):
+        # A new screen: the screen itself is the cheapest account of it, and what went is only
+        # counted (an element changed in place on it is on the screen as it is now).
+        return Changes(
+            went_more=len(went),
+            app=new_app if switched else "",
+            was_app=old_app if switched else "",
+            screen=render(_app_windows(after), max_elements=DEFAULT_MAX_ELEMENTS).text,
+        )
     # An element whose text changed in place is one change, not a going and a coming.
     gone_at: dict[tuple[object, ...], list[UiNode]] = {}
     for node in went:

@@ -551,6 +551,7 @@ def _settling_section() -> list[str]:
         ANSWER_MARGIN_S,
         FIRST_PAUSE_S,
         MAX_PAUSE_S,
+        NEW_SCREEN_MIN,
         Changed,
         Changes,
         Seen,
@@ -580,8 +581,13 @@ def _settling_section() -> list[str]:
         "a `TIMEOUT`: a read that fails or would pass the deadline ends it unsettled. On a device "
         "without the `ui` capability nothing is read.",
         "",
-        f"`changes` names elements as DUMP_UI does, by `text`, `description` and `resource_id` (empty "
-        "ones left out), listing the elements that have a text or a description, or an id and "
+        "`changes` names elements as DUMP_UI's compact form does: by `ref` (the settled screen's for "
+        "what appeared or changed, the screen before's for what went; `TAP ref=` takes the former "
+        "with no DUMP_UI between), `text`, `description`, and `resource_id` only where the compact "
+        "form writes `#id` (an element with no text or description, a text field), without its "
+        "`package:id/` prefix when the id is the element's own app's (`android:id/switch_widget` "
+        "stays whole). Empty fields are left out. It lists the elements that have a text or a "
+        "description, or an id and "
         "can be acted on (clickable, checkable, scrollable or a text field), outside the system bars, "
         "in screen "
         f"order, at most {SETTLE_CHANGES_MAX} of each kind, `*_more` counting the rest. An element "
@@ -589,6 +595,23 @@ def _settling_section() -> list[str]:
         "`enabled` or `focused`, or whose text or description changed in place (the same id, or "
         "without one the same class and bounds), is in `changed` with its new values and the old ones "
         "in `was`; the rest is in `appeared` or `went`. Empty lists and zero counts are left out.",
+        "",
+        "A new screen is given whole instead: when the app in front changed (the package of the "
+        "largest window outside the system bars, so a keyboard or a dialog over the app is no "
+        "change; `app` and `was_app` then name both), or when most of the "
+        f"screen changed (at least {NEW_SCREEN_MIN} elements appeared, more than half of "
+        "the new screen, and more than half of the old one went), `changes` has `screen`, the "
+        "settled screen in [the compact screen form](#the-compact-screen-form) (its lines, the "
+        "system bars' windows left out, at most DUMP_UI's default page, ending with its `… <n> more "
+        "elements` line when there are more), and `went_more`, how many elements went, with no "
+        "`appeared`, `went` or `changed`.",
+        "",
+        "The element an action acted on (TAP's and LONG_PRESS's `element`, TYPE_TEXT's and "
+        "CLEAR_TEXT's `field`) is named the same way (`Target`): its ref on the screen last given "
+        "to the caller (the one given, else the element there with the same id, description, class "
+        "and package), its text and description, and its id where it names it; `x`/`y` say where "
+        "the finger went. DUMP_UI `format=json` and WAIT_FOR's `element` give an element whole "
+        "(bounds, class, package, states) for programs.",
         "",
         "Param:",
         "",

@@ -170,7 +170,8 @@ async def test_refs_stay_when_a_row_appears_above_and_tap_ref_lands_inside(clien
         assert _ref(before, name) == _ref(after, name)
     ref = _ref(after, "Carla")
     tapped = await client.ok("TAP", {"ref": ref})
-    left, top, right, bottom = tapped["element"]["bounds"]
+    assert tapped["element"]["ref"] == ref  # the result names the element by the ref given
+    left, top, right, bottom = (await client.ok("WAIT_FOR", {"ref": ref}))["element"]["bounds"]
     assert left <= tapped["x"] < right and top <= tapped["y"] < bottom
     assert (top, bottom) == (100 + 80 * 3, 180 + 80 * 3)  # Carla's row, now the fourth
     assert (await client.ok("WAIT_FOR", {"ref": ref}))["element"]["bounds"] == [left, top, right, bottom]
@@ -190,13 +191,17 @@ async def test_every_selector_action_takes_a_ref(client: Client) -> None:
     screen = (await client.ok("DUMP_UI"))["screen"]
     [bar] = [line.split()[0] for line in screen.splitlines() if "#url_bar" in line]
     typed = await client.ok("TYPE_TEXT", {"ref": bar, "text": "héllo 你好 🚲"})
-    assert typed["verified"] is True and typed["field"]["resource_id"] == URL_BAR
+    assert typed["verified"] is True and typed["field"] == {
+        "ref": bar,
+        "text": "héllo 你好 🚲",
+        "resource_id": "url_bar",
+    }
     cleared = await client.ok("CLEAR_TEXT", {"ref": bar})
     assert cleared["verified"] is True
     waited = await client.ok("WAIT_FOR", {"ref": bar})
     assert waited["element"]["resource_id"] == URL_BAR
     pressed = await client.ok("LONG_PRESS", {"ref": bar, "duration_ms": "100"})
-    assert pressed["element"]["resource_id"] == URL_BAR
+    assert pressed["element"]["resource_id"] == "url_bar" and pressed["element"]["ref"] == bar
     scrolled = await client.ok("SCROLL", {"ref": bar})
     assert scrolled["swipes"] == 0 and scrolled["element"]["resource_id"] == URL_BAR
     gone = await client.ok("WAIT_FOR", {"ref": "zzzz", "gone": "true"})  # no element has that ref
@@ -254,4 +259,4 @@ async def test_a_nameless_icon_keeps_its_ref_when_a_row_appears_above(client: Cl
     after = icons((await client.ok("DUMP_UI"))["screen"])
     assert len(set(after)) == 3 and after[1:] == before  # Ana's and Bruno's call buttons
     tapped = await client.ok("TAP", {"ref": after[2]})
-    assert tapped["element"]["bounds"] == [900, 260, 1080, 340]  # Bruno's, now the third row
+    assert (tapped["x"], tapped["y"]) == (990, 300)  # Bruno's, now the third row

@@ -28,7 +28,9 @@ async def _fingerprint(client: Client) -> str:
     return fp
 
 
-async def test_a_tap_that_opens_an_app_settles_and_says_what_appeared_and_went(client: Client) -> None:
+async def test_a_tap_that_opens_an_app_settles_and_gives_the_new_screen_in_compact_form(
+    client: Client,
+) -> None:
     x, y = center(await one(client, text="Chrome", package=LAUNCHER))
     tapped = await client.ok("TAP", {"x": str(x), "y": str(y)})
     settle = tapped["settle"]
@@ -41,16 +43,41 @@ async def test_a_tap_that_opens_an_app_settles_and_says_what_appeared_and_went(c
     }
     assert tapped["ui_fingerprint"] == await _fingerprint(client)
     account = tapped["changes"]
-    appeared_ids = {e.get("resource_id") for e in account["appeared"]}
-    assert CHROME + ":id/url_bar" in appeared_ids
-    assert {"text": "Chrome"} in [{k: v for k, v in e.items() if k == "text"} for e in account["went"]]
-    # Named as DUMP_UI names elements, empty fields left out, with the ref its compact form gives.
-    for entry in account["appeared"] + account["went"]:
-        assert entry and set(entry) <= {"ref", "text", "description", "resource_id"}
-        assert all(entry.values()) and entry["ref"]
-    screen = (await client.ok("DUMP_UI", {"max_elements": "1000"}))["screen"]
-    url_bar = next(e for e in account["appeared"] if e.get("resource_id") == CHROME + ":id/url_bar")
-    assert f"{url_bar['ref']} " in screen  # the same ref, so TAP ref= needs no DUMP_UI first
+    # Another app in front: the launcher's elements only counted, Chrome's screen as DUMP_UI's
+    # compact form writes it (the status bar left out), not as objects.
+    assert (account["app"], account["was_app"]) == (CHROME, LAUNCHER)
+    assert "appeared" not in account and "went" not in account
+    assert account["went_more"] >= 1
+    dump = (await client.ok("DUMP_UI", {"max_elements": "1000"}))["screen"].splitlines()
+    lines = account["screen"].splitlines()
+    assert lines and set(lines) <= set(dump)  # the same lines, the same refs
+    assert not any(line.startswith("==") or '"12:' in line for line in lines)
+    url_bar = next(line for line in lines if "#url_bar" in line)
+    # TAP ref= on a ref the account gave, with no DUMP_UI between.
+    await client.ok("SIM_SET_SCREEN", {"xml": LOGIN_XML})
+    await client.ok("OPEN_APP", {"package": CHROME})
+    again = await client.ok("TAP", {"ref": url_bar.split()[0]})
+    assert again["element"] == {
+        "ref": url_bar.split()[0],
+        "text": again["element"]["text"],
+        "resource_id": "url_bar",
+    }
+
+
+async def test_rows_coming_within_an_app_are_named_as_the_compact_form_names_them(
+    client: Client,
+) -> None:
+    await client.ok("SIM_SET_SCREEN", {"xml": LOGIN_XML})
+    await client.ok("DUMP_UI")
+    typed = await client.ok("TYPE_TEXT", {"resource_id": "username", "text": "ana"})
+    account = typed["changes"]
+    assert "screen" not in account and "app" not in account  # the same screen, one field changed
+    field = next(c for c in account["changed"] if c.get("resource_id") == "username")
+    # A text field keeps its id, short as `#username` in DUMP_UI; the package prefix dropped.
+    assert f"{field['ref']} input " in (await client.ok("DUMP_UI"))["screen"]
+    for entry in account["changed"]:
+        assert ":id/" not in entry.get("resource_id", "")
+        assert all(v not in ("", None) for k, v in entry.items() if k != "was")
 
 
 async def test_toggling_a_setting_reports_the_switch_and_its_summary_as_changed(
@@ -78,14 +105,12 @@ async def test_typing_reports_the_field_text_that_changed(client: Client) -> Non
     await client.ok("SIM_SET_SCREEN", {"xml": LOGIN_XML})
     typed = await client.ok("TYPE_TEXT", {"resource_id": "com.example.bank:id/username", "text": "ana"})
     changed = typed["changes"]["changed"]
-    field = next(c for c in changed if c.get("resource_id") == "com.example.bank:id/username")
+    field = next(c for c in changed if c.get("resource_id") == "username")
     assert field["text"] == "ana" and "text" in field["was"]
     assert typed["ui_fingerprint"] == await _fingerprint(client)
     cleared = await client.ok("CLEAR_TEXT", {})
     assert cleared["settle"]["settled"] is True
-    field = next(
-        c for c in cleared["changes"]["changed"] if c.get("resource_id") == "com.example.bank:id/username"
-    )
+    field = next(c for c in cleared["changes"]["changed"] if c.get("resource_id") == "username")
     assert field["was"]["text"] == "ana"
     assert cleared["ui_fingerprint"] == await _fingerprint(client)
 
@@ -182,11 +207,67 @@ def test_a_text_changed_in_place_is_one_change_and_equal_rows_count_twice() -> N
     after = _screen([("4 unread", "app:id/count"), ("Hi", ""), ("Hi", ""), ("Hi", "")])
     account = changes(before, after)
     assert [c.model_dump(exclude_defaults=True, exclude={"ref"}) for c in account.changed] == [
-        {"text": "4 unread", "resource_id": "app:id/count", "was": {"text": "3 unread"}}
+        {"text": "4 unread", "was": {"text": "3 unread"}}  # labelled: no id, as in the compact form
     ]
     count = Selector(text="4 unread").find(after)
     assert count is not None and account.changed[0].ref == element_refs(after)[id(count)]
     assert [a.text for a in account.appeared] == ["Hi"] and not account.went
+
+
+def _app(package: str, rows: list[tuple[str, str]]) -> Any:
+    nodes = "".join(
+        f'<node index="{i}" text="{text}" resource-id="{rid}" class="android.widget.Button" clickable="true" '
+        f'package="{package}" content-desc="" bounds="[0,{i * 10}][100,{i * 10 + 10}]" />'
+        for i, (text, rid) in enumerate(rows)
+    )
+    return parse_hierarchy(
+        f'<hierarchy rotation="0"><node index="0" text="" resource-id="" class="android.widget.FrameLayout" '
+        f'package="{package}" content-desc="" bounds="[0,0][100,2000]">{nodes}</node></hierarchy>'
+    )
+
+
+def test_ids_are_short_for_the_apps_own_package_and_only_where_they_name_the_element() -> None:
+    before = _app("com.app", [])
+    after = _app("com.app", [("", "com.app:id/send"), ("", "android:id/button1"), ("OK", "com.app:id/ok")])
+    account = changes(before, after)
+    assert [a.model_dump(exclude_defaults=True, exclude={"ref"}) for a in account.appeared] == [
+        {"resource_id": "send"},
+        {"resource_id": "android:id/button1"},  # not the app's own: whole
+        {"text": "OK"},  # its label names it
+    ]
+
+
+def test_another_app_in_front_gives_its_screen_and_counts_what_went() -> None:
+    before = _app("com.old", [(f"old {i}", "") for i in range(SETTLE_CHANGES_MAX + 3)])
+    after = _app("com.new", [("Hello", ""), ("", "com.new:id/go")])
+    account = changes(before, after)
+    assert (account.app, account.was_app) == ("com.new", "com.old")
+    assert not account.appeared and not account.went
+    assert account.went_more == SETTLE_CHANGES_MAX + 3
+    refs = element_refs(after)
+    hello, go = Selector(text="Hello").find(after), Selector(resource_id="com.new:id/go").find(after)
+    assert hello is not None and go is not None
+    assert account.screen.splitlines() == [
+        f'{refs[id(hello)]} button "Hello" @50,5',
+        f"{refs[id(go)]} button #go @50,15",
+    ]
+
+
+def test_most_of_a_screen_changing_in_one_app_gives_the_screen() -> None:
+    before = _app("com.app", [(f"list {i}", "") for i in range(10)])
+    after = _app("com.app", [(f"detail {i}", "") for i in range(12)])
+    account = changes(before, after)
+    assert account.app == "" and account.went_more == 10 and not account.appeared
+    assert len(account.screen.splitlines()) == 12
+    # A few rows more is no new screen.
+    more = changes(before, _app("com.app", [(f"list {i}", "") for i in range(14)]))
+    assert [a.text for a in more.appeared] == [f"list {i}" for i in range(10, 14)] and not more.screen
+    # Nor a text changing on a screen of two: that stays a change, with what it was.
+    small = changes(_app("com.app", [("Start", ""), ("", "com.app:id/x")]), _app("com.app", [("Stop", "")]))
+    assert not small.screen and [(c.text, c.was) for c in small.changed] == [("Stop", {"text": "Start"})]
+    # The smallest new screen: three elements, all new, none of the old left.
+    three = changes(_app("com.app", [("a", "")]), _app("com.app", [("b", ""), ("c", ""), ("d", "")]))
+    assert three.screen.count("\n") == 2 and three.went_more == 1 and not three.changed
 
 
 # The real captures sit in shared/ beside the checkout (a worktree's is one level further up).
@@ -222,3 +303,27 @@ def test_a_real_status_bar_changing_changes_nothing_the_account_sees(name: str) 
     account = changes(before, after)
     assert [(c.text, c.was) for c in account.changed] == [(named.text, {"text": was})]
     assert steady_fingerprint(before) != steady_fingerprint(after)
+
+
+@pytest.mark.parametrize("name", MULTIWINDOW)
+def test_a_keyboard_window_coming_over_a_real_app_is_no_app_switch(name: str) -> None:
+    path = Path(os.environ.get("PHONEUSE_REALDATA", REALDATA)) / name
+    if not path.exists():
+        pytest.skip(f"the real captures ({path.parent}) are not on this machine")
+    after = parse_hierarchy(path.read_text(encoding="utf-8"))
+    keyboard = next((w for w in after.children if "inputmethod" in w.package), None)
+    before = parse_hierarchy(path.read_text(encoding="utf-8"))
+    if keyboard is None:  # give this one a keyboard, over the lower part of the screen
+        left, _, right, bottom = after.bounds
+        keyboard = parse_hierarchy(
+            f'<hierarchy><node class="android.widget.FrameLayout" package="com.example.ime" '
+            f'bounds="[{left},{bottom // 2}][{right},{bottom}]"><node class="android.widget.Button" '
+            f'text="q" clickable="true" package="com.example.ime" '
+            f'bounds="[0,{bottom // 2}][90,{bottom // 2 + 90}]"/>'
+            f"</node></hierarchy>"
+        ).children[0]
+        after.children.append(keyboard)
+    else:
+        before.children = [w for w in before.children if "inputmethod" not in w.package]
+    account = changes(before, after)
+    assert account.app == "" and account.was_app == ""

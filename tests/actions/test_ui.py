@@ -85,11 +85,15 @@ async def test_tap_by_selector_opens_the_app_from_the_launcher(
 ) -> None:
     assert (await front(client))[0] == LAUNCHER
     icon = await one(client, text=label, package=LAUNCHER)
+    screen = (await client.ok("DUMP_UI"))["screen"].splitlines()
     result = await client.ok("TAP", selector)
     assert (result["x"], result["y"]) == center(icon)
-    assert result["element"]["text"] == label
-    assert result["element"]["class"] == "android.widget.TextView"
-    assert result["element"]["bounds"] == icon["bounds"]
+    # Named as the compact form names it: its ref on the screen the agent read, and its label
+    # (a labelled icon: no id).
+    element = result["element"]
+    assert element["text"] == label and set(element) <= {"ref", "text", "description"}
+    line = next(line for line in screen if line.startswith(element["ref"] + " "))
+    assert f'"{label}"' in line
     assert result["via"] == "sim"
     assert (await front(client))[0] == package
 
@@ -97,7 +101,7 @@ async def test_tap_by_selector_opens_the_app_from_the_launcher(
 async def test_tap_by_resource_id_short_and_full_form(client: Client) -> None:
     await client.ok("OPEN_APP", {"package": MESSAGES})
     short = await client.ok("TAP", {"resource_id": "start_chat_fab"})
-    assert short["element"]["resource_id"] == MESSAGES + ":id/start_chat_fab"
+    assert short["element"]["text"] == "Start chat" and "resource_id" not in short["element"]
     assert await front(client) == (
         MESSAGES,
         "com.google.android.apps.messaging.ui.contact.ContactPickerActivity",
@@ -133,9 +137,8 @@ async def test_tap_and_long_press_by_point(client: Client) -> None:
 async def test_long_press_by_selector(client: Client) -> None:
     await client.ok("OPEN_APP", {"package": CHROME})
     result = await client.ok("LONG_PRESS", {"resource_id": "url_bar", "duration_ms": "30"})
-    assert result["element"]["resource_id"] == URL_BAR
-    assert result["element"]["focused"] is False  # as it was when chosen
-    assert (result["x"], result["y"]) == center(result["element"])
+    assert result["element"]["resource_id"] == "url_bar"  # a field: its id, short (Chrome's own)
+    assert (result["x"], result["y"]) == center(await one(client, resource_id=URL_BAR))
     assert (await one(client, resource_id=URL_BAR))["focused"] is True
 
 
@@ -182,8 +185,7 @@ async def test_wait_ms_finds_an_element_that_appears_later(
         return await client.ok("SIM_RECEIVE_SMS", {"from": sender, "body": "Your table is ready"})
 
     tapped, received = await asyncio.gather(client.ok("TAP", {"text": sender, "wait_ms": "5000"}), arrive())
-    assert tapped["element"]["text"] == sender
-    assert tapped["element"]["resource_id"] == MESSAGES + ":id/conversation_name"
+    assert tapped["element"]["text"] == sender and "resource_id" not in tapped["element"]
     package, activity = await front(client)
     assert (package, activity.rsplit(".", 1)[-1]) == (MESSAGES, "ConversationActivity")
     assert await texts(client, MESSAGES + ":id/message_text") == ["Your table is ready"]
@@ -299,9 +301,9 @@ async def test_type_text_round_trips_any_unicode(client: Client, text: str) -> N
     assert result["verified"] is True, result["verify_error"]
     assert result["verify_error"] is None
     assert result["submitted"] is False
-    assert result["field"]["resource_id"] == URL_BAR
-    assert result["field"]["focused"] is True
-    assert (await one(client, resource_id=URL_BAR))["text"] == text
+    assert result["field"]["resource_id"] == "url_bar" and result["field"]["text"] == text
+    bar = await one(client, resource_id=URL_BAR)
+    assert (bar["text"], bar["focused"]) == (text, True)
 
 
 async def test_type_text_into_the_field_showing_a_given_text(client: Client) -> None:
@@ -311,7 +313,7 @@ async def test_type_text_into_the_field_showing_a_given_text(client: Client) -> 
     assert (by_hint["read_back"], by_hint["verified"]) == ("first", True)
     by_text = await client.ok("TYPE_TEXT", {"field_text": "first", "text": "second"})
     assert (by_text["read_back"], by_text["verified"]) == ("second", True)
-    assert by_text["field"]["resource_id"] == URL_BAR
+    assert by_text["field"]["resource_id"] == "url_bar"
     code, _, _ = await failure(client, "TYPE_TEXT", {"field_text": "first", "text": "third"})
     assert code == "ELEMENT_NOT_FOUND"
 
@@ -320,7 +322,7 @@ async def test_type_text_into_the_focused_field_without_selector(client: Client)
     await client.ok("OPEN_APP", {"package": MESSAGES})
     await client.ok("TAP", {"text": "Start chat"})  # the recipient field has focus
     result = await client.ok("TYPE_TEXT", {"text": "Frank"})
-    assert result["field"]["resource_id"] == MESSAGES + ":id/recipient_text_view"
+    assert result["field"]["resource_id"] == "recipient_text_view"
     assert (result["read_back"], result["verified"]) == ("Frank", True)
     # The picker filtered on what was typed.
     assert await texts(client, MESSAGES + ":id/contact_name") == ["Frank Okafor"]
@@ -379,7 +381,7 @@ async def test_clear_text_empties_the_field(client: Client) -> None:
     assert (await one(client, resource_id=URL_BAR))["text"] == "https://example.com/"
     result = await client.ok("CLEAR_TEXT", {"resource_id": "url_bar"})
     assert result["verified"] is True
-    assert result["field"]["resource_id"] == URL_BAR
+    assert result["field"]["resource_id"] == "url_bar"
     assert result["field"]["text"] == "Search or type URL"  # an empty field shows its hint
     # Clearing the focused field, without a selector.
     await client.ok("TYPE_TEXT", {"text": "typed"})

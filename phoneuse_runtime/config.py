@@ -188,16 +188,21 @@ def positive_group(settings: Settings, prefix: str, names: list[str]) -> dict[st
     return values
 
 
+def coerce_bool(value: Any) -> bool:
+    """A switch as a config file, a flag or the environment spells it."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off", ""):
+        return False
+    raise ValueError(f"expected true or false, got {value!r}")
+
+
 def _coerce(name: str, value: Any, current: Any) -> Any:
     if isinstance(current, bool):
-        if isinstance(value, bool):
-            return value
-        text = str(value).strip().lower()
-        if text in ("1", "true", "yes", "on"):
-            return True
-        if text in ("0", "false", "no", "off", ""):
-            return False
-        raise ValueError(f"expected true or false, got {value!r}")
+        return coerce_bool(value)
     if isinstance(current, frozenset):
         items = value.split(",") if isinstance(value, str) else value
         return frozenset(str(v).strip() for v in items if str(v).strip())

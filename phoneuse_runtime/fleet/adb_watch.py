@@ -46,7 +46,7 @@ class AdbWatch:
     def _run(self) -> None:
         import adbutils
 
-        from ..device.adb.connection import _states
+        from ..device.adb.connection import device_states
 
         last: frozenset[str] | None = None
         said_down = False
@@ -58,7 +58,7 @@ class AdbWatch:
                     conn.check_okay()
                     said_down = False
                     while not self._stopped.is_set():
-                        listed = _states(str(conn.read_string_block()))
+                        listed = device_states(str(conn.read_string_block()))
                         ready = frozenset(s for s, state in listed.items() if state == "device")
                         if ready != last:
                             last = ready

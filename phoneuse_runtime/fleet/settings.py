@@ -28,6 +28,8 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from ..config import coerce_bool
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -79,14 +81,7 @@ _SCALARS = {f.name for f in fields(FleetSettings)} - {"data_dir", "phones", "con
 
 def _coerce(name: str, value: Any, current: Any) -> Any:
     if isinstance(current, bool):
-        if isinstance(value, bool):
-            return value
-        text = str(value).strip().lower()
-        if text in ("1", "true", "yes", "on"):
-            return True
-        if text in ("0", "false", "no", "off", ""):
-            return False
-        raise ValueError(f"expected true or false, got {value!r}")
+        return coerce_bool(value)
     if isinstance(current, int):
         number = int(value)
         if number < 0:

@@ -201,7 +201,7 @@ class Tracker:
                     conn.send_command("host:track-devices")
                     conn.check_okay()
                     while not self._stopped.is_set():
-                        listed = _states(str(conn.read_string_block()))
+                        listed = device_states(str(conn.read_string_block()))
                         state = listed.get(self.serial, "absent")
                         if state != last:
                             last = state
@@ -214,7 +214,7 @@ class Tracker:
             self._stopped.wait(self.RETRY_S)
 
 
-def _states(listing: str) -> dict[str, str]:
+def device_states(listing: str) -> dict[str, str]:
     """`serial<TAB>state` lines, as host:devices and host:track-devices give them."""
     states = {}
     for line in listing.splitlines():

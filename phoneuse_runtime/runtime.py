@@ -526,26 +526,21 @@ class Runtime:
         return self.settings.owner_apps | (held - allowed - {call.approved_in or ""})
 
     async def _refused_front(self, call: PolicyCall, front: Foreground, allowed: set[str]) -> str | None:
-        """What the phone found in front when it refused: PermissionDenied for the owner's
-        controls; else the reason to hold it (a front policy's), or None to run it again with
-        that package let in front (no policy held it)."""
-        refusal = front_refusal(self.settings, front)
-        if refusal is not None:
-            raise PermissionDenied(f"{call.name}: {refusal}")
-        for policy in self._front_policies:
-            reason = await policy.hold_in_front(call, front.package)
-            if reason is not None:
-                call.approved_in = front.package
-                call.approved = False
-                return reason
-        allowed.add(front.package)
-        return None
+        """What the phone found in front when it refused: as `_judge_front`, and with no hold,
+        that package is let in front when the action runs again."""
+        reason = await self._judge_front(call, front)
+        if reason is None:
+            allowed.add(front.package)
+        return reason
 
     async def _front(self, call: PolicyCall) -> str | None:
-        """Reads what is in front for a UI action: PermissionDenied for the owner's controls; the
-        reason to hold it when a policy wants the owner to approve UI in that app; else None."""
+        """Reads what is in front for a UI action, and judges it (`_judge_front`)."""
         call.phase = "front"
-        front = await self.device.foreground()
+        return await self._judge_front(call, await self.device.foreground())
+
+    async def _judge_front(self, call: PolicyCall, front: Foreground) -> str | None:
+        """PermissionDenied for the owner's controls; the reason to hold the call when a policy
+        wants the owner to approve UI in that app (unless the owner already did); else None."""
         refusal = front_refusal(self.settings, front)
         if refusal is not None:
             raise PermissionDenied(f"{call.name}: {refusal}")

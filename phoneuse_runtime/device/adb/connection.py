@@ -157,25 +157,19 @@ class Client(adbutils.AdbClient):  # type: ignore[misc]
             return str(conn.read_string_block()).strip()
 
 
-class Tracker:
-    """`host:track-devices`: the adb server pushes its device list whenever it changes, so a USB
-    phone unplugged or an emulator closed is noticed at once. Not enough alone: Debian's adb 29
-    does not report a network device that stopped answering (hence get-state polling and failed
-    calls as well). Runs on a thread of its own; `on_change` gets the serial's new state
-    ("device", "offline", "unauthorized", ..., "absent" when it is no longer listed), as adb
-    lists it: adb 29 drops a phone that left at once ("absent"), adb 36 first lists it
-    "offline" and then drops it, and may leave a lost network phone "offline". The backend
-    treats every state but "device" alike (the link is down; see AdbDevice._tracked)."""
+class TrackDevices:
+    """`host:track-devices` on a thread of its own: the adb server pushes its whole device list
+    whenever it changes; each list goes to `_listed` as {serial: state}. When the server goes
+    away, `_lost` is told why, and the tracker asks again every `RETRY_S`. The adb backend's
+    `Tracker` follows its one phone with it, the fleet's `AdbWatch` every ready device."""
 
     RETRY_S = 1.0  # after the adb server went away, before asking again
 
-    def __init__(self, client: Client, serial: str, on_change: Callable[[str], None]) -> None:
+    def __init__(self, client: Client, *, name: str) -> None:
         self.client = client
-        self.serial = serial
-        self.on_change = on_change
         self._stopped = threading.Event()
         self._conn: adbutils.AdbConnection | None = None
-        self._thread = threading.Thread(target=self._run, name=f"adb track {serial}", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
 
     def start(self) -> None:
         self._thread.start()
@@ -193,25 +187,54 @@ class Tracker:
         self._thread.join(timeout=2.0)
 
     def _run(self) -> None:
-        last: str | None = None
         while not self._stopped.is_set():
             try:
                 with self.client.make_connection() as conn:
                     self._conn = conn
                     conn.send_command("host:track-devices")
                     conn.check_okay()
+                    self._connected()
                     while not self._stopped.is_set():
-                        listed = device_states(str(conn.read_string_block()))
-                        state = listed.get(self.serial, "absent")
-                        if state != last:
-                            last = state
-                            self.on_change(state)
+                        self._listed(device_states(str(conn.read_string_block())))
             except (adbutils.AdbError, OSError) as exc:
-                if not self._stopped.is_set():
-                    log.debug("track-devices ended (%s); asking again in %.0f s", exc, self.RETRY_S)
+                self._lost(exc, stopping=self._stopped.is_set())
             finally:
                 self._conn = None
             self._stopped.wait(self.RETRY_S)
+
+    def _connected(self) -> None:
+        """The server answers (again)."""
+
+    def _listed(self, states: dict[str, str]) -> None:
+        raise NotImplementedError
+
+    def _lost(self, exc: Exception, *, stopping: bool) -> None:
+        """The server went away (or `stop` cut the stream: `stopping`)."""
+        if not stopping:
+            log.debug("track-devices ended (%s); asking again in %.0f s", exc, self.RETRY_S)
+
+
+class Tracker(TrackDevices):
+    """`host:track-devices`: the adb server pushes its device list whenever it changes, so a USB
+    phone unplugged or an emulator closed is noticed at once. Not enough alone: Debian's adb 29
+    does not report a network device that stopped answering (hence get-state polling and failed
+    calls as well). Runs on a thread of its own; `on_change` gets the serial's new state
+    ("device", "offline", "unauthorized", ..., "absent" when it is no longer listed), as adb
+    lists it: adb 29 drops a phone that left at once ("absent"), adb 36 first lists it
+    "offline" and then drops it, and may leave a lost network phone "offline". The backend
+    treats every state but "device" alike (the link is down; see AdbDevice._tracked)."""
+
+    def __init__(self, client: Client, serial: str, on_change: Callable[[str], None]) -> None:
+        super().__init__(client, name=f"adb track {serial}")
+        self.serial = serial
+        self.on_change = on_change
+        self._last: str | None = None
+
+    def _listed(self, states: dict[str, str]) -> None:
+        state = states.get(self.serial, "absent")
+        if state != self._last:
+            self._last = state
+            self.on_change(state)
 
 
 def device_states(listing: str) -> dict[str, str]:

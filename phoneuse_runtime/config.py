@@ -32,12 +32,17 @@ def default_adb_server() -> str:
     return f"127.0.0.1:{port}" if port else DEFAULT_ADB_SERVER
 
 
-def default_data_dir() -> Path:
-    env = os.environ.get("PHONEUSE_DATA_DIR")
+def data_dir_from_env(variable: str, name: str) -> Path:
+    """$variable when set, else `name` in the XDG data home (~/.local/share)."""
+    env = os.environ.get(variable)
     if env:
         return Path(env).expanduser()
     xdg = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(xdg) / "phoneuse-runtime"
+    return Path(xdg) / name
+
+
+def default_data_dir() -> Path:
+    return data_dir_from_env("PHONEUSE_DATA_DIR", "phoneuse-runtime")
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from ..config import coerce_bool
+from ..config import coerce_bool, data_dir_from_env
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -44,11 +44,7 @@ class FleetConfigError(Exception):
 
 
 def default_fleet_dir() -> Path:
-    env = os.environ.get("PHONEUSE_FLEET_DIR")
-    if env:
-        return Path(env).expanduser()
-    xdg = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(xdg) / "phoneuse-fleet"
+    return data_dir_from_env("PHONEUSE_FLEET_DIR", "phoneuse-fleet")
 
 
 @dataclass(frozen=True)

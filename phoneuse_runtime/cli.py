@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
+from .cli_options import add_log_level
 from .config import DEFAULT_GATEWAY_LISTEN, DEFAULT_GRPC_LISTEN, ConfigError, default_data_dir, load_settings
 from .display import json_text, printable, safe_json
 from .endpoint import NoServer, find_server
@@ -117,13 +118,7 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one subcommand
         "--mcp-listen",
         help="HOST:PORT to serve MCP (Streamable HTTP) on, at /mcp, with the same token (default: off)",
     )
-    serve.add_argument(
-        "--log-level",
-        default="INFO",
-        type=str.upper,
-        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
-        help="what the log (stderr) shows: DEBUG, INFO (default), WARNING or ERROR",
-    )
+    add_log_level(serve, default="INFO")
 
     client = _client_parent()
     ex = sub.add_parser("exec", parents=[client], help="run one action and print the ActionResponse")

@@ -15,3 +15,17 @@ def data_dir_parent() -> argparse.ArgumentParser:
     )
     parent.add_argument("--config", type=Path, help="TOML settings file (default DATA_DIR/config.toml)")
     return parent
+
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+def add_log_level(parser: argparse.ArgumentParser, *, default: str = "INFO") -> None:
+    """`--log-level`, for the commands that log to stderr as they run."""
+    parser.add_argument(
+        "--log-level",
+        default=default,
+        type=str.upper,
+        choices=LOG_LEVELS,
+        help=f"what the log (stderr) shows: {', '.join(LOG_LEVELS)} (default {default})",
+    )

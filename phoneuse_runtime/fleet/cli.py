@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..cli_options import add_log_level
 from ..display import printable
 from ..files import StateFileError
 
@@ -59,13 +60,7 @@ def add_parser(sub: Any) -> None:
         const=True,
         help="serve each member's Iris gateway (on a port of its own)",
     )
-    fleet.add_argument(
-        "--log-level",
-        default="INFO",
-        type=str.upper,
-        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
-        help="what the log (stderr) shows",
-    )
+    add_log_level(fleet, default="INFO")
     fleet_sub = fleet.add_subparsers(dest="fleet_command")
     token = fleet_sub.add_parser("token", help="the fleet's tokens: each names a principal on every phone")
     token_sub = token.add_subparsers(dest="token_command", required=True)

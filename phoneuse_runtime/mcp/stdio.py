@@ -21,6 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..cli_options import add_log_level, data_dir_parent
 from ..config import ConfigError, Settings, default_data_dir, load_settings
 from ..display import printable
 from . import INSTALL_HINT, McpMissing, require_sdk
@@ -36,27 +37,18 @@ PRINCIPAL = "agent"  # the principal of a stdio client: it is the user's own pro
 def add_parser(sub: Any) -> None:
     cmd = sub.add_parser(
         "mcp",
+        parents=[data_dir_parent()],
         help="serve MCP over stdio (for Claude Desktop, Claude Code, Cursor...): attaches to the running "
         "server of the data dir, else runs the phone's runtime itself",
     )
     cmd.add_argument("--device", help="when no server runs: sim (default), adb[:SERIAL] or termux")
-    cmd.add_argument(
-        "--data-dir", type=Path, help="state dir (default $PHONEUSE_DATA_DIR, else XDG data dir)"
-    )
-    cmd.add_argument("--config", type=Path, help="TOML settings file (default DATA_DIR/config.toml)")
     cmd.add_argument("--sim-state", type=Path, help="when no server runs: the simulated phone's state file")
     cmd.add_argument(
         "--standalone",
         action="store_true",
         help="never attach: run the runtime in this process even if a server runs",
     )
-    cmd.add_argument(
-        "--log-level",
-        default="WARNING",
-        type=str.upper,
-        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
-        help="what the log (stderr) shows (default WARNING)",
-    )
+    add_log_level(cmd, default="WARNING")
 
 
 def main(args: argparse.Namespace) -> int:

@@ -113,25 +113,30 @@ async def test_a_killed_runtime_lost_no_event_it_had_acked(tmp_path: Path) -> No
         await server.stop()
 
 
+def _receive_sms(data: Path, n: int) -> None:
+    """SIM_RECEIVE_SMS n times (request ids r0, r1, ...) on the `serve` of `data`, each a success."""
+    address = json.loads((data / "server.json").read_text())["address"]
+    token = (data / "token").read_text().strip()
+    with grpc.insecure_channel(address) as channel:
+        stub = pb_grpc.AndroidRuntimeStub(channel)
+        for i in range(n):
+            request = pb.ActionRequest(
+                action_type="SIM_RECEIVE_SMS",
+                params={"from": "+15550100", "body": f"m{i}"},
+                request_id=f"r{i}",
+                timeout_ms=5000,
+            )
+            response = stub.Execute(request, metadata=(("authorization", f"Bearer {token}"),), timeout=10)
+            assert response.success, response.error
+
+
 async def test_a_stopped_runtime_publishes_its_last_events_first(tmp_path: Path) -> None:
     server = NatsServer(tmp_path / "nats")
     url = await server.start()
     data = tmp_path / "data"
     proc, lines = _serve(data, "--nats-url", url, "--device-name", "p1")
     try:
-        address = json.loads((data / "server.json").read_text())["address"]
-        token = (data / "token").read_text().strip()
-        with grpc.insecure_channel(address) as channel:
-            stub = pb_grpc.AndroidRuntimeStub(channel)
-            for i in range(5):
-                request = pb.ActionRequest(
-                    action_type="SIM_RECEIVE_SMS",
-                    params={"from": "+15550100", "body": f"m{i}"},
-                    request_id=f"r{i}",
-                    timeout_ms=5000,
-                )
-                response = stub.Execute(request, metadata=(("authorization", f"Bearer {token}"),), timeout=10)
-                assert response.success, response.error
+        _receive_sms(data, 5)
         proc.send_signal(signal.SIGTERM)  # at once: the last events may not be acked yet
         assert proc.wait(timeout=30) == 0, "".join(lines)
         messages = await stream_messages(url)
@@ -154,19 +159,7 @@ async def test_a_runtime_killed_during_an_outage_publishes_what_it_accepted_at_i
     data = tmp_path / "data"
     proc, lines = _serve(data, "--nats-url", url, "--device-name", "p1")
     try:
-        address = json.loads((data / "server.json").read_text())["address"]
-        token = (data / "token").read_text().strip()
-        with grpc.insecure_channel(address) as channel:
-            stub = pb_grpc.AndroidRuntimeStub(channel)
-            for i in range(5):
-                request = pb.ActionRequest(
-                    action_type="SIM_RECEIVE_SMS",
-                    params={"from": "+15550100", "body": f"m{i}"},
-                    request_id=f"r{i}",
-                    timeout_ms=5000,
-                )
-                response = stub.Execute(request, metadata=(("authorization", f"Bearer {token}"),), timeout=10)
-                assert response.success, response.error  # Execute works without NATS
+        _receive_sms(data, 5)  # Execute works without NATS
         spool = data / "nats-spool.jsonl"
 
         def spooled() -> list[str]:

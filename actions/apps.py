@@ -7,13 +7,13 @@ from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator, model_validator
 
-from phoneuse_runtime.capabilities import APPS
 from phoneuse_runtime.device.base import AppInfo, ExtraValue, Intent
-from phoneuse_runtime.errors import InvalidParams, PermissionDenied, Unsupported
-from phoneuse_runtime.names import match_name
-from phoneuse_runtime.owner_controls import intent_refusal, package_refusal
-from phoneuse_runtime.params import Params
-from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
+from phoneuse_runtime.kernel.capabilities import APPS
+from phoneuse_runtime.kernel.errors import InvalidParams, PermissionDenied, Unsupported
+from phoneuse_runtime.kernel.params import Params
+from phoneuse_runtime.kernel.registry import ActionContext, ActionResult, ActionSpec
+from phoneuse_runtime.owner.controls import intent_refusal, package_refusal
+from phoneuse_runtime.util.names import match_name
 
 
 class OpenAppParams(Params):

@@ -7,11 +7,11 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, field_validator, model_validator
 
-from phoneuse_runtime.capabilities import CALENDAR
 from phoneuse_runtime.device.base import CalendarEvent, EventFilter
-from phoneuse_runtime.errors import PermissionDenied
-from phoneuse_runtime.params import Params, Timestamp
-from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
+from phoneuse_runtime.kernel.capabilities import CALENDAR
+from phoneuse_runtime.kernel.errors import PermissionDenied
+from phoneuse_runtime.kernel.params import Params, Timestamp
+from phoneuse_runtime.kernel.registry import ActionContext, ActionResult, ActionSpec
 
 
 def _ms(moment: datetime, zone: tzinfo = timezone.utc) -> int:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from phoneuse_runtime.capabilities import CLIPBOARD
-from phoneuse_runtime.params import Params
-from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
+from phoneuse_runtime.kernel.capabilities import CLIPBOARD
+from phoneuse_runtime.kernel.params import Params
+from phoneuse_runtime.kernel.registry import ActionContext, ActionResult, ActionSpec
 
 
 class SetClipboardParams(Params):

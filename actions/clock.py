@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator
 
-from phoneuse_runtime.capabilities import ALARMS
 from phoneuse_runtime.device.base import Alarm
-from phoneuse_runtime.errors import PermissionDenied, Unsupported
-from phoneuse_runtime.params import Params
-from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
+from phoneuse_runtime.kernel.capabilities import ALARMS
+from phoneuse_runtime.kernel.errors import PermissionDenied, Unsupported
+from phoneuse_runtime.kernel.params import Params
+from phoneuse_runtime.kernel.registry import ActionContext, ActionResult, ActionSpec
 
 DAYS = ("MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN")
 _NAMES = ("MONDAY", "TUESDAY", "WEDNESDAY", "THURSDAY", "FRIDAY", "SATURDAY", "SUNDAY")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
-from phoneuse_runtime.capabilities import CONTACTS
 from phoneuse_runtime.device.base import ContactFilter
-from phoneuse_runtime.kit import looks_like_number
-from phoneuse_runtime.params import Params
-from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
+from phoneuse_runtime.device.recipients import looks_like_number
+from phoneuse_runtime.kernel.capabilities import CONTACTS
+from phoneuse_runtime.kernel.params import Params
+from phoneuse_runtime.kernel.registry import ActionContext, ActionResult, ActionSpec
 
 
 class AddContactParams(Params):

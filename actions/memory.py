@@ -6,8 +6,8 @@ from typing import Annotated
 
 from pydantic import Field, model_validator
 
-from phoneuse_runtime.errors import ElementNotFound
-from phoneuse_runtime.limits import (
+from phoneuse_runtime.kernel.errors import ElementNotFound
+from phoneuse_runtime.kernel.limits import (
     MEMORY_KIND_CHARS,
     MEMORY_LINKS,
     MEMORY_NAME_CHARS,
@@ -15,10 +15,10 @@ from phoneuse_runtime.limits import (
     MEMORY_TAGS,
     MEMORY_TEXT_CHARS,
 )
+from phoneuse_runtime.kernel.params import Params
+from phoneuse_runtime.kernel.registry import ActionContext, ActionResult, ActionSpec
 from phoneuse_runtime.memory import Memory
 from phoneuse_runtime.memory.store import Graph, check_bounds, node_ref, parse_ref
-from phoneuse_runtime.params import Params
-from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
 
 ADDRESSES = 16  # phones or emails one REMEMBER may carry
 

@@ -8,14 +8,16 @@ from dataclasses import dataclass
 
 from pydantic import Field
 
-from phoneuse_runtime.capabilities import APPS, SMS, UI
 from phoneuse_runtime.device.base import Intent, SmsFilter, SmsMessage
-from phoneuse_runtime.errors import DeviceUnavailable, InvalidParams, PermissionDenied, Unsupported
-from phoneuse_runtime.kit import find_element, poll, resolve_recipient, screen
-from phoneuse_runtime.numbers import digits, same_number
-from phoneuse_runtime.params import Params
-from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
-from phoneuse_runtime.ui import Selector
+from phoneuse_runtime.device.recipients import resolve_recipient
+from phoneuse_runtime.kernel.capabilities import APPS, SMS, UI
+from phoneuse_runtime.kernel.errors import DeviceUnavailable, InvalidParams, PermissionDenied, Unsupported
+from phoneuse_runtime.kernel.params import Params
+from phoneuse_runtime.kernel.registry import ActionContext, ActionResult, ActionSpec
+from phoneuse_runtime.screen.lookup import find_element, screen
+from phoneuse_runtime.screen.selector import Selector
+from phoneuse_runtime.util.numbers import digits, same_number
+from phoneuse_runtime.util.polling import poll
 
 SMS_APPS = frozenset(
     {

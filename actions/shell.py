@@ -6,10 +6,10 @@ import asyncio
 
 from pydantic import Field
 
-from phoneuse_runtime.capabilities import SHELL
-from phoneuse_runtime.errors import PermissionDenied
-from phoneuse_runtime.params import Params
-from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
+from phoneuse_runtime.kernel.capabilities import SHELL
+from phoneuse_runtime.kernel.errors import PermissionDenied
+from phoneuse_runtime.kernel.params import Params
+from phoneuse_runtime.kernel.registry import ActionContext, ActionResult, ActionSpec
 
 MAX_OUTPUT_CHARS = 1_000_000
 

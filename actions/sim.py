@@ -6,22 +6,22 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field
 
-from phoneuse_runtime.capabilities import SIM
-from phoneuse_runtime.errors import Unsupported
-from phoneuse_runtime.limits import MAX_BULK_CHARS
-from phoneuse_runtime.params import Params
-from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
-from phoneuse_runtime.ui import fingerprint, parse_hierarchy
+from phoneuse_runtime.kernel.capabilities import SIM
+from phoneuse_runtime.kernel.errors import Unsupported
+from phoneuse_runtime.kernel.limits import MAX_BULK_CHARS
+from phoneuse_runtime.kernel.params import Params
+from phoneuse_runtime.kernel.registry import ActionContext, ActionResult, ActionSpec
+from phoneuse_runtime.screen.ui import fingerprint, parse_hierarchy
 
 if TYPE_CHECKING:
-    from phoneuse_runtime.device.sim import SimDevice
+    from phoneuse_runtime.device.sim.device import SimDevice
 
 # How long SIM_DISCONNECT may keep the phone away.
 MAX_DISCONNECT_MS = 600_000
 
 
 def _sim(ctx: ActionContext) -> SimDevice:
-    from phoneuse_runtime.device.sim import SimDevice
+    from phoneuse_runtime.device.sim.device import SimDevice
 
     if not isinstance(ctx.device, SimDevice):
         raise Unsupported("scenario actions need the simulated phone")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from phoneuse_runtime.capabilities import CALLS
-from phoneuse_runtime.kit import resolve_recipient
-from phoneuse_runtime.params import Params
-from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
+from phoneuse_runtime.device.recipients import resolve_recipient
+from phoneuse_runtime.kernel.capabilities import CALLS
+from phoneuse_runtime.kernel.params import Params
+from phoneuse_runtime.kernel.registry import ActionContext, ActionResult, ActionSpec
 
 
 class MakeCallParams(Params):

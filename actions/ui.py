@@ -9,17 +9,19 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from phoneuse_runtime.capabilities import SCREENSHOT, UI
 from phoneuse_runtime.device.base import KEYCODES, ActedOn, Device, ElementAct, Screenshot
-from phoneuse_runtime.errors import ElementNotFound, InvalidParams, PermissionDenied
-from phoneuse_runtime.kit import Element, SelectorFields, SelectorParams, find_element, poll, screen
-from phoneuse_runtime.limits import MAX_UI_ELEMENTS, clip
-from phoneuse_runtime.owner_controls import HOW
-from phoneuse_runtime.params import Params
-from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
-from phoneuse_runtime.screen_text import DEFAULT_MAX_ELEMENTS, render
-from phoneuse_runtime.target import Target, target_of
-from phoneuse_runtime.ui import Selector, UiNode, compact_elements, fingerprint, focused_node
+from phoneuse_runtime.kernel.capabilities import SCREENSHOT, UI
+from phoneuse_runtime.kernel.errors import ElementNotFound, InvalidParams, PermissionDenied
+from phoneuse_runtime.kernel.limits import MAX_UI_ELEMENTS, clip
+from phoneuse_runtime.kernel.params import Params
+from phoneuse_runtime.kernel.registry import ActionContext, ActionResult, ActionSpec
+from phoneuse_runtime.owner.controls import HOW
+from phoneuse_runtime.screen.lookup import Element, SelectorFields, SelectorParams, find_element, screen
+from phoneuse_runtime.screen.selector import Selector
+from phoneuse_runtime.screen.target import Target, target_of
+from phoneuse_runtime.screen.text import DEFAULT_MAX_ELEMENTS, render
+from phoneuse_runtime.screen.ui import UiNode, compact_elements, fingerprint, focused_node
+from phoneuse_runtime.util.polling import poll
 
 Direction = Literal["up", "down", "left", "right"]
 
@@ -540,8 +542,8 @@ def _encode(shot: Screenshot, p: ScreenshotParams) -> tuple[bytes, str, tuple[in
 
 
 async def _marked(ctx: ActionContext, shot: Screenshot) -> Screenshot:
-    from phoneuse_runtime.marks import draw_marks
-    from phoneuse_runtime.ui import parse_hierarchy
+    from phoneuse_runtime.screen.marks import draw_marks
+    from phoneuse_runtime.screen.ui import parse_hierarchy
 
     root = parse_hierarchy(await ctx.device.dump_hierarchy())
     ctx.device.refs.remember(root)
@@ -613,7 +615,7 @@ def front_package(root: UiNode) -> str:
 
 
 async def dump_ui(ctx: ActionContext, p: DumpUiParams) -> DumpUiResult:
-    from phoneuse_runtime.ui import parse_hierarchy
+    from phoneuse_runtime.screen.ui import parse_hierarchy
 
     xml = await ctx.device.dump_hierarchy()
     root = parse_hierarchy(xml)

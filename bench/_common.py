@@ -110,7 +110,7 @@ def serve_command() -> list[str]:
         script = Path(found) if found else script
     if script.is_file() and script.read_text(errors="replace").startswith("#!"):
         return [sys.executable, str(script), "serve"]
-    return [sys.executable, "-m", "phoneuse_runtime.cli", "serve"]
+    return [sys.executable, "-m", "phoneuse_runtime", "serve"]
 
 
 class ServeProcess:

@@ -36,7 +36,7 @@ async def adb_app(
     `make_settings(device=..., adb_server=..., data_dir=...)`, by default `Settings` with the
     gRPC server on port 0 and `values`."""
     from phoneuse_runtime.app import build_app, default_components, make_device
-    from phoneuse_runtime.config import Settings
+    from phoneuse_runtime.config.settings import Settings
     from tests.fakes.adb_server import AdbServer, BackgroundAdbd, find_adb
     from tests.fakes.phone import FakePhone
 

@@ -113,7 +113,7 @@ async def run_bare() -> None:
 
 async def run_ours(data_dir: Path, token: str) -> None:
     from phoneuse_runtime.app import build_app
-    from phoneuse_runtime.config import Settings
+    from phoneuse_runtime.config.settings import Settings
     from phoneuse_runtime.gateway.server import Gateway
 
     settings = Settings(

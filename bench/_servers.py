@@ -128,7 +128,7 @@ async def run_bare(kind: str, listen: str) -> None:
 
 async def run_ours(listen: str, token: str, data_dir: Path) -> None:
     from phoneuse_runtime.app import build_app
-    from phoneuse_runtime.config import Settings
+    from phoneuse_runtime.config.settings import Settings
 
     settings = Settings(device="sim", grpc_listen=listen, data_dir=data_dir, token=token)
     app = await build_app(settings, token=token)

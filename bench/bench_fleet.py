@@ -29,7 +29,7 @@ from _common import EXECUTE, REPO, child_env, machine, percentile, ratio, table
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 
 GOAL = 1.3
-EXE = [sys.executable, "-m", "phoneuse_runtime.cli"]
+EXE = [sys.executable, "-m", "phoneuse_runtime"]
 
 
 def start_fleet(data_dir: Path) -> tuple[subprocess.Popen[bytes], dict[str, object]]:

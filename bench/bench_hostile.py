@@ -64,7 +64,7 @@ from _common import AUTH, EXECUTE, SERVICE, SUBSCRIBE, ServeProcess, child_env, 
 from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from phoneuse_runtime.config import Settings
+from phoneuse_runtime.config.settings import Settings
 from phoneuse_runtime.gateway.db import connect as db_connect
 from phoneuse_runtime.gateway.db import db_path
 from phoneuse_runtime.gateway.pairing import PairingStore
@@ -520,7 +520,7 @@ async def pending_flood(server: GatewayServe, attempts: int) -> Outcome:
     after = await sends(server.url, server.token, 200)
     started = time.monotonic()
     listed = subprocess.run(
-        [sys.executable, "-m", "phoneuse_runtime.cli", "pair", "list", "--data-dir", str(server.data_dir)],
+        [sys.executable, "-m", "phoneuse_runtime", "pair", "list", "--data-dir", str(server.data_dir)],
         capture_output=True,
         env=child_env(),
         check=False,

@@ -90,7 +90,7 @@ async def _measure(app: Any, count: Any, arrive: Any, seconds: float) -> dict[st
 async def run_adb(seconds: float, catch_up_s: int | None) -> dict[str, Any]:
     from _fake_adb import adb_app
 
-    from phoneuse_runtime.config import Settings
+    from phoneuse_runtime.config.settings import Settings
 
     def settings(**where: Any) -> Any:
         return _settings(Settings, catch_up_s, **where)
@@ -108,7 +108,7 @@ async def run_termux(seconds: float, catch_up_s: int | None) -> dict[str, Any]:
     import json
 
     from phoneuse_runtime.app import build_app, default_components, make_device
-    from phoneuse_runtime.config import Settings
+    from phoneuse_runtime.config.settings import Settings
     from tests.fakes.termux.state import BIN, ENV, FakeTermux
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-idle-termux-"))

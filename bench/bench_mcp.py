@@ -181,7 +181,7 @@ async def stdio_rounds(args: argparse.Namespace) -> list[list[str]]:
                     **SERVE_ENV,
                     "PHONEUSE_MCP_LISTEN": "",
                 }
-                ours_params = stdio_params("-m", "phoneuse_runtime.cli", "mcp", "--standalone", env=env)
+                ours_params = stdio_params("-m", "phoneuse_runtime", "mcp", "--standalone", env=env)
                 async with Client(ours_params) as client:
                     ours = await measure("ours", tool_call(client), args.calls, args.warmup, concurrency)
             async with Client(stdio_params(str(BENCH_DIR / "_mcp_bare.py"), "stdio")) as client:
@@ -200,7 +200,7 @@ async def attach_rounds(args: argparse.Namespace) -> list[list[str]]:
             with ServeProcess(env={**SERVE_ENV, "PHONEUSE_MCP_LISTEN": ""}) as served:
                 record = record_of(served)
                 env = {"PHONEUSE_DATA_DIR": record["data_dir"], "PHONEUSE_TOKEN": TOKEN}
-                attached = stdio_params("-m", "phoneuse_runtime.cli", "mcp", env=env)
+                attached = stdio_params("-m", "phoneuse_runtime", "mcp", env=env)
                 async with Client(attached) as client:
                     ours = await measure("attached", tool_call(client), args.calls, args.warmup, concurrency)
                 async with grpc.aio.insecure_channel(record["unix"]) as channel:

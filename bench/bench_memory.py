@@ -36,10 +36,10 @@ LAYERS: tuple[tuple[str, str], ...] = (
     ("+ grpc_health, grpc_reflection", "import grpc_health.v1.health, grpc_reflection.v1alpha.reflection"),
     ("+ pydantic", "import pydantic"),
     ("+ phoneuse_runtime.app", "import phoneuse_runtime.app"),
-    ("+ SimDevice", "import phoneuse_runtime.device.sim"),
+    ("+ SimDevice", "import phoneuse_runtime.device.sim.device"),
     (
         "+ build_registry() (actions/, queries/)",
-        "from phoneuse_runtime.registry import build_registry; build_registry()",
+        "from phoneuse_runtime.kernel.registry import build_registry; build_registry()",
     ),
 )
 

@@ -220,7 +220,7 @@ def served_times(
         PYTHONPATH=str(_common.REPO),
     )
     proc = subprocess.Popen(
-        [sys.executable, "-m", "phoneuse_runtime.cli", "serve", "--grpc-listen", "127.0.0.1:0"],
+        [sys.executable, "-m", "phoneuse_runtime", "serve", "--grpc-listen", "127.0.0.1:0"],
         stderr=subprocess.PIPE,
         text=True,
         env=environ,
@@ -260,8 +260,8 @@ async def ingest_rate(data_dir: Path, *, events: int, subscribers: int) -> tuple
     """Events per second the memory stores with the bus under load, the messages stored, and the
     database's bytes."""
     from phoneuse_runtime.app import build_app
-    from phoneuse_runtime.config import Settings
-    from phoneuse_runtime.events import MessageReceived
+    from phoneuse_runtime.config.settings import Settings
+    from phoneuse_runtime.kernel.events import MessageReceived
     from phoneuse_runtime.memory import Memory
     from phoneuse_runtime.rpc.server import GrpcServer
 

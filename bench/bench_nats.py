@@ -32,8 +32,8 @@ from pathlib import Path
 from _common import machine, ratio, table
 
 from phoneuse_runtime.app import build_app
-from phoneuse_runtime.config import Settings
-from phoneuse_runtime.events import Event, MessageReceived
+from phoneuse_runtime.config.settings import Settings
+from phoneuse_runtime.kernel.events import Event, MessageReceived
 from phoneuse_runtime.nats.components import nats_components
 from phoneuse_runtime.nats.server_process import NatsServer
 from phoneuse_runtime.nats.sink import PUBLISH_WINDOW, SPOOL_PAST, STREAM, JetStreamSink, subject_for

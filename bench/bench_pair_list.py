@@ -41,7 +41,7 @@ def main() -> None:
         for args in ((), ("--json",)):
             started = time.monotonic()
             done = subprocess.run(
-                [sys.executable, "-m", "phoneuse_runtime.cli", "pair", "list", *args, "--data-dir", tmp],
+                [sys.executable, "-m", "phoneuse_runtime", "pair", "list", *args, "--data-dir", tmp],
                 capture_output=True,
                 env=env,
                 check=True,

@@ -39,10 +39,10 @@ from _common import machine, table
 from _fake_adb import adb_app
 from _mobile_mcp import McpRig, install_mobile_mcp, mobile_mcp, version
 
-from phoneuse_runtime.config import Settings
+from phoneuse_runtime.config.settings import Settings
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 from phoneuse_runtime.rpc import protocol_pb2_grpc as pb_grpc
-from phoneuse_runtime.ui import parse_hierarchy
+from phoneuse_runtime.screen.ui import parse_hierarchy
 from tests.fakes import apps, seed
 from tests.fakes.phone import FakePhone
 from tests.fakes.state import PhoneState

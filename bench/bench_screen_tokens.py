@@ -28,10 +28,10 @@ from typing import Protocol
 
 from _common import REPO, table
 
-from phoneuse_runtime.device.sim import SimDevice
 from phoneuse_runtime.device.sim.catalog import HOME_APPS
-from phoneuse_runtime.screen_text import DEFAULT_MAX_ELEMENTS, quote, render, visible_labels
-from phoneuse_runtime.ui import parse_hierarchy
+from phoneuse_runtime.device.sim.device import SimDevice
+from phoneuse_runtime.screen.text import DEFAULT_MAX_ELEMENTS, quote, render, visible_labels
+from phoneuse_runtime.screen.ui import parse_hierarchy
 
 # ../shared beside the checkout (a worktree sits one level deeper).
 DUMPS = next(

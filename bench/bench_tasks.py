@@ -47,7 +47,7 @@ import grpc
 from _fake_adb import adb_app
 from _mobile_mcp import install_mobile_mcp, mobile_mcp, version
 
-from phoneuse_runtime.config import Settings
+from phoneuse_runtime.config.settings import Settings
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 from phoneuse_runtime.rpc import protocol_pb2_grpc as pb_grpc
 from tests.fakes import seed

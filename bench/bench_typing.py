@@ -40,7 +40,7 @@ async def run() -> list[list[str]]:
     from tests.fakes.phone import FakePhone
 
     try:  # a tree with settling (issue 17): count the typing's own streams, not settling's looks
-        import phoneuse_runtime.settle  # noqa: F401
+        import phoneuse_runtime.screen.settle  # noqa: F401
 
         own: dict[str, str] = {"settle_ms": "0"}
     except ImportError:

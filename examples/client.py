@@ -32,11 +32,11 @@ from pathlib import Path
 
 import grpc
 
-from phoneuse_runtime.config import default_data_dir
-from phoneuse_runtime.endpoint import find_server
+from phoneuse_runtime.auth.tokens import read_token_file
+from phoneuse_runtime.config.settings import default_data_dir
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 from phoneuse_runtime.rpc import protocol_pb2_grpc as pb_grpc
-from phoneuse_runtime.tokens import read_token_file
+from phoneuse_runtime.util.endpoint import find_server
 
 RETRY_ON = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 

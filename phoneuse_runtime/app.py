@@ -16,18 +16,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .components import Component, Contribution
-from .config import ConfigError, Settings, device_problem
-from .device.base import Device
-from .endpoint import Record, claim_socket, socket_path, warn_if_shared, write_record
-from .events import EventBus
-from .files import private_dir
-from .memory import Memory
-from .policies import ListPolicy, Policy
-from .registry import Registry, build_registry
-from .rpc.server import GrpcLimits, GrpcServer
-from .runtime import Runtime
-from .tokens import load_or_create_token, token_path
+from phoneuse_runtime.auth.tokens import load_or_create_token, token_path
+from phoneuse_runtime.config.settings import ConfigError, Settings, device_problem
+from phoneuse_runtime.device.base import Device
+from phoneuse_runtime.kernel.components import Component
+from phoneuse_runtime.kernel.events import EventBus
+from phoneuse_runtime.kernel.policies import ListPolicy, Policy
+from phoneuse_runtime.kernel.registry import Contribution, Registry, build_registry
+from phoneuse_runtime.kernel.runtime import Runtime
+from phoneuse_runtime.memory import Memory
+from phoneuse_runtime.rpc.server import GrpcLimits, GrpcServer
+from phoneuse_runtime.util.endpoint import Record, claim_socket, socket_path, warn_if_shared, write_record
+from phoneuse_runtime.util.files import private_dir
 
 log = logging.getLogger(__name__)
 
@@ -37,15 +37,15 @@ AGENT = "agent"  # the principal of the token `serve` is given or generates
 def make_device(settings: Settings) -> Device:
     kind = settings.device_kind
     if kind == "sim":
-        from .device.sim import SimDevice
+        from phoneuse_runtime.device.sim.device import SimDevice
 
         return SimDevice(state_file=settings.sim_state)
     if kind == "adb":
-        from .device.adb import AdbDevice
+        from phoneuse_runtime.device.adb.device import AdbDevice
 
         return AdbDevice(device=settings.device, adb_server=settings.adb_server, poll_ms=settings.poll_ms)
     if kind == "termux":
-        from .device.termux import TermuxDevice
+        from phoneuse_runtime.device.termux.device import TermuxDevice
 
         return TermuxDevice(
             self_adb=settings.self_adb, adb_server=settings.adb_server, poll_ms=settings.poll_ms
@@ -122,17 +122,17 @@ def default_components(settings: Settings, *, token: str, unix_socket: Path | No
         )
     ]
     if settings.gateway:
-        from .gateway.server import Gateway
+        from phoneuse_runtime.gateway.server import Gateway
 
         parts.append(Gateway(settings))
     if settings.mcp_listen:  # the MCP front end over Streamable HTTP, off unless asked for
-        from .mcp import require_sdk
+        from phoneuse_runtime.mcp import require_sdk
 
         require_sdk()
-        from .mcp.http import McpHttpServer
+        from phoneuse_runtime.mcp.http import McpHttpServer
 
         parts.append(McpHttpServer.from_settings(settings, tokens={AGENT: token}))
-    from .nats.components import nats_components
+    from phoneuse_runtime.nats.components import nats_components
 
     parts += nats_components(settings)
     return parts
@@ -219,7 +219,7 @@ def _mcp_url(app: App) -> str | None:
     part = app.components.get("mcp")
     if part is None:
         return None
-    from .mcp.http import McpHttpServer
+    from phoneuse_runtime.mcp.http import McpHttpServer
 
     assert isinstance(part, McpHttpServer)
     return part.url
@@ -269,7 +269,7 @@ async def serve(settings: Settings) -> int:
     unix = f"unix:{sock}" if sock else None
     gateway, dial = app.components.get("gateway"), None
     if gateway is not None:
-        from .gateway.server import Gateway
+        from phoneuse_runtime.gateway.server import Gateway
 
         assert isinstance(gateway, Gateway)
         # The gateway's address as bound (its real port): what `pair new` puts in the QR code.
@@ -293,7 +293,7 @@ async def serve(settings: Settings) -> int:
         (time.monotonic() - started) * 1000,
     )
     if dial is not None:
-        from .gateway.server import WS_PATH
+        from phoneuse_runtime.gateway.server import WS_PATH
 
         log.info("serving the Iris gateway on ws://%s%s", dial, WS_PATH)
     if mcp_url is not None:

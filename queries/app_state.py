@@ -7,13 +7,13 @@ from typing import Literal
 
 from pydantic import Field
 
-from phoneuse_runtime.capabilities import APPS, UI
-from phoneuse_runtime.kit import Element, screen
+from phoneuse_runtime.kernel.capabilities import APPS, UI
+from phoneuse_runtime.kernel.params import Params
+from phoneuse_runtime.kernel.registry import QueryContext, QueryResult, QuerySpec
 from phoneuse_runtime.memory import Memory
-from phoneuse_runtime.params import Params
-from phoneuse_runtime.registry import QueryContext, QueryResult, QuerySpec
-from phoneuse_runtime.screen_text import DEFAULT_MAX_ELEMENTS, render
-from phoneuse_runtime.ui import compact_elements, fingerprint
+from phoneuse_runtime.screen.lookup import Element, screen
+from phoneuse_runtime.screen.text import DEFAULT_MAX_ELEMENTS, render
+from phoneuse_runtime.screen.ui import compact_elements, fingerprint
 
 
 class AppStateFilters(Params):

@@ -7,14 +7,14 @@ from collections.abc import Sequence
 
 from pydantic import Field
 
-from phoneuse_runtime.capabilities import CONTACTS
 from phoneuse_runtime.device.base import Contact, ContactFilter
+from phoneuse_runtime.kernel.capabilities import CONTACTS
+from phoneuse_runtime.kernel.params import Params
+from phoneuse_runtime.kernel.registry import QueryContext, QueryResult, QuerySpec
 from phoneuse_runtime.memory import Memory
 from phoneuse_runtime.memory.people import Person, people
 from phoneuse_runtime.memory.resolve import e164, email_key, fold, phone_key
-from phoneuse_runtime.numbers import digits
-from phoneuse_runtime.params import Params
-from phoneuse_runtime.registry import QueryContext, QueryResult, QuerySpec
+from phoneuse_runtime.util.numbers import digits
 
 # A person the memory knows only from these (an SMS short code, a caller) is not a contact.
 NAMED_SOURCES = frozenset({"contacts", "agent", "calendar"})

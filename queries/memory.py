@@ -12,13 +12,13 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from phoneuse_runtime.errors import InvalidParams
-from phoneuse_runtime.limits import MEMORY_QUERY_WORDS
+from phoneuse_runtime.kernel.errors import InvalidParams
+from phoneuse_runtime.kernel.limits import MEMORY_QUERY_WORDS
+from phoneuse_runtime.kernel.params import Params
+from phoneuse_runtime.kernel.registry import QueryContext, QueryResult, QuerySpec
 from phoneuse_runtime.memory import Filters, Memory, Node
 from phoneuse_runtime.memory.search import parse_time, query_words
 from phoneuse_runtime.memory.store import SOURCES
-from phoneuse_runtime.params import Params
-from phoneuse_runtime.registry import QueryContext, QueryResult, QuerySpec
 
 Source = Literal["contacts", "sms", "calls", "calendar", "notifications", "app_usage", "agent"]
 assert set(Source.__args__) == set(SOURCES)  # type: ignore[attr-defined]

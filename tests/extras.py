@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from phoneuse_runtime.components import Contribution
-from phoneuse_runtime.events import EventPayload
-from phoneuse_runtime.policies import Policy
-from phoneuse_runtime.registry import AnyActionSpec, AnyQuerySpec
-from phoneuse_runtime.runtime import Runtime
+from phoneuse_runtime.kernel.events import EventPayload
+from phoneuse_runtime.kernel.policies import Policy
+from phoneuse_runtime.kernel.registry import AnyActionSpec, AnyQuerySpec, Contribution
+from phoneuse_runtime.kernel.runtime import Runtime
 
 
 class Extra:

@@ -1,5 +1,5 @@
 # ruff: noqa: RUF001 (messages in other scripts: their letters and punctuation are the point)
-"""Messages for the masking rule (phoneuse_runtime/privacy.py): real-world phrasings of one-time
+"""Messages for the masking rule (phoneuse_runtime/owner/privacy.py): real-world phrasings of one-time
 codes, banks' and services' alike, in many languages, each with the code it must lose; and
 ordinary messages with numbers that must come through unchanged."""
 

@@ -48,7 +48,7 @@ def serve(
         code += f"resource.setrlimit(resource.RLIMIT_NOFILE, ({open_files}, {open_files}))\n"
     if umask is not None:
         code += f"import os\nos.umask({umask})\n"
-    code += "from phoneuse_runtime.cli import main\n"
+    code += "from phoneuse_runtime.cli.main import main\n"
     code += "sys.exit(main(['serve', '--grpc-listen', '127.0.0.1:0']))\n"
     proc = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True, env=environ)
     try:

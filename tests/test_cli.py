@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from phoneuse_runtime.limits import SETTLE_DEFAULT_MS
+from phoneuse_runtime.kernel.limits import SETTLE_DEFAULT_MS
 
-EXE = [sys.executable, "-m", "phoneuse_runtime.cli"]
+EXE = [sys.executable, "-m", "phoneuse_runtime"]
 
 
 @dataclass
@@ -246,9 +246,9 @@ def test_serve_reports_a_busy_port_plainly(tmp_path: Path) -> None:
 
 
 def test_actions_marks_what_a_device_cannot_do() -> None:
-    from phoneuse_runtime.capabilities import EVERYTHING
-    from phoneuse_runtime.registry import build_registry
-    from phoneuse_runtime.spec import catalogue, render_catalogue_text
+    from phoneuse_runtime.cli.spec import catalogue, render_catalogue_text
+    from phoneuse_runtime.kernel.capabilities import EVERYTHING
+    from phoneuse_runtime.kernel.registry import build_registry
 
     registry = build_registry()
     lacking = EVERYTHING - {"ui", "sim"}
@@ -345,7 +345,7 @@ def test_a_reader_that_stops_early_costs_no_traceback() -> None:
     os.close(read_end)  # the reader is gone before the first byte
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "phoneuse_runtime.cli", "spec"],
+            [sys.executable, "-m", "phoneuse_runtime", "spec"],
             stdout=write_end,
             stderr=subprocess.PIPE,
             text=True,

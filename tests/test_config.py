@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from phoneuse_runtime.config import ConfigError, Settings, _apply, _coerce, load_settings
+from phoneuse_runtime.config.settings import ConfigError, Settings, _apply, _coerce, load_settings
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from phoneuse_runtime.device_names import NameCollision, device_name, device_names, is_device_name
+from phoneuse_runtime.util.device_names import NameCollision, device_name, device_names, is_device_name
 
 
 def test_a_serial_becomes_a_name_by_replacing_every_unsafe_character() -> None:

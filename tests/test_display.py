@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from phoneuse_runtime.display import columns, json_text, printable, safe_json
+from phoneuse_runtime.util.display import columns, json_text, printable, safe_json
 
 READABLE = [
     "plain ASCII, with spaces",
@@ -79,7 +79,7 @@ def test_the_escaped_ranges_cover_every_control_format_and_separator_character()
     import sys
     import unicodedata
 
-    from phoneuse_runtime.display import UNSAFE_RANGES
+    from phoneuse_runtime.util.display import UNSAFE_RANGES
 
     listed = {cp for a, b in UNSAFE_RANGES for cp in range(a, b + 1)}
     wanted = {
@@ -92,11 +92,11 @@ def test_the_escaped_ranges_cover_every_control_format_and_separator_character()
 
 
 def test_serves_log_lines_show_what_they_quote_escaped() -> None:
-    """`serve` formats its log lines with cli.PrintableFormatter: a handler that logs a device's
+    """`serve` formats its log lines with display.PrintableFormatter: a handler that logs a device's
     name cannot send the name's escapes to the terminal (a traceback keeps its lines)."""
     import logging
 
-    from phoneuse_runtime.cli import PrintableFormatter
+    from phoneuse_runtime.util.display import PrintableFormatter
 
     record = logging.LogRecord(
         "x", logging.INFO, __file__, 1, "device %s said hello", ("\x1b[2J\u202e",), None

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from phoneuse_runtime.cli import main
+from phoneuse_runtime.cli.main import main
 
 pytestmark = pytest.mark.usefixtures("free_listen")
 

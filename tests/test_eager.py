@@ -7,8 +7,8 @@ import asyncio
 
 import pytest
 
-from phoneuse_runtime.params import Params
-from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
+from phoneuse_runtime.kernel.params import Params
+from phoneuse_runtime.kernel.registry import ActionContext, ActionResult, ActionSpec
 
 from .conftest import ServerFactory
 from .extras import Extra

@@ -10,8 +10,8 @@ import grpc
 import pytest
 
 from phoneuse_runtime.device.base import Contact, ContactFilter
-from phoneuse_runtime.device.sim import SimDevice
-from phoneuse_runtime.errors import DeviceUnavailable, Internal, Timeout, translate
+from phoneuse_runtime.device.sim.device import SimDevice
+from phoneuse_runtime.kernel.errors import DeviceUnavailable, Internal, Timeout, translate
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 
 from .conftest import AUTH, ServerFactory

@@ -11,9 +11,9 @@ import json
 import grpc
 import pytest
 
-from phoneuse_runtime.callers import Caller
+from phoneuse_runtime.kernel.callers import Caller
+from phoneuse_runtime.kernel.runtime import ActionCall
 from phoneuse_runtime.rpc import protocol_pb2 as pb
-from phoneuse_runtime.runtime import ActionCall
 
 from .conftest import AUTH, Client
 from .contract.frontend import SCREEN_WITH_TEXT

@@ -73,7 +73,7 @@ async def exercise(data_dir: Path, grpc_port: int, gateway_port: int) -> None:
         [
             sys.executable,
             "-c",
-            "import os, sys\nos.umask(0)\nfrom phoneuse_runtime.cli import main\n"
+            "import os, sys\nos.umask(0)\nfrom phoneuse_runtime.cli.main import main\n"
             "sys.exit(main(sys.argv[1:]))",
             "pair",
             "new",

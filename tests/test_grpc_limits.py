@@ -20,12 +20,12 @@ from pathlib import Path
 import grpc
 import pytest
 
-from phoneuse_runtime.config import ConfigError, Settings, load_settings
-from phoneuse_runtime.limits import MAX_BULK_CHARS, MAX_PARAM_CHARS
+from phoneuse_runtime.cli.spec import render_spec
+from phoneuse_runtime.config.settings import ConfigError, Settings, load_settings
+from phoneuse_runtime.kernel.limits import MAX_BULK_CHARS, MAX_PARAM_CHARS
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 from phoneuse_runtime.rpc import protocol_pb2_grpc as pb_grpc
 from phoneuse_runtime.rpc.server import GrpcLimits
-from phoneuse_runtime.spec import render_spec
 
 from .conftest import AUTH, Client, ServerFactory
 from .serving import serve

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from phoneuse_runtime.device.sim import SimDevice
+from phoneuse_runtime.device.sim.device import SimDevice
 from phoneuse_runtime.rpc.server import SERVICE_NAME
 
 from .conftest import Client

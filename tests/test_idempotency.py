@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from phoneuse_runtime.idempotency import IdempotencyCache
+from phoneuse_runtime.kernel.idempotency import IdempotencyCache
 
 
 class Clock:

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from phoneuse_runtime.errors import InvalidParams
-from phoneuse_runtime.limits import (
+from phoneuse_runtime.kernel.errors import InvalidParams
+from phoneuse_runtime.kernel.limits import (
     MEMORY_KIND_CHARS,
     MEMORY_LINKS,
     MEMORY_NAME_CHARS,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from phoneuse_runtime.errors import InvalidParams
-from phoneuse_runtime.names import closest_names, match_name
+from phoneuse_runtime.kernel.errors import InvalidParams
+from phoneuse_runtime.util.names import closest_names, match_name
 
 NAMES = ["Alice Johnson", "Bob Smith", "Bobby Tables", "Carol Diaz", "Mom", "mom"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from phoneuse_runtime.numbers import MIN_MATCH, digits, same_number
+from phoneuse_runtime.util.numbers import MIN_MATCH, digits, same_number
 
 
 @pytest.mark.parametrize(

@@ -7,9 +7,9 @@ from typing import Annotated, Literal
 import pytest
 from pydantic import AfterValidator, Field, field_validator
 
-from phoneuse_runtime import params as params_module
-from phoneuse_runtime.errors import InvalidParams
-from phoneuse_runtime.params import RECENT_PARAMS_CHARS, RECENT_PARAMS_ENTRIES, Params, parse_params
+from phoneuse_runtime.kernel import params as params_module
+from phoneuse_runtime.kernel.errors import InvalidParams
+from phoneuse_runtime.kernel.params import RECENT_PARAMS_CHARS, RECENT_PARAMS_ENTRIES, Params, parse_params
 
 
 class Plain(Params):

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from phoneuse_runtime.registry import Registry, RegistryError
+from phoneuse_runtime.kernel.registry import Registry, RegistryError
 
 from .conftest import ServerFactory
 
 PLUGIN = textwrap.dedent(
     """
-    from phoneuse_runtime.params import Params
-    from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
+    from phoneuse_runtime.kernel.params import Params
+    from phoneuse_runtime.kernel.registry import ActionContext, ActionResult, ActionSpec
 
 
     class EchoParams(Params):

@@ -10,13 +10,13 @@ import asyncio
 import grpc
 import pytest
 
-from phoneuse_runtime.callers import Caller
-from phoneuse_runtime.errors import RuntimeFailure
-from phoneuse_runtime.params import Params
-from phoneuse_runtime.policies import PolicyCall
-from phoneuse_runtime.registry import QueryContext, QueryResult, QuerySpec
+from phoneuse_runtime.kernel.callers import Caller
+from phoneuse_runtime.kernel.errors import RuntimeFailure
+from phoneuse_runtime.kernel.params import Params
+from phoneuse_runtime.kernel.policies import PolicyCall
+from phoneuse_runtime.kernel.registry import QueryContext, QueryResult, QuerySpec
+from phoneuse_runtime.kernel.runtime import QueryCall
 from phoneuse_runtime.rpc import protocol_pb2 as pb
-from phoneuse_runtime.runtime import QueryCall
 
 from .conftest import AUTH, Client, ServerFactory
 from .extras import Extra

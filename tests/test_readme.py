@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from phoneuse_runtime.app import served_registry
-from phoneuse_runtime.config import Settings
+from phoneuse_runtime.config.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")

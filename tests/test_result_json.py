@@ -6,9 +6,9 @@ from typing import Any
 
 from pydantic import Field
 
-from phoneuse_runtime.limits import MAX_RESPONSE_JSON_BYTES, OMITTED
-from phoneuse_runtime.registry import ActionResult
-from phoneuse_runtime.runtime import _result_json
+from phoneuse_runtime.kernel.limits import MAX_RESPONSE_JSON_BYTES, OMITTED
+from phoneuse_runtime.kernel.registry import ActionResult
+from phoneuse_runtime.kernel.runtime import _result_json
 
 
 class Aliased(ActionResult):

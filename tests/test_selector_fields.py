@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from actions.ui import FieldParams, PointOrSelector, TypeTextParams
-from phoneuse_runtime.kit import SelectorParams
-from phoneuse_runtime.ui import Selector
+import importlib
+
+from phoneuse_runtime.screen.lookup import SelectorFields, SelectorParams
+from phoneuse_runtime.screen.selector import Selector
 
 PICK: dict[str, str] = {
     "resource_id": "user",
@@ -12,6 +13,12 @@ PICK: dict[str, str] = {
     "class_name": "android.widget.EditText",
     "index": "1",
 }
+# The built-in handlers install as phoneuse_runtime.actions (setup.py maps the folder), which mypy,
+# reading the checkout, knows as `actions`: the models are taken by their installed name.
+_UI = importlib.import_module("phoneuse_runtime.actions.ui")
+PointOrSelector: type[SelectorParams] = _UI.PointOrSelector
+FieldParams: type[SelectorFields] = _UI.FieldParams
+TypeTextParams: type[SelectorFields] = _UI.TypeTextParams
 RID, DESC, CLS, INDEX = "user", "Email", "android.widget.EditText", 1
 
 

@@ -24,8 +24,8 @@ import pytest
 from google.protobuf.message import Message
 
 from phoneuse_runtime.app import App, build_app
-from phoneuse_runtime.config import Settings
-from phoneuse_runtime.errors import FAILURES
+from phoneuse_runtime.config.settings import Settings
+from phoneuse_runtime.kernel.errors import FAILURES
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 from phoneuse_runtime.rpc.auth import BearerAuth
 from phoneuse_runtime.rpc.servicer import STATUS, AndroidRuntimeServicer

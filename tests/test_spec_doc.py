@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from phoneuse_runtime.capabilities import CAPABILITIES
-from phoneuse_runtime.errors import FAILURES
-from phoneuse_runtime.registry import build_registry
-from phoneuse_runtime.spec import render_spec
+from phoneuse_runtime.cli.spec import render_spec
+from phoneuse_runtime.kernel.capabilities import CAPABILITIES
+from phoneuse_runtime.kernel.errors import FAILURES
+from phoneuse_runtime.kernel.registry import build_registry
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "protocol_spec.md"
 
@@ -41,7 +41,7 @@ def test_spec_documents_what_serve_serves_and_promises_nothing_that_is_there() -
     """Every action and event type of serve's registry (the gateway's CHAT_*, CHAT_MESSAGE,
     AGENT_STOP, AGENT_STEER), and no "later" for the gateway or paired devices, which exist."""
     from phoneuse_runtime.app import served_registry
-    from phoneuse_runtime.config import Settings
+    from phoneuse_runtime.config.settings import Settings
 
     text = render_spec()
     registry = served_registry(Settings())

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from phoneuse_runtime import files
-from phoneuse_runtime.device.sim import SimDevice
 from phoneuse_runtime.device.sim import state as sim_state
+from phoneuse_runtime.device.sim.device import SimDevice
+from phoneuse_runtime.util import files
 
 from .conftest import ServerFactory
 

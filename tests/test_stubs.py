@@ -87,7 +87,7 @@ def test_stubs_import_without_grpc_tools() -> None:
 
     code = (
         "import sys; sys.modules['grpc_tools'] = None\n"
-        "import phoneuse_runtime.rpc.server, phoneuse_runtime.app, phoneuse_runtime.cli\n"
+        "import phoneuse_runtime.rpc.server, phoneuse_runtime.app, phoneuse_runtime.cli.main\n"
         "assert 'grpc_tools' not in [m for m in sys.modules if sys.modules[m] is not None]\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)

@@ -12,7 +12,7 @@ from typing import Any
 import grpc
 import pytest
 
-from phoneuse_runtime.events import CallerInfo, Event, EventBus, TaskCompleted, result_preview
+from phoneuse_runtime.kernel.events import CallerInfo, Event, EventBus, TaskCompleted, result_preview
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 from phoneuse_runtime.rpc import protocol_pb2_grpc as pb_grpc
 

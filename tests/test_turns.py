@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from phoneuse_runtime.turns import Turns
+from phoneuse_runtime.kernel.turns import Turns
 
 
 async def _yield(times: int = 3) -> None:

@@ -6,7 +6,7 @@ action_type; it only knows how to do one primitive on its phone. Each primitive 
 can be done more than one way returns the path it took (`via`), e.g. "sim",
 "uiautomator2", "am start", "termux-api".
 
-Primitives raise `RuntimeFailure` subclasses from `phoneuse_runtime.errors`
+Primitives raise `RuntimeFailure` subclasses from `phoneuse_runtime.kernel.errors`
 (ElementNotFound, Unsupported, PermissionDenied, DeviceUnavailable, ...). They never
 sleep to wait for the UI; callers that must wait poll with a visible interval.
 
@@ -33,9 +33,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
-from ..events import DeviceConnected, DeviceDisconnected, EventSink
-from ..refs import RefMemory
-from ..ui import Selector, UiNode, parse_hierarchy
+from phoneuse_runtime.kernel.events import DeviceConnected, DeviceDisconnected, EventSink
+from phoneuse_runtime.screen.ref_memory import RefMemory
+from phoneuse_runtime.screen.selector import Selector
+from phoneuse_runtime.screen.ui import UiNode, parse_hierarchy
 
 # The `source` of the events a phone itself causes (connection changes, arrivals).
 SYSTEM_SOURCE = "android.system"
@@ -446,7 +447,7 @@ class Device(abc.ABC):
 
     kind: ClassVar[str]
     via: ClassVar[str]  # the default path name reported in results
-    # What this phone can do (phoneuse_runtime.capabilities). An instance attribute: a
+    # What this phone can do (phoneuse_runtime.kernel.capabilities). An instance attribute: a
     # backend may learn it only in `start` (Termux finds out whether its own adb answers).
     capabilities: frozenset[str] = frozenset()
     # How often the default `find` looks again while it waits (the runtime sets wait_poll_ms).
@@ -462,7 +463,7 @@ class Device(abc.ABC):
 
     def capability_hint(self, capability: str) -> str:
         """How to get a capability this device lacks; backends may say it better."""
-        from ..capabilities import CAPABILITIES
+        from phoneuse_runtime.kernel.capabilities import CAPABILITIES
 
         return CAPABILITIES.get(capability, ("", "no backend provides it"))[1]
 

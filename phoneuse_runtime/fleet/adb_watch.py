@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from ..device.adb.connection import Client, TrackDevices, server_address
+from phoneuse_runtime.device.adb.connection import Client, TrackDevices, server_address
 
 log = logging.getLogger(__name__)
 

@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..cli_options import add_log_level
-from ..display import printable
-from ..files import StateFileError
+from phoneuse_runtime.cli.options import add_log_level
+from phoneuse_runtime.util.display import printable
+from phoneuse_runtime.util.files import StateFileError
 
 
 def add_parser(sub: Any) -> None:
@@ -87,14 +87,20 @@ def _fail(message: str) -> int:
 
 
 def _data_dir(args: argparse.Namespace) -> Path:
-    from .settings import default_fleet_dir
+    from phoneuse_runtime.fleet.settings import default_fleet_dir
 
     return Path(args.data_dir).expanduser() if args.data_dir else default_fleet_dir()
 
 
 def _token(args: argparse.Namespace) -> int:
-    from ..files import private_dir
-    from .tokens import TOKENS_FILE, TokenError, new_token, read_tokens, revoke_token
+    from phoneuse_runtime.auth.tokens_file import (
+        TOKENS_FILE,
+        TokenError,
+        new_token,
+        read_tokens,
+        revoke_token,
+    )
+    from phoneuse_runtime.util.files import private_dir
 
     path = _data_dir(args) / TOKENS_FILE
     verb = args.token_command
@@ -133,10 +139,10 @@ def _token(args: argparse.Namespace) -> int:
 def main(args: argparse.Namespace) -> int:
     if args.fleet_command == "token":
         return _token(args)
-    from ..cli import PrintableFormatter
-    from .door import DoorError
-    from .fleet import run_fleet
-    from .settings import FleetConfigError, load_fleet_settings
+    from phoneuse_runtime.fleet.door import DoorError
+    from phoneuse_runtime.fleet.fleet import run_fleet
+    from phoneuse_runtime.fleet.settings import FleetConfigError, load_fleet_settings
+    from phoneuse_runtime.util.display import PrintableFormatter
 
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(PrintableFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))

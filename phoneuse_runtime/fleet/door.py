@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..children import die_with_parent
-from ..files import atomic_write_text, private_dir
+from phoneuse_runtime.util.children import die_with_parent
+from phoneuse_runtime.util.files import atomic_write_text, private_dir
 
 log = logging.getLogger(__name__)
 

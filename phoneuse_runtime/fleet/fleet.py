@@ -31,13 +31,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any
 
-from ..config import Settings
-from ..device_names import NameCollision, device_name, device_names
-from ..files import atomic_write_text, private_dir
-from .door import DoorError, Nginx, Route, bind_listener, known_devices
-from .members import Member, MemberOptions, MemberSpec, exit_reason, summary
-from .settings import FleetConfigError, FleetSettings, RemotePhone, reload_file
-from .tokens import TOKENS_FILE
+from phoneuse_runtime.auth.tokens_file import TOKENS_FILE
+from phoneuse_runtime.config.settings import Settings
+from phoneuse_runtime.fleet.door import DoorError, Nginx, Route, bind_listener, known_devices
+from phoneuse_runtime.fleet.members import Member, MemberOptions, MemberSpec, exit_reason, summary
+from phoneuse_runtime.fleet.settings import FleetConfigError, FleetSettings, RemotePhone, reload_file
+from phoneuse_runtime.util.device_names import NameCollision, device_name, device_names
+from phoneuse_runtime.util.files import atomic_write_text, private_dir
 
 log = logging.getLogger(__name__)
 
@@ -229,7 +229,7 @@ class Fleet:
                 self._add_member(serial, "sim")
             self._set_remote(s.phones)
             if s.adb:
-                from .adb_watch import AdbWatch
+                from phoneuse_runtime.fleet.adb_watch import AdbWatch
 
                 loop = self._loop
 
@@ -257,12 +257,12 @@ class Fleet:
     async def _start_nats(self) -> Any:
         # Part B's launcher (phoneuse_runtime/nats/server_process.py); imported here so that a
         # fleet without it (or without nats-server, --no-nats) runs the rest.
-        from ..nats.server_process import NatsServer, NatsServerError
+        from phoneuse_runtime.nats.server_process import NatsServer, NatsServerError
 
         # A token even on loopback: only the members (and whoever can read the fleet's dir) get in.
         self.nats_token_file = self.dir / NATS_TOKEN_FILE
         if not self.nats_token_file.is_file():
-            from ..tokens import generate_token
+            from phoneuse_runtime.auth.tokens import generate_token
 
             atomic_write_text(self.nats_token_file, generate_token() + "\n")  # 0600
         server = NatsServer(self.dir / "nats", token_file=self.nats_token_file, dies_with_parent=True)

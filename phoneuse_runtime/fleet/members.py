@@ -18,9 +18,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..children import die_with_parent
-from ..config import SERVER_FILE
-from ..display import printable
+from phoneuse_runtime.config.settings import SERVER_FILE
+from phoneuse_runtime.util.children import die_with_parent
+from phoneuse_runtime.util.display import printable
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ class MemberOptions:
     extra_args: tuple[str, ...] = ()  # e.g. --nats-url URL (then --device-name NAME is added)
     nats_url: str | None = None
     nats_token_file: Path | None = None
-    executable: tuple[str, ...] = (sys.executable, "-m", "phoneuse_runtime.cli")
+    executable: tuple[str, ...] = (sys.executable, "-m", "phoneuse_runtime")
 
 
 def exit_reason(returncode: int) -> str:
@@ -165,7 +165,7 @@ class Member:
             backoff = min(backoff * 2, BACKOFF_MAX_S)
 
     async def _run_once(self) -> int:
-        from ..files import private_dir
+        from phoneuse_runtime.util.files import private_dir
 
         private_dir(self.data_dir)
         env = {k: v for k, v in os.environ.items() if k not in _PRIVATE_ENV}

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from ..config import coerce_bool, data_dir_from_env
+from phoneuse_runtime.config.settings import coerce_bool, data_dir_from_env
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -3,8 +3,8 @@ errors and the fleet's tokens (spec.py puts it in place)."""
 
 from __future__ import annotations
 
-from ..config import Settings
-from .door import GRPC_FRAME_BYTES, HEADER, RELOAD_GRACE_S, STREAM_TIMEOUT_S
+from phoneuse_runtime.config.settings import Settings
+from phoneuse_runtime.fleet.door import GRPC_FRAME_BYTES, HEADER, RELOAD_GRACE_S, STREAM_TIMEOUT_S
 
 _DEFAULTS = Settings()
 

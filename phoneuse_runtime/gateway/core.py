@@ -6,15 +6,15 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from ..events import now_ms
-from . import outbox, push
-from .dispatch import Handlers, Payload
-from .errors import GatewayError
-from .limits import DEVICE_ID_CHARS, DEVICE_NAME_CHARS, TOKEN_CHARS
-from .protocol import Request
+from phoneuse_runtime.gateway import outbox, push
+from phoneuse_runtime.gateway.dispatch import Handlers, Payload
+from phoneuse_runtime.gateway.errors import GatewayError
+from phoneuse_runtime.gateway.limits import DEVICE_ID_CHARS, DEVICE_NAME_CHARS, TOKEN_CHARS
+from phoneuse_runtime.gateway.protocol import Request
+from phoneuse_runtime.kernel.events import now_ms
 
 if TYPE_CHECKING:
-    from .session import Session
+    from phoneuse_runtime.gateway.session import Session
 
 HANDLERS = Handlers()
 

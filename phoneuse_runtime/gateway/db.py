@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
-from ..files import private_sqlite
+from phoneuse_runtime.util.files import private_sqlite
 
 T = TypeVar("T")
 

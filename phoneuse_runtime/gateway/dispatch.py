@@ -26,11 +26,11 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from .errors import GatewayError
-from .protocol import Request
+from phoneuse_runtime.gateway.errors import GatewayError
+from phoneuse_runtime.gateway.protocol import Request
 
 if TYPE_CHECKING:
-    from .session import Session
+    from phoneuse_runtime.gateway.session import Session
 
 log = logging.getLogger(__name__)
 

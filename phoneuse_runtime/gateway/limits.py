@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from ..config import Settings, positive_group
-from ..limits import MAX_ID_CHARS
+from phoneuse_runtime.config.settings import Settings, positive_group
+from phoneuse_runtime.kernel.limits import MAX_ID_CHARS
 
 # A hello's fields, in characters; a longer one is refused (`bad hello payload`), never clipped:
 # a device_id is an identity, and a name the owner reads must not be a different one.

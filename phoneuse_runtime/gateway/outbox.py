@@ -14,7 +14,7 @@ another database), cannot be answered without holes, so it is answered with a re
 (see `core.sync`).
 
 Secrets: what is kept here is masked first (`mask_frame`: one-time codes and passwords in every
-text of the frame, by the one rule of phoneuse_runtime/privacy.py), since an SMS's text reaches
+text of the frame, by the one rule of phoneuse_runtime/owner/privacy.py), since an SMS's text reaches
 every device's outbox as a `notification`. A device that is connected gets the frame live as it
 is (the owner may need the code on screen now); what `sync` replays later is the masked copy.
 """
@@ -27,9 +27,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..events import now_ms
-from ..privacy import mask_secrets
-from .db import transaction
+from phoneuse_runtime.gateway.db import transaction
+from phoneuse_runtime.kernel.events import now_ms
+from phoneuse_runtime.owner.privacy import mask_secrets
 
 TRIM_EVERY = 64
 

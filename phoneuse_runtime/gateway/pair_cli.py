@@ -26,14 +26,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, TextIO
 
-from ..cli_options import data_dir_parent
-from ..config import ConfigError, Settings, load_settings
-from ..display import columns, printable, safe_json
-from ..endpoint import NoServer, find_gateway
-from ..events import now_ms
-from ..limits import clip, shorten
-from .db import connect, db_path
-from .pairing import PairingNotFound, PairingStore
+from phoneuse_runtime.cli.options import data_dir_parent
+from phoneuse_runtime.config.settings import ConfigError, Settings, load_settings
+from phoneuse_runtime.gateway.db import connect, db_path
+from phoneuse_runtime.gateway.pairing import PairingNotFound, PairingStore
+from phoneuse_runtime.kernel.events import now_ms
+from phoneuse_runtime.kernel.limits import clip, shorten
+from phoneuse_runtime.util.display import columns, printable, safe_json
+from phoneuse_runtime.util.endpoint import NoServer, find_gateway
 
 EXIT_NOT_FOUND = 3
 EXIT_INTERNAL = 1
@@ -165,7 +165,7 @@ def given_url(text: str) -> str:
         parts.port  # noqa: B018 (parsing it is the check)
     except ValueError:
         raise UsageError(f"--url has a port that is not one, got {clip(text)}") from None
-    from .server import WS_PATH
+    from phoneuse_runtime.gateway.server import WS_PATH
 
     return urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path or WS_PATH, "", ""))
 
@@ -183,7 +183,7 @@ def listen_url(listen: str, *, source: str) -> Dial:
     """The URL an app dials for a gateway that listens on `listen` (HOST:PORT). A wildcard
     host is every address, which no app can dial: the loopback stands for it (what an app on
     this phone dials), with a note that says how to give the LAN's or tailnet's."""
-    from .server import WS_PATH
+    from phoneuse_runtime.gateway.server import WS_PATH
 
     host, _, port = listen.rpartition(":")
     host = host.strip("[]") or "127.0.0.1"  # the gateway binds the loopback for an empty host
@@ -229,7 +229,7 @@ def _new(store: PairingStore, args: argparse.Namespace, io: Io) -> int:
         {"v": 1, "url": where.url, "token": issued.token, "name": shorten(args.name, QR_NAME_CHARS)},
         separators=(",", ":"),
     )
-    from . import qr
+    from phoneuse_runtime.gateway import qr
 
     code = qr.terminal(scan)
     # stdout is the one JSON object with --json: the rest goes to stderr then.

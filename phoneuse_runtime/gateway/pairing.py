@@ -40,9 +40,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ..events import now_ms
-from .db import transaction
-from .errors import ErrorCode
+from phoneuse_runtime.gateway.db import transaction
+from phoneuse_runtime.gateway.errors import ErrorCode
+from phoneuse_runtime.kernel.events import now_ms
 
 PENDING_TTL_MS = 10 * 60 * 1000
 DAY_MS = 24 * 60 * 60 * 1000

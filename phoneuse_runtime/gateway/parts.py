@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from ..components import Contribution
-    from .dispatch import Handlers
-    from .server import Gateway
-    from .session import Session
+    from phoneuse_runtime.gateway.dispatch import Handlers
+    from phoneuse_runtime.gateway.server import Gateway
+    from phoneuse_runtime.gateway.session import Session
+    from phoneuse_runtime.kernel.registry import Contribution
 
 
 class Part(Protocol):

@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import GatewayError
+from phoneuse_runtime.gateway.errors import GatewayError
 
 PROTOCOL_VERSION = 1
 

@@ -16,7 +16,7 @@ import time
 import urllib.request
 from collections.abc import Iterable
 
-from ..events import now_ms
+from phoneuse_runtime.kernel.events import now_ms
 
 log = logging.getLogger(__name__)
 

@@ -27,19 +27,19 @@ from websockets.http11 import Request as HttpRequest
 from websockets.http11 import Response as HttpResponse
 from websockets.typing import Origin
 
-from ..components import Contribution
-from ..config import ConfigError, Settings
-from ..runtime import Runtime
-from . import core, outbox, push
-from .chat.channels import channel_list
-from .db import GatewayDb, db_path
-from .dispatch import Handlers, dispatch, dispatch_binary, payload_problem
-from .errors import ErrorCode, GatewayError
-from .limits import OVERSIZE_TOLERANCE, GatewayLimits
-from .pairing import AuthRefused, GuessBudget, Pairing, PairingStore
-from .parts import Part
-from .protocol import PROTOCOL_VERSION, encode_frame, never_dropped, parse_request
-from .session import Session, coalescing_key
+from phoneuse_runtime.config.settings import ConfigError, Settings
+from phoneuse_runtime.gateway import core, outbox, push
+from phoneuse_runtime.gateway.chat.channels import channel_list
+from phoneuse_runtime.gateway.db import GatewayDb, db_path
+from phoneuse_runtime.gateway.dispatch import Handlers, dispatch, dispatch_binary, payload_problem
+from phoneuse_runtime.gateway.errors import ErrorCode, GatewayError
+from phoneuse_runtime.gateway.limits import OVERSIZE_TOLERANCE, GatewayLimits
+from phoneuse_runtime.gateway.pairing import AuthRefused, GuessBudget, Pairing, PairingStore
+from phoneuse_runtime.gateway.parts import Part
+from phoneuse_runtime.gateway.protocol import PROTOCOL_VERSION, encode_frame, never_dropped, parse_request
+from phoneuse_runtime.gateway.session import Session, coalescing_key
+from phoneuse_runtime.kernel.registry import Contribution
+from phoneuse_runtime.kernel.runtime import Runtime
 
 log = logging.getLogger(__name__)
 
@@ -56,8 +56,8 @@ TOO_FAST = GatewayError("rate_limited", "too many frames per second")
 
 
 def default_parts() -> list[Part]:
-    from .agent import AgentPart
-    from .chat import ChatPart
+    from phoneuse_runtime.gateway.agent import AgentPart
+    from phoneuse_runtime.gateway.chat import ChatPart
 
     return [ChatPart(), AgentPart()]
 
@@ -169,7 +169,7 @@ class Gateway:
                 await part.start(self)
                 started.append(part)
             host, _, port = self.address.rpartition(":")
-            from ..listen import bind_problem
+            from phoneuse_runtime.util.listen import bind_problem
 
             problem = bind_problem(self.address)
             if problem:

@@ -23,13 +23,13 @@ from typing import TYPE_CHECKING, Any
 from websockets.asyncio.server import ServerConnection, broadcast
 from websockets.exceptions import ConnectionClosed
 
-from ..tasks import cancel_and_wait
-from .errors import GatewayError
-from .protocol import COALESCABLE, Request, encode_frame
+from phoneuse_runtime.gateway.errors import GatewayError
+from phoneuse_runtime.gateway.protocol import COALESCABLE, Request, encode_frame
+from phoneuse_runtime.util.tasks import cancel_and_wait
 
 if TYPE_CHECKING:
-    from .pairing import Pairing
-    from .server import Gateway
+    from phoneuse_runtime.gateway.pairing import Pairing
+    from phoneuse_runtime.gateway.server import Gateway
 
 log = logging.getLogger(__name__)
 

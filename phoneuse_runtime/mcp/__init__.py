@@ -6,6 +6,7 @@ the package level, so the runtime runs without it and only `mcp` and `--mcp-list
 
 from __future__ import annotations
 
+MCP_PATH = "/mcp"  # where the Streamable HTTP face answers
 EVENTS_URI = "phoneuse://events"
 EVENTS_KEPT = 256  # the recent events the events resource holds
 EVENTS_PAGE = 100  # at most this many per read of it

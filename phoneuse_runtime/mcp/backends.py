@@ -18,11 +18,11 @@ from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..callers import Caller
-from ..errors import FAILURES, Internal, RuntimeFailure
-from ..events import Event
-from ..registry import Registry
-from ..runtime import ActionCall, ActionOutcome, QueryCall, QueryPage, Runtime
+from phoneuse_runtime.kernel.callers import Caller
+from phoneuse_runtime.kernel.errors import FAILURES, Internal, RuntimeFailure
+from phoneuse_runtime.kernel.events import Event
+from phoneuse_runtime.kernel.registry import Registry
+from phoneuse_runtime.kernel.runtime import ActionCall, ActionOutcome, QueryCall, QueryPage, Runtime
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +112,7 @@ class GrpcBackend:
     ):
         import grpc
 
-        from ..rpc import protocol_pb2_grpc as pb_grpc
+        from phoneuse_runtime.rpc import protocol_pb2_grpc as pb_grpc
 
         self.registry = registry
         self.capabilities = capabilities
@@ -120,12 +120,12 @@ class GrpcBackend:
         self._grpc = grpc
         self._channel = grpc.aio.insecure_channel(address)
         self._stub = pb_grpc.AndroidRuntimeStub(self._channel)
-        from ..rpc.frontends import FRONTEND_KEY
+        from phoneuse_runtime.rpc.frontends import FRONTEND_KEY
 
         self._metadata = (("authorization", f"Bearer {token}"), (FRONTEND_KEY, FRONTEND))
 
     async def execute(self, principal: str, call: ActionCall) -> ActionOutcome:
-        from ..rpc import protocol_pb2 as pb
+        from phoneuse_runtime.rpc import protocol_pb2 as pb
 
         request = pb.ActionRequest(
             action_type=call.action_type,
@@ -147,7 +147,7 @@ class GrpcBackend:
         )
 
     async def query(self, principal: str, call: QueryCall) -> QueryPage:
-        from ..rpc import protocol_pb2 as pb
+        from phoneuse_runtime.rpc import protocol_pb2 as pb
 
         try:
             query_type = pb.QueryType.Value(call.query_type)
@@ -172,7 +172,7 @@ class GrpcBackend:
         return failure_of(error.details() or "")
 
     def events(self, principal: str) -> EventSource:
-        from ..rpc import protocol_pb2 as pb
+        from phoneuse_runtime.rpc import protocol_pb2 as pb
 
         call = self._stub.Subscribe(pb.SubscribeRequest(), metadata=self._metadata)
         grpc = self._grpc

@@ -31,16 +31,16 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Res
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from .. import __version__
-from ..approvals import Approvals, Hold, NoSuchApproval
-from ..callers import Caller
-from ..errors import RuntimeFailure
-from ..events import Event
-from ..limits import MAX_EVENT_TYPES, MAX_NAME_CHARS, too_long
-from ..runtime import ActionCall, ActionOutcome, QueryCall
-from . import EVENTS_KEPT, EVENTS_PAGE, EVENTS_URI
-from .backends import FRONTEND, Backend, EventSource, event_json, known_types
-from .tools import DEFAULT_TIMEOUT_MS, ArgumentError, Tool, ToolTable
+from phoneuse_runtime import __version__
+from phoneuse_runtime.kernel.callers import Caller
+from phoneuse_runtime.kernel.errors import RuntimeFailure
+from phoneuse_runtime.kernel.events import Event
+from phoneuse_runtime.kernel.limits import MAX_EVENT_TYPES, MAX_NAME_CHARS, too_long
+from phoneuse_runtime.kernel.runtime import ActionCall, ActionOutcome, QueryCall
+from phoneuse_runtime.mcp import EVENTS_KEPT, EVENTS_PAGE, EVENTS_URI
+from phoneuse_runtime.mcp.backends import FRONTEND, Backend, EventSource, event_json, known_types
+from phoneuse_runtime.mcp.tools import DEFAULT_TIMEOUT_MS, ArgumentError, Tool, ToolTable
+from phoneuse_runtime.owner.approvals import Approvals, Hold, NoSuchApproval
 
 log = logging.getLogger(__name__)
 
@@ -426,7 +426,7 @@ class McpFace:
         if uri == SCREEN_URI:
             return await self._screen(ctx)
         if uri == SPEC_URI:
-            from ..spec import render_spec
+            from phoneuse_runtime.cli.spec import render_spec
 
             text = render_spec(self.backend.registry)
             return types.ReadResourceResult(

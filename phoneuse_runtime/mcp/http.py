@@ -17,13 +17,13 @@ import socket
 from collections.abc import Mapping
 from typing import Any
 
-from ..components import Contribution
-from ..config import Settings
-from ..runtime import Runtime
+from phoneuse_runtime.config.settings import Settings
+from phoneuse_runtime.kernel.registry import Contribution
+from phoneuse_runtime.kernel.runtime import Runtime
+from phoneuse_runtime.mcp import MCP_PATH
 
 log = logging.getLogger(__name__)
 
-MCP_PATH = "/mcp"
 PRINCIPAL_KEY = "phoneuse.principal"
 
 
@@ -31,7 +31,7 @@ class Guard:
     """ASGI middleware: the token, then the Origin; the principal goes into the scope."""
 
     def __init__(self, app: Any, *, tokens: Mapping[str, str], allowed_origins: frozenset[str]) -> None:
-        from ..rpc.auth import BearerAuth
+        from phoneuse_runtime.rpc.auth import BearerAuth
 
         self.app = app
         self.auth = BearerAuth(tokens)
@@ -121,8 +121,8 @@ class McpHttpServer:
         import uvicorn
         from mcp.server.transport_security import TransportSecuritySettings
 
-        from .backends import LocalBackend
-        from .face import McpFace
+        from phoneuse_runtime.mcp.backends import LocalBackend
+        from phoneuse_runtime.mcp.face import McpFace
 
         quiet_libraries()
         self._face = McpFace(LocalBackend(runtime), principal_of=principal_of_request)

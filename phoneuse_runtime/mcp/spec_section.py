@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from ..registry import Registry
-from . import EVENTS_KEPT, EVENTS_PAGE, EVENTS_URI
-from .http import MCP_PATH
-from .tools import ACTION_OPTIONS, DEFAULT_TIMEOUT_MS, QUERY_OPTIONS, QUERY_PREFIX, ToolTable
+from phoneuse_runtime.kernel.registry import Registry
+from phoneuse_runtime.mcp import EVENTS_KEPT, EVENTS_PAGE, EVENTS_URI, MCP_PATH
+from phoneuse_runtime.mcp.tools import (
+    ACTION_OPTIONS,
+    DEFAULT_TIMEOUT_MS,
+    QUERY_OPTIONS,
+    QUERY_PREFIX,
+    ToolTable,
+)
 
 INTRO = f"""## The MCP front end
 

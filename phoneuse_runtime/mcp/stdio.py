@@ -21,13 +21,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..cli_options import add_log_level, data_dir_parent
-from ..config import ConfigError, Settings, default_data_dir, load_settings
-from ..display import printable
-from . import INSTALL_HINT, McpMissing, require_sdk
+from phoneuse_runtime.cli.options import add_log_level, data_dir_parent
+from phoneuse_runtime.config.settings import ConfigError, Settings, default_data_dir, load_settings
+from phoneuse_runtime.mcp import INSTALL_HINT, McpMissing, require_sdk
+from phoneuse_runtime.util.display import printable
 
 if TYPE_CHECKING:
-    from ..app import App
+    from phoneuse_runtime.app import App
 
 log = logging.getLogger(__name__)
 
@@ -57,12 +57,12 @@ def main(args: argparse.Namespace) -> int:
     except McpMissing:
         print(f"phoneuse-runtime: {INSTALL_HINT}", file=sys.stderr)
         return 2
-    from ..cli import PrintableFormatter
+    from phoneuse_runtime.util.display import PrintableFormatter
 
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(PrintableFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=args.log_level, handlers=[handler], force=True)
-    from .http import quiet_libraries
+    from phoneuse_runtime.mcp.http import quiet_libraries
 
     quiet_libraries()
     flags = {"device": args.device, "data_dir": args.data_dir, "sim_state": args.sim_state}
@@ -77,7 +77,7 @@ def main(args: argparse.Namespace) -> int:
 
 
 async def _serve(settings: Settings, *, standalone: bool, device_given: bool) -> int:
-    from .face import McpFace
+    from phoneuse_runtime.mcp.face import McpFace
 
     attached = None if standalone else _attach(settings, device_given=device_given)
     if attached is not None:
@@ -88,7 +88,7 @@ async def _serve(settings: Settings, *, standalone: bool, device_given: bool) ->
             await face.close()
             await attached.close()
         return 0
-    from .backends import LocalBackend
+    from phoneuse_runtime.mcp.backends import LocalBackend
 
     async with _server_of_its_own(settings) as app:
         face = McpFace(LocalBackend(app.runtime), principal_of=lambda _ctx: PRINCIPAL, principal=PRINCIPAL)
@@ -110,10 +110,10 @@ async def _speak(face: Any) -> None:
 async def _server_of_its_own(settings: Settings) -> AsyncIterator[App]:
     """What `serve` runs for the data dir (its token, Unix socket, record and components), in this
     process, for as long as the stdio client stays: other front ends attach to it meanwhile."""
-    from ..app import build_app, default_components
-    from ..endpoint import Record, claim_socket, socket_path, write_record
-    from ..files import private_dir
-    from ..tokens import load_or_create_token
+    from phoneuse_runtime.app import build_app, default_components
+    from phoneuse_runtime.auth.tokens import load_or_create_token
+    from phoneuse_runtime.util.endpoint import Record, claim_socket, socket_path, write_record
+    from phoneuse_runtime.util.files import private_dir
 
     private_dir(settings.data_dir)
     token = settings.token or load_or_create_token(settings.data_dir)[0]
@@ -148,10 +148,10 @@ async def _server_of_its_own(settings: Settings) -> AsyncIterator[App]:
 
 def _attach(settings: Settings, *, device_given: bool) -> Any:
     """A backend over the live server of the data dir, or None when none runs."""
-    from ..app import make_device, served_registry
-    from ..endpoint import NoServer, find_server, served_by_live_server
-    from ..tokens import read_token_file
-    from .backends import GrpcBackend
+    from phoneuse_runtime.app import make_device, served_registry
+    from phoneuse_runtime.auth.tokens import read_token_file
+    from phoneuse_runtime.mcp.backends import GrpcBackend
+    from phoneuse_runtime.util.endpoint import NoServer, find_server, served_by_live_server
 
     data_dir = settings.data_dir or default_data_dir()
     try:

@@ -24,9 +24,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import InvalidParams, UnknownAction
-from ..limits import MAX_APP_TARGET_CHARS, MAX_ID_CHARS, MAX_PARAM_CHARS
-from ..registry import AnyActionSpec, AnyQuerySpec, Registry
+from phoneuse_runtime.kernel.errors import InvalidParams, UnknownAction
+from phoneuse_runtime.kernel.limits import MAX_APP_TARGET_CHARS, MAX_ID_CHARS, MAX_PARAM_CHARS
+from phoneuse_runtime.kernel.registry import AnyActionSpec, AnyQuerySpec, Registry
 
 log = logging.getLogger(__name__)
 
@@ -220,7 +220,7 @@ def _merge_defs(into: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def _action_tool(spec: AnyActionSpec, capabilities: frozenset[str]) -> Tool:
-    from ..settle import Settled, SettleParams
+    from phoneuse_runtime.screen.settle import Settled, SettleParams
 
     inputs: dict[str, Any] = _with_text_limits(spec.params.model_json_schema(by_alias=True))
     own = {info.alias or key for key, info in spec.params.model_fields.items()}

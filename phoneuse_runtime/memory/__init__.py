@@ -12,8 +12,8 @@ own notes, in SQLite, fed by the runtime and queried with MEMORY and CONTACTS.
 
 from __future__ import annotations
 
-from .component import Memory, Ranked
-from .search import Filters
-from .store import Edge, Node, check_bounds
+from phoneuse_runtime.memory.component import Memory, Ranked
+from phoneuse_runtime.memory.search import Filters
+from phoneuse_runtime.memory.store import Edge, Node, check_bounds
 
 __all__ = ["Edge", "Filters", "Memory", "Node", "Ranked", "check_bounds"]

@@ -30,10 +30,17 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..config import default_data_dir
-    from ..display import json_text, printable, safe_json
-    from ..files import StateFileError
-    from .transfer import BadImport, export_lines, import_lines, open_existing, stats, write_export
+    from phoneuse_runtime.config.settings import default_data_dir
+    from phoneuse_runtime.memory.transfer import (
+        BadImport,
+        export_lines,
+        import_lines,
+        open_existing,
+        stats,
+        write_export,
+    )
+    from phoneuse_runtime.util.display import json_text, printable, safe_json
+    from phoneuse_runtime.util.files import StateFileError
 
     data_dir = args.data_dir or default_data_dir()
     try:

@@ -29,10 +29,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-from ..components import Contribution
-from ..errors import Internal
-from ..tasks import cancel_and_wait
-from .embeddings import (
+from phoneuse_runtime.kernel.errors import Internal
+from phoneuse_runtime.kernel.registry import Contribution
+from phoneuse_runtime.memory.embeddings import (
     BATCH,
     DIMENSIONS_KEY,
     LOOPBACK_WARNING,
@@ -44,16 +43,17 @@ from .embeddings import (
     pack,
     squattable,
 )
-from .migrate import migrate_json
-from .resolve import DEFAULT_REGION, email_key, fold, phone_key
-from .schema import DB_FILE, check, connect
-from .search import TOP, Filters, Hits, fts_query, fuse, search
-from .store import Graph, Node
+from phoneuse_runtime.memory.migrate import migrate_json
+from phoneuse_runtime.memory.resolve import DEFAULT_REGION, email_key, fold, phone_key
+from phoneuse_runtime.memory.schema import DB_FILE, check, connect
+from phoneuse_runtime.memory.search import TOP, Filters, Hits, fts_query, fuse, search
+from phoneuse_runtime.memory.store import Graph, Node
+from phoneuse_runtime.util.tasks import cancel_and_wait
 
 if TYPE_CHECKING:
-    from ..config import Settings
-    from ..runtime import Runtime
-    from .ingest import Ingestor
+    from phoneuse_runtime.config.settings import Settings
+    from phoneuse_runtime.kernel.runtime import Runtime
+    from phoneuse_runtime.memory.ingest import Ingestor
 
 log = logging.getLogger(__name__)
 
@@ -194,8 +194,8 @@ class Memory:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Memory:
-        from ..config import ConfigError
-        from .resolve import valid_region
+        from phoneuse_runtime.config.settings import ConfigError
+        from phoneuse_runtime.memory.resolve import valid_region
 
         if not valid_region(settings.memory_default_region):
             raise ConfigError(
@@ -247,7 +247,7 @@ class Memory:
             self._vectors_wanted.set()
             self._vectorizer = asyncio.create_task(self._vectorize(), name="memory-vectors")
         if self.ingest_enabled:
-            from .ingest import Ingestor
+            from phoneuse_runtime.memory.ingest import Ingestor
 
             self.ingestor = Ingestor(self, runtime)
             await self.ingestor.start()
@@ -510,7 +510,7 @@ class Memory:
         the app in front now counts its time up to now."""
         import datetime as dt
 
-        from ..events import now_ms
+        from phoneuse_runtime.kernel.events import now_ms
 
         def run(graph: Graph) -> list[tuple[str, int, int, str]]:
             return graph.conn.execute(
@@ -550,7 +550,7 @@ class Memory:
             await self.ingestor.settled()
 
     def graph_stats(self) -> dict[str, Any]:
-        from .transfer import stats
+        from phoneuse_runtime.memory.transfer import stats
 
         assert self._loop_conn is not None
         return stats(self._loop_conn)

@@ -37,23 +37,36 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from ..capabilities import CALENDAR, CALLS, CONTACTS, SHELL, SMS
-from ..device.base import CallFilter, EventFilter, SmsFilter, set_deadline
-from ..errors import RuntimeFailure
-from ..events import Event, now_ms
-from ..privacy import mask_secrets
-from ..tasks import cancel_and_wait
-from .resolve import e164, email_key, fold, phone_key, valid_region
-from .store import Entity, Graph
+from phoneuse_runtime.device.base import CallFilter, EventFilter, SmsFilter, set_deadline
+from phoneuse_runtime.kernel.capabilities import CALENDAR, CALLS, CONTACTS, SHELL, SMS
+from phoneuse_runtime.kernel.errors import RuntimeFailure
+from phoneuse_runtime.kernel.events import Event, now_ms
+from phoneuse_runtime.memory.resolve import e164, email_key, fold, phone_key, valid_region
+from phoneuse_runtime.memory.store import Entity, Graph
+from phoneuse_runtime.owner.privacy import mask_secrets
+from phoneuse_runtime.util.tasks import cancel_and_wait
 
 if TYPE_CHECKING:
-    from ..device.base import Attendee, CalendarEvent, CallRecord, Contact, SmsMessage
-    from ..runtime import Runtime
-    from .component import Memory
+    from phoneuse_runtime.device.base import Attendee, CalendarEvent, CallRecord, Contact, SmsMessage
+    from phoneuse_runtime.kernel.runtime import Runtime
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+class Memory(Protocol):
+    """What the ingestor uses of the memory component (component.py's `Memory`)."""
+
+    region: str
+    retention_days: int
+    catch_up_s: int
+
+    async def write(self, work: Callable[[Graph], T]) -> T: ...
+    async def read(self, work: Callable[[Graph], T], *, label: str = "") -> T: ...
+
 
 SUBSCRIBER = "memory-ingest"
 SCOPE = "phoneuse.memory"  # its own scope: no client's subscriber_id can replace it
@@ -173,7 +186,7 @@ class Ingestor:
             log.debug("could not read the SIM's country: %s", exc)
             return
         finally:
-            from ..device.base import reset_deadline
+            from phoneuse_runtime.device.base import reset_deadline
 
             reset_deadline(token)
         country = result.stdout.strip().split(",")[0].strip().upper()
@@ -394,7 +407,7 @@ class Ingestor:
         except Exception:
             log.exception("the memory's %s sync failed", name)
         finally:
-            from ..device.base import reset_deadline
+            from phoneuse_runtime.device.base import reset_deadline
 
             reset_deadline(token)
 

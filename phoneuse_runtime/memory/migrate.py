@@ -13,8 +13,13 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..files import StateFileError, read_state_text, remove_stale_temps, validation_problem
-from .store import Graph, parse_ref
+from phoneuse_runtime.memory.store import Graph, parse_ref
+from phoneuse_runtime.util.files import (
+    StateFileError,
+    read_state_text,
+    remove_stale_temps,
+    validation_problem,
+)
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter

@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .resolve import fold
-from .search import fts_query
-from .store import Graph, node_ref
+from phoneuse_runtime.memory.resolve import fold
+from phoneuse_runtime.memory.search import fts_query
+from phoneuse_runtime.memory.store import Graph, node_ref
 
 CONTACT_RELATIONS = ("messaged", "called")
 

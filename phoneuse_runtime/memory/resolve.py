@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from ..numbers import digits
+from phoneuse_runtime.util.numbers import digits
 
 # phonenumbers is imported where it is used: it holds over a megabyte resident, and a server
 # whose memory reads no number (ingest off, nothing asked) never needs it.

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from ..files import StateFileError, private_sqlite
+from phoneuse_runtime.util.files import StateFileError, private_sqlite
 
 SCHEMA_VERSION = 1
 DB_FILE = "memory.db"

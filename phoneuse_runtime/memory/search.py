@@ -27,10 +27,10 @@ import sqlite3
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
-from ..errors import InvalidParams
-from ..events import now_ms
-from .resolve import fold
-from .store import parse_ref
+from phoneuse_runtime.kernel.errors import InvalidParams
+from phoneuse_runtime.kernel.events import now_ms
+from phoneuse_runtime.memory.resolve import fold
+from phoneuse_runtime.memory.store import parse_ref
 
 DAY_MS = 86_400_000
 RRF_K = 60  # reciprocal-rank fusion's constant, as its authors (Cormack et al.) chose it
@@ -269,7 +269,7 @@ def _ranked_in_sql(
 def parse_time(value: str, what: str) -> int:
     """Epoch ms, or an ISO-8601 time (UTC unless it says otherwise), as epoch ms; within the
     times every param takes (params.EARLIEST to params.LATEST), else InvalidParams naming them."""
-    from ..params import EARLIEST, LATEST
+    from phoneuse_runtime.kernel.params import EARLIEST, LATEST
 
     earliest, latest = _epoch_ms(EARLIEST), _epoch_ms(LATEST)
     text = value.strip()

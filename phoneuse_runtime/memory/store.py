@@ -13,9 +13,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ElementNotFound, InvalidParams
-from ..events import now_ms
-from ..limits import (
+from phoneuse_runtime.kernel.errors import ElementNotFound, InvalidParams
+from phoneuse_runtime.kernel.events import now_ms
+from phoneuse_runtime.kernel.limits import (
     MEMORY_KIND_CHARS,
     MEMORY_LINKS,
     MEMORY_NAME_CHARS,
@@ -24,7 +24,7 @@ from ..limits import (
     MEMORY_TEXT_CHARS,
     too_long,
 )
-from .resolve import fold
+from phoneuse_runtime.memory.resolve import fold
 
 # Which source's name wins when two name one person: the phone's contacts, then what the agent
 # said, then calendars; a number an SMS came from names a person only until one of these does.

@@ -19,9 +19,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..files import StateFileError
-from .schema import DB_FILE, REMEDY, connect
-from .store import Graph, node_ref, parse_ref
+from phoneuse_runtime.memory.schema import DB_FILE, REMEDY, connect
+from phoneuse_runtime.memory.store import Graph, node_ref, parse_ref
+from phoneuse_runtime.util.files import StateFileError
 
 BATCH = 1000
 
@@ -106,7 +106,7 @@ def import_lines(conn: sqlite3.Connection, lines: Iterable[str]) -> dict[str, in
     """Adds the records in one transaction: all of them or, on the first bad line, none.
     Nodes get new ids (the file's ids only join its edges); a node whose keys the memory
     already knows is updated rather than duplicated."""
-    from .store import Entity
+    from phoneuse_runtime.memory.store import Entity
 
     graph = Graph(conn)
     graph.begin()

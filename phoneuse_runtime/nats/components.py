@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .leases import KvLeaseStore, Leases, LeaseStore, MemoryLeaseStore
+from phoneuse_runtime.nats.leases import KvLeaseStore, Leases, LeaseStore, MemoryLeaseStore
 
 if TYPE_CHECKING:
-    from ..components import Component
-    from ..config import Settings
+    from phoneuse_runtime.config.settings import Settings
+    from phoneuse_runtime.kernel.components import Component
 
 
 def nats_components(settings: Settings) -> list[Component]:
@@ -17,9 +17,9 @@ def nats_components(settings: Settings) -> list[Component]:
     if not settings.nats_url:
         store: LeaseStore = MemoryLeaseStore()
         return [Leases(device_name=device, store=store)]
-    from .link import NatsLink, read_nats_token, require_nats
-    from .sink import JetStreamSink
-    from .spool import SPOOL_FILE
+    from phoneuse_runtime.nats.link import NatsLink, read_nats_token, require_nats
+    from phoneuse_runtime.nats.sink import JetStreamSink
+    from phoneuse_runtime.nats.spool import SPOOL_FILE
 
     require_nats()
     token = read_nats_token(settings.nats_token_file) if settings.nats_token_file else None

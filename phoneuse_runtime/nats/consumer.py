@@ -22,7 +22,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-from .sink import STREAM, SUBJECT_ROOT, SUBJECTS
+from phoneuse_runtime.nats.sink import STREAM, SUBJECT_ROOT, SUBJECTS
 
 CONNECT_TIMEOUT_S = 5.0
 HEARTBEAT_S = 1.0  # the ordered consumer's idle heartbeat: how soon a lost consumer is re-made
@@ -142,8 +142,8 @@ def add_parser(sub: Any) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from ..device_names import is_device_name
-    from ..display import printable, safe_json
+    from phoneuse_runtime.util.device_names import is_device_name
+    from phoneuse_runtime.util.display import printable, safe_json
 
     url = args.nats_url or os.environ.get("PHONEUSE_NATS_URL", "")
     if not url:
@@ -155,14 +155,14 @@ def main(args: argparse.Namespace) -> int:
     if args.since < 0:
         print("phoneuse-runtime: --since must be 0 or a stream sequence", file=sys.stderr)
         return 2
-    from .link import nats_py_problem
+    from phoneuse_runtime.util.extras import nats_py_problem
 
     problem = nats_py_problem()
     if problem:
         print(f"phoneuse-runtime: {problem.replace('--nats-url', 'events')}", file=sys.stderr)
         return 2
-    from ..config import ConfigError
-    from .link import read_nats_token
+    from phoneuse_runtime.config.settings import ConfigError
+    from phoneuse_runtime.nats.link import read_nats_token
 
     token_file = args.nats_token_file or os.environ.get("PHONEUSE_NATS_TOKEN_FILE", "")
     try:

@@ -33,16 +33,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import Field
 
-from ..components import Contribution
-from ..errors import Conflict, DeviceUnavailable
-from ..events import EventPayload
-from ..params import Params
-from ..registry import ActionContext, ActionResult, ActionSpec
+from phoneuse_runtime.kernel.errors import Conflict, DeviceUnavailable
+from phoneuse_runtime.kernel.events import EventPayload
+from phoneuse_runtime.kernel.params import Params
+from phoneuse_runtime.kernel.registry import ActionContext, ActionResult, ActionSpec, Contribution
 
 if TYPE_CHECKING:
-    from ..policies import PolicyCall
-    from ..runtime import Runtime
-    from .link import NatsLink
+    from phoneuse_runtime.kernel.policies import PolicyCall
+    from phoneuse_runtime.kernel.runtime import Runtime
+    from phoneuse_runtime.nats.link import NatsLink
 
 log = logging.getLogger(__name__)
 

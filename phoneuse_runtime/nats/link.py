@@ -15,7 +15,8 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..config import ConfigError
+from phoneuse_runtime.config.settings import ConfigError
+from phoneuse_runtime.util.extras import nats_py_problem
 
 if TYPE_CHECKING:
     from nats.aio.client import Client
@@ -23,18 +24,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-INSTALL_HINT = "--nats-url needs nats-py: pip install 'phoneuse-runtime[nats]' (or pip install nats-py)"
 RETRY_MIN_S = 0.1
 RETRY_MAX_S = 2.0
-
-
-def nats_py_problem() -> str | None:
-    """How to get nats-py when it cannot be imported, else None."""
-    try:
-        import nats  # noqa: F401
-    except ImportError:
-        return INSTALL_HINT
-    return None
 
 
 TOKEN_CHARS = re.compile(r"[A-Za-z0-9._~+/=-]{16,512}")

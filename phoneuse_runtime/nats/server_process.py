@@ -31,7 +31,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import IO
 
-from ..children import die_with_parent
+from phoneuse_runtime.util.children import die_with_parent
 
 log = logging.getLogger(__name__)
 
@@ -145,7 +145,7 @@ class NatsServer:
 
     def _write_config(self, private: Path) -> Path:
         """A config file (0600, in a 0700 temporary dir) that asks clients for the token."""
-        from .link import read_nats_token
+        from phoneuse_runtime.nats.link import read_nats_token
 
         assert self.token_file is not None
         token = read_nats_token(str(self.token_file))  # its characters need no quoting

@@ -36,13 +36,13 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..components import Contribution
-from ..events import ErrorEvent, Event, Subscription
-from .link import NatsLink
-from .spool import Pending, Spool
+from phoneuse_runtime.kernel.events import ErrorEvent, Event, Subscription
+from phoneuse_runtime.kernel.registry import Contribution
+from phoneuse_runtime.nats.link import NatsLink
+from phoneuse_runtime.nats.spool import Pending, Spool
 
 if TYPE_CHECKING:
-    from ..runtime import Runtime
+    from phoneuse_runtime.kernel.runtime import Runtime
 
 log = logging.getLogger(__name__)
 

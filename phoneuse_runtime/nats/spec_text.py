@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-from ..config import Settings
-from .consumer import HEARTBEAT_S
-from .leases import BUCKET, DEFAULT_TTL_S, MAX_TTL_S, MIN_TTL_S
-from .sink import ACK_TIMEOUT_S, DUPLICATE_WINDOW_S, PUBLISH_WINDOW, SPOOL_PAST, STREAM, SUBJECTS
-from .spool import SPOOL_FILE
+from phoneuse_runtime.config.settings import Settings
+from phoneuse_runtime.nats.consumer import HEARTBEAT_S
+from phoneuse_runtime.nats.leases import BUCKET, DEFAULT_TTL_S, MAX_TTL_S, MIN_TTL_S
+from phoneuse_runtime.nats.sink import (
+    ACK_TIMEOUT_S,
+    DUPLICATE_WINDOW_S,
+    PUBLISH_WINDOW,
+    SPOOL_PAST,
+    STREAM,
+    SUBJECTS,
+)
+from phoneuse_runtime.nats.spool import SPOOL_FILE
 
 
 def _lease_table() -> str:

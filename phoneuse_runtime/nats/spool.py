@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..files import PRIVATE_FILE, private_dir
+from phoneuse_runtime.util.files import PRIVATE_FILE, private_dir
 
 log = logging.getLogger(__name__)
 

@@ -21,9 +21,9 @@ from typing import NoReturn
 
 import grpc
 
-from ..callers import Caller
-from ..fleet.tokens import TokensFile
-from ..tokens import hash_token, token_matches
+from phoneuse_runtime.auth.tokens import hash_token, token_matches
+from phoneuse_runtime.auth.tokens_file import TokensFile
+from phoneuse_runtime.kernel.callers import Caller
 
 log = logging.getLogger(__name__)
 

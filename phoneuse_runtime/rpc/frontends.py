@@ -25,8 +25,8 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable
 
-from ..callers import Caller
-from ..errors import BadRequest
+from phoneuse_runtime.kernel.callers import Caller
+from phoneuse_runtime.kernel.errors import BadRequest
 
 FRONTEND_KEY = "x-phoneuse-frontend"
 RELAYED: frozenset[str] = frozenset({"mcp"})

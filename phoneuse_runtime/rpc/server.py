@@ -16,13 +16,13 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2_grpc
 
-from ..components import Contribution
-from ..config import Settings, positive_group
-from ..runtime import Runtime
-from . import protocol_pb2 as pb
-from .auth import BearerAuth
-from .decoding import DecodingRegistrar
-from .servicer import AndroidRuntimeServicer
+from phoneuse_runtime.config.settings import Settings, positive_group
+from phoneuse_runtime.kernel.registry import Contribution
+from phoneuse_runtime.kernel.runtime import Runtime
+from phoneuse_runtime.rpc import protocol_pb2 as pb
+from phoneuse_runtime.rpc.auth import BearerAuth
+from phoneuse_runtime.rpc.decoding import DecodingRegistrar
+from phoneuse_runtime.rpc.servicer import AndroidRuntimeServicer
 
 log = logging.getLogger(__name__)
 
@@ -130,7 +130,7 @@ class GrpcServer:
         return Contribution()
 
     async def start(self, runtime: Runtime) -> None:
-        from ..listen import bind_problem
+        from phoneuse_runtime.util.listen import bind_problem
 
         server = grpc.aio.server(
             options=[*self.limits.within_open_files().options(), ("grpc.so_reuseport", 0)],

@@ -19,13 +19,13 @@ from typing import Any, NoReturn, TypeVar
 import grpc
 from google.protobuf.message import DecodeError, Message
 
-from ..callers import Caller
-from ..errors import RuntimeFailure
-from ..events import Event
-from ..runtime import ActionCall, QueryCall, Runtime
-from . import protocol_pb2 as pb
-from .auth import BearerAuth
-from .frontends import relayed_caller
+from phoneuse_runtime.kernel.callers import Caller
+from phoneuse_runtime.kernel.errors import RuntimeFailure
+from phoneuse_runtime.kernel.events import Event
+from phoneuse_runtime.kernel.runtime import ActionCall, QueryCall, Runtime
+from phoneuse_runtime.rpc import protocol_pb2 as pb
+from phoneuse_runtime.rpc.auth import BearerAuth
+from phoneuse_runtime.rpc.frontends import relayed_caller
 
 log = logging.getLogger(__name__)
 

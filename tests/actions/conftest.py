@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from phoneuse_runtime.device.sim import SimDevice
 from phoneuse_runtime.device.sim.catalog import (
     CALENDAR,
     CHROME,
@@ -21,6 +20,7 @@ from phoneuse_runtime.device.sim.catalog import (
     SYSTEMUI,
     WHATSAPP,
 )
+from phoneuse_runtime.device.sim.device import SimDevice
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 
 from ..conftest import Client

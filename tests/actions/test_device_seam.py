@@ -28,10 +28,11 @@ from phoneuse_runtime.device.base import (
     SmsMessage,
     remaining_s,
 )
-from phoneuse_runtime.device.sim import SimDevice
-from phoneuse_runtime.errors import PermissionDenied, Unsupported
-from phoneuse_runtime.numbers import digits
-from phoneuse_runtime.ui import Selector, UiNode, parse_hierarchy
+from phoneuse_runtime.device.sim.device import SimDevice
+from phoneuse_runtime.kernel.errors import PermissionDenied, Unsupported
+from phoneuse_runtime.screen.selector import Selector
+from phoneuse_runtime.screen.ui import UiNode, parse_hierarchy
+from phoneuse_runtime.util.numbers import digits
 
 from ..conftest import Client, ServerFactory
 from .conftest import LOGIN_XML, failure, sim

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from phoneuse_runtime.screen_text import quote, visible_labels
-from phoneuse_runtime.ui import parse_hierarchy
+from phoneuse_runtime.screen.text import quote, visible_labels
+from phoneuse_runtime.screen.ui import parse_hierarchy
 
 from ..conftest import Client
 from .conftest import CHROME, LAUNCHER, URL_BAR, _node, failure
@@ -211,7 +211,7 @@ async def test_every_selector_action_takes_a_ref(client: Client) -> None:
 async def test_screenshot_marks_draws_dump_ui_refs_boxes(client: Client) -> None:
     from PIL import Image, ImageColor
 
-    from phoneuse_runtime.marks import _COLOURS
+    from phoneuse_runtime.screen.marks import _COLOURS
 
     await client.ok("SIM_SET_SCREEN", {"xml": _rows(["Ana", "Bruno", "Carla"])})
     plain = await client.ok("SCREENSHOT", {"format": "png"})

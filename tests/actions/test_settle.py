@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 
 from phoneuse_runtime.device.sim import widgets as sim_widgets
-from phoneuse_runtime.limits import SETTLE_CHANGES_MAX, SETTLE_DEFAULT_MS, SETTLE_MAX_MS
-from phoneuse_runtime.refs import element_refs
-from phoneuse_runtime.settle import Changes, changes, steady_fingerprint
-from phoneuse_runtime.ui import Selector, parse_hierarchy
+from phoneuse_runtime.kernel.limits import SETTLE_CHANGES_MAX, SETTLE_DEFAULT_MS, SETTLE_MAX_MS
+from phoneuse_runtime.screen.refs import element_refs
+from phoneuse_runtime.screen.selector import Selector
+from phoneuse_runtime.screen.settle import Changes, changes, steady_fingerprint
+from phoneuse_runtime.screen.ui import parse_hierarchy
 
 from ..conftest import Client, ServerFactory
 from .conftest import CHROME, CONTACTS, LAUNCHER, LOGIN_XML, SETTINGS, center, failure, one

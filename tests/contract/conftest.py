@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from phoneuse_runtime.components import Component
-from phoneuse_runtime.config import Settings
+from phoneuse_runtime.config.settings import Settings
 from phoneuse_runtime.device.base import Device
-from phoneuse_runtime.policies import Policy
+from phoneuse_runtime.kernel.components import Component
+from phoneuse_runtime.kernel.policies import Policy
 
 from .frontend import FrontEnd, FrontEndFactory, StartFrontEnd
 from .grpc_frontend import GrpcFrontEnd

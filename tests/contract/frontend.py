@@ -26,11 +26,11 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from phoneuse_runtime.app import App
-from phoneuse_runtime.components import Component
-from phoneuse_runtime.config import Settings
+from phoneuse_runtime.config.settings import Settings
 from phoneuse_runtime.device.base import Device
-from phoneuse_runtime.device.sim import SimDevice
-from phoneuse_runtime.policies import Policy
+from phoneuse_runtime.device.sim.device import SimDevice
+from phoneuse_runtime.kernel.components import Component
+from phoneuse_runtime.kernel.policies import Policy
 
 # The bound on any wait for something that should come promptly: it never elapses in a passing
 # run, it only turns a hang into a failure.

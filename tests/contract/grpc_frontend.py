@@ -12,10 +12,10 @@ from typing import Any
 import grpc
 
 from phoneuse_runtime.app import App, build_app
-from phoneuse_runtime.components import Component
-from phoneuse_runtime.config import Settings
+from phoneuse_runtime.config.settings import Settings
 from phoneuse_runtime.device.base import Device
-from phoneuse_runtime.policies import Policy
+from phoneuse_runtime.kernel.components import Component
+from phoneuse_runtime.kernel.policies import Policy
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 from phoneuse_runtime.rpc import protocol_pb2_grpc as pb_grpc
 from phoneuse_runtime.rpc.auth import FRONTEND

@@ -29,13 +29,13 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
 from phoneuse_runtime.app import App, build_app
-from phoneuse_runtime.components import Component
-from phoneuse_runtime.config import Settings
+from phoneuse_runtime.config.settings import Settings
 from phoneuse_runtime.device.base import Device
+from phoneuse_runtime.kernel.components import Component
+from phoneuse_runtime.kernel.policies import Policy
 from phoneuse_runtime.mcp import EVENTS_URI
 from phoneuse_runtime.mcp.http import McpHttpServer
 from phoneuse_runtime.mcp.tools import ToolTable, _types_of
-from phoneuse_runtime.policies import Policy
 
 from .frontend import PRINCIPALS, WAIT_S, Answer, Event, Page, Refused, StreamEnded
 

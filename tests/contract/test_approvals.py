@@ -11,9 +11,9 @@ import time
 
 import pytest
 
-from phoneuse_runtime.approvals import Approvals, NoSuchApproval, how_to_answer
-from phoneuse_runtime.errors import Conflict
-from phoneuse_runtime.policies import AskFirst
+from phoneuse_runtime.kernel.errors import Conflict
+from phoneuse_runtime.kernel.policies import AskFirst
+from phoneuse_runtime.owner.approvals import Approvals, NoSuchApproval, how_to_answer
 
 from .frontend import Answer, Event, FrontEnd, FrontEndFactory, Stream, caller, refused, sim
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from phoneuse_runtime.limits import MAX_JSON_DEPTH, MAX_UI_DEPTH
+from phoneuse_runtime.kernel.limits import MAX_JSON_DEPTH, MAX_UI_DEPTH
 
 from .frontend import FrontEnd, refused, wire_text_only
 

@@ -1,4 +1,4 @@
-"""Bounds: every id, name, param and stored text has a documented limit (phoneuse_runtime/limits.py),
+"""Bounds: every id, name, param and stored text has a documented limit (phoneuse_runtime/kernel/limits.py),
 past which the call is refused as BAD_REQUEST or INVALID_PARAMS and nothing is kept; and no
 answer exceeds what a client with gRPC's default 4 MiB receive limit accepts."""
 
@@ -10,7 +10,7 @@ import pytest
 from pydantic import Field
 
 from phoneuse_runtime.device.base import ContactFilter
-from phoneuse_runtime.limits import (
+from phoneuse_runtime.kernel.limits import (
     MAX_BULK_CHARS,
     MAX_EVENT_TYPES,
     MAX_ID_CHARS,
@@ -18,8 +18,8 @@ from phoneuse_runtime.limits import (
     MAX_RESPONSE_JSON_BYTES,
     MEMORY_TEXT_CHARS,
 )
-from phoneuse_runtime.params import Params
-from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
+from phoneuse_runtime.kernel.params import Params
+from phoneuse_runtime.kernel.registry import ActionContext, ActionResult, ActionSpec
 
 from ..extras import Extra
 from .frontend import (

@@ -3,8 +3,8 @@ looked at or a handler runs; for actions and queries alike."""
 
 from __future__ import annotations
 
-from phoneuse_runtime.capabilities import CAPABILITIES, EVERYTHING
-from phoneuse_runtime.device.sim import SimDevice
+from phoneuse_runtime.device.sim.device import SimDevice
+from phoneuse_runtime.kernel.capabilities import CAPABILITIES, EVERYTHING
 
 from .frontend import FrontEnd, FrontEndFactory, ok, refused
 

@@ -12,9 +12,9 @@ from collections.abc import Awaitable, Callable
 import pytest
 
 from phoneuse_runtime.device.base import Contact, ContactFilter, deadline, remaining_s
-from phoneuse_runtime.device.sim import SimDevice
-from phoneuse_runtime.params import Params
-from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
+from phoneuse_runtime.device.sim.device import SimDevice
+from phoneuse_runtime.kernel.params import Params
+from phoneuse_runtime.kernel.registry import ActionContext, ActionResult, ActionSpec
 
 from ..extras import Extra
 from .frontend import WAIT_S, FrontEnd, FrontEndFactory, hold_the_phone, ok

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from phoneuse_runtime.app import build_app
-from phoneuse_runtime.config import ConfigError, Settings
+from phoneuse_runtime.config.settings import ConfigError, Settings
 from phoneuse_runtime.device.base import SmsFilter
 
 from .frontend import FrontEnd, FrontEndFactory, ok, sim

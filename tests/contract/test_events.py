@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from phoneuse_runtime.capabilities import EVERYTHING
-from phoneuse_runtime.device.sim import SimDevice
+from phoneuse_runtime.device.sim.device import SimDevice
+from phoneuse_runtime.kernel.capabilities import EVERYTHING
 
 from .frontend import (
     Event,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from phoneuse_runtime.errors import Denied
-from phoneuse_runtime.policies import PolicyCall
+from phoneuse_runtime.kernel.errors import Denied
+from phoneuse_runtime.kernel.policies import PolicyCall
 
 from ..extras import Extra
 from .frontend import FrontEndFactory, ok, refused, sim

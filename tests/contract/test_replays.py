@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
-from phoneuse_runtime.params import Params
-from phoneuse_runtime.registry import ActionContext, ActionResult, ActionSpec
+from phoneuse_runtime.kernel.params import Params
+from phoneuse_runtime.kernel.registry import ActionContext, ActionResult, ActionSpec
 
 from ..extras import Extra
 from .frontend import SCREEN_WITH_TEXT, WAIT_S, FrontEnd, FrontEndFactory, ok, sim

@@ -12,10 +12,11 @@ from collections.abc import AsyncIterator
 import pytest
 
 from phoneuse_runtime.device.base import Alarm, CalendarEvent, DeviceInfo, Foreground, Intent, SmsFilter
-from phoneuse_runtime.device.sim import SimDevice
-from phoneuse_runtime.errors import DeviceUnavailable, InvalidParams, Timeout, Unsupported
-from phoneuse_runtime.events import Event
-from phoneuse_runtime.ui import Selector, UiNode, focused_node, parse_hierarchy
+from phoneuse_runtime.device.sim.device import SimDevice
+from phoneuse_runtime.kernel.errors import DeviceUnavailable, InvalidParams, Timeout, Unsupported
+from phoneuse_runtime.kernel.events import Event
+from phoneuse_runtime.screen.selector import Selector
+from phoneuse_runtime.screen.ui import UiNode, focused_node, parse_hierarchy
 
 MESSAGES = "com.google.android.apps.messaging"
 LAUNCHER = "com.google.android.apps.nexuslauncher"

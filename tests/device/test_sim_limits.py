@@ -10,9 +10,9 @@ from collections.abc import AsyncIterator
 import pytest
 
 from phoneuse_runtime.device.base import Alarm, CalendarEvent, Intent, SmsFilter
-from phoneuse_runtime.device.sim import SimDevice
 from phoneuse_runtime.device.sim import state as limits
-from phoneuse_runtime.errors import Unsupported
+from phoneuse_runtime.device.sim.device import SimDevice
+from phoneuse_runtime.kernel.errors import Unsupported
 
 MESSAGES = "com.google.android.apps.messaging"
 SEED_SMS = 6

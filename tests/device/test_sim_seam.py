@@ -19,12 +19,13 @@ from phoneuse_runtime.device.base import (
     Saved,
     SmsFilter,
 )
-from phoneuse_runtime.device.sim import SimDevice
 from phoneuse_runtime.device.sim import state as sim_state
+from phoneuse_runtime.device.sim.device import SimDevice
 from phoneuse_runtime.device.sim.seed import seed_state
-from phoneuse_runtime.errors import DeviceUnavailable, InvalidParams
-from phoneuse_runtime.events import Event
-from phoneuse_runtime.ui import Selector, parse_hierarchy
+from phoneuse_runtime.kernel.errors import DeviceUnavailable, InvalidParams
+from phoneuse_runtime.kernel.events import Event
+from phoneuse_runtime.screen.selector import Selector
+from phoneuse_runtime.screen.ui import parse_hierarchy
 
 ALICE, MOM, SHORT_CODE = "+14155550101", "+14155550100", "72345"
 WAIT_S = 10.0  # bounds a wait that should end promptly; the tests never sleep

@@ -17,9 +17,9 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from phoneuse_runtime.auth.tokens import hash_token
+from phoneuse_runtime.auth.tokens_file import read_tokens
 from phoneuse_runtime.fleet.door import DoorError, Nginx, Route, grpc_message, render_config
-from phoneuse_runtime.fleet.tokens import read_tokens
-from phoneuse_runtime.tokens import hash_token
 from tests.fakes.adb_server import FakeDeviceFactory, adb_server, fake_device_factory
 from tests.fakes.phone import FakePhone
 

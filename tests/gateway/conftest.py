@@ -28,7 +28,7 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
 from phoneuse_runtime.app import App, build_app, default_components
-from phoneuse_runtime.config import Settings
+from phoneuse_runtime.config.settings import Settings
 from phoneuse_runtime.gateway.db import connect as db_connect
 from phoneuse_runtime.gateway.db import db_path
 from phoneuse_runtime.gateway.pairing import Issued, PairingStore

@@ -16,7 +16,7 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
-from phoneuse_runtime.cli import main
+from phoneuse_runtime.cli.main import main
 from phoneuse_runtime.gateway.db import connect as db_connect
 from phoneuse_runtime.gateway.db import db_path
 from phoneuse_runtime.gateway.limits import DEVICE_ID_CHARS, DEVICE_NAME_CHARS
@@ -273,7 +273,7 @@ async def test_a_store_of_an_older_version_keeps_its_pairings_and_requests(
     import hashlib
     import secrets
 
-    from phoneuse_runtime.events import now_ms
+    from phoneuse_runtime.kernel.events import now_ms
 
     data_dir = tmp_path / "old"
     data_dir.mkdir()

@@ -12,8 +12,7 @@ from typing import Any
 
 import pytest
 
-from phoneuse_runtime.cli import main
-from phoneuse_runtime.events import now_ms
+from phoneuse_runtime.cli.main import main
 from phoneuse_runtime.gateway.db import connect, db_path
 from phoneuse_runtime.gateway.pairing import (
     CODE_ALPHABET,
@@ -23,6 +22,7 @@ from phoneuse_runtime.gateway.pairing import (
     PairingStore,
 )
 from phoneuse_runtime.gateway.server import CLOSE_POLICY
+from phoneuse_runtime.kernel.events import now_ms
 
 from .conftest import GatewayFactory, GatewayServer, IrisClient
 

@@ -1,4 +1,4 @@
-"""One-time codes never reach the disk: one masking rule (phoneuse_runtime/privacy.py) for the
+"""One-time codes never reach the disk: one masking rule (phoneuse_runtime/owner/privacy.py) for the
 memory, each device's outbox and the chat, checked on a corpus and through the real server, by
 reading the SQLite files (and their write-ahead logs) byte for byte."""
 
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from phoneuse_runtime.memory import Memory
-from phoneuse_runtime.privacy import MASK_CODE, MASK_PASSWORD, mask_secrets
+from phoneuse_runtime.owner.privacy import MASK_CODE, MASK_PASSWORD, mask_secrets
 
 from ..privacy_corpus import CODE_MESSAGES, ORDINARY_MESSAGES
 from .conftest import GatewayFactory

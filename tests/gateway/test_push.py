@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from phoneuse_runtime.config import ConfigError
+from phoneuse_runtime.config.settings import ConfigError
 
 from .conftest import WAIT_S, GatewayFactory, GatewayServer
 

@@ -16,7 +16,7 @@ from websockets.asyncio.client import connect
 
 from .conftest import GatewayFactory, validate_server_frame
 
-EXE = [sys.executable, "-m", "phoneuse_runtime.cli"]
+EXE = [sys.executable, "-m", "phoneuse_runtime"]
 
 
 def _env(data_dir: Path) -> dict[str, str]:
@@ -94,7 +94,7 @@ def test_no_gateway_turns_it_off(tmp_path: Path) -> None:
 def test_gateway_settings_come_from_flags_env_and_config(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from phoneuse_runtime.config import load_settings
+    from phoneuse_runtime.config.settings import load_settings
 
     (tmp_path / "config.toml").write_text(
         'gateway_listen = "127.0.0.1:9001"\n'
@@ -114,7 +114,7 @@ def test_gateway_settings_come_from_flags_env_and_config(
 
 
 async def test_a_zero_limit_is_a_config_error(tmp_path: Path) -> None:
-    from phoneuse_runtime.config import ConfigError, Settings
+    from phoneuse_runtime.config.settings import ConfigError, Settings
     from phoneuse_runtime.gateway.server import Gateway
 
     with pytest.raises(ConfigError, match="gateway_max_frame_bytes"):

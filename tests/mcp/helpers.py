@@ -18,12 +18,12 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from phoneuse_runtime.app import App, build_app, default_components
-from phoneuse_runtime.config import Settings
+from phoneuse_runtime.config.settings import Settings
 from phoneuse_runtime.mcp.http import McpHttpServer
 
 TOKEN = "mcp-test-" + uuid.uuid4().hex
 MODES = ("auto", "legacy")  # the SDK's own revision (2026-07-28), and the previous one's handshake
-EXE = [sys.executable, "-m", "phoneuse_runtime.cli"]
+EXE = [sys.executable, "-m", "phoneuse_runtime"]
 
 
 def settings_for(data_dir: Path, **overrides: Any) -> Settings:

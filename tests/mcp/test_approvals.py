@@ -15,8 +15,8 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from phoneuse_runtime.app import App, build_app, default_components
-from phoneuse_runtime.device.sim import SimDevice
-from phoneuse_runtime.policies import AskFirst
+from phoneuse_runtime.device.sim.device import SimDevice
+from phoneuse_runtime.kernel.policies import AskFirst
 
 from .helpers import EXE, MODES, TOKEN, connect, settings_for, subprocess_env, url_of
 

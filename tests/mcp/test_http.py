@@ -14,8 +14,8 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from phoneuse_runtime.app import App
-from phoneuse_runtime.callers import Caller
-from phoneuse_runtime.device.sim import SimDevice
+from phoneuse_runtime.device.sim.device import SimDevice
+from phoneuse_runtime.kernel.callers import Caller
 
 from .helpers import INITIALIZE, MODES, TOKEN, connect, raw_post, start_app, url_of
 

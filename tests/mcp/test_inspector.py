@@ -43,7 +43,7 @@ def run_inspector(data_dir: Path, *method: str) -> dict[str, object]:
     server_env.append("PHONEUSE_GRPC_LISTEN=127.0.0.1:0")
     flags = [part for pair in server_env for part in ("-e", pair)]
     done = subprocess.run(
-        [*inspector(), *flags, sys.executable, "-m", "phoneuse_runtime.cli", "mcp", *method],
+        [*inspector(), *flags, sys.executable, "-m", "phoneuse_runtime", "mcp", *method],
         capture_output=True,
         text=True,
         env=env,

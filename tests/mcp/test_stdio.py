@@ -67,7 +67,7 @@ def stdio(data_dir: Path, *extra: str) -> StdioServerParameters:
     env = subprocess_env(data_dir)
     env["PHONEUSE_GRPC_LISTEN"] = "127.0.0.1:0"  # when it serves the phone itself
     return StdioServerParameters(
-        command=sys.executable, args=["-m", "phoneuse_runtime.cli", "mcp", *extra], env=env
+        command=sys.executable, args=["-m", "phoneuse_runtime", "mcp", *extra], env=env
     )
 
 
@@ -166,7 +166,7 @@ def _without_sdk(*argv: str, data_dir: Path) -> subprocess.CompletedProcess[str]
     code = (
         "import sys\n"
         "sys.modules['mcp'] = None  # as if the extra were not installed\n"
-        "from phoneuse_runtime.cli import main\n"
+        "from phoneuse_runtime.cli.main import main\n"
         f"sys.exit(main({list(argv)!r}))\n"
     )
     return subprocess.run(

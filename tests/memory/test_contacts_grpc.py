@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from phoneuse_runtime.app import build_app
-from phoneuse_runtime.config import ConfigError, Settings, load_settings
+from phoneuse_runtime.config.settings import ConfigError, Settings, load_settings
 from phoneuse_runtime.device.base import ShellResult
-from phoneuse_runtime.device.sim import SimDevice
+from phoneuse_runtime.device.sim.device import SimDevice
 from phoneuse_runtime.memory import Memory
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from phoneuse_runtime.config import load_settings
+from phoneuse_runtime.config.settings import load_settings
 from phoneuse_runtime.memory import Memory
 from phoneuse_runtime.memory.embeddings import MAX_ANSWER_BYTES
 from phoneuse_runtime.rpc import protocol_pb2 as pb
@@ -221,7 +221,7 @@ async def test_a_loopback_endpoint_is_warned_about(
     env = {k: v for k, v in os.environ.items() if not k.startswith("PHONEUSE_")}
     env.update(PHONEUSE_MEMORY_EMBEDDINGS_URL=url)
     doctor = subprocess.run(
-        [sys.executable, "-m", "phoneuse_runtime.cli", "doctor", "--data-dir", str(tmp_path / "d")],
+        [sys.executable, "-m", "phoneuse_runtime", "doctor", "--data-dir", str(tmp_path / "d")],
         capture_output=True,
         text=True,
         env=env,
@@ -234,7 +234,7 @@ async def test_a_loopback_endpoint_is_warned_about(
     assert "every app can reach it" in doctor.stdout
     env.update(PHONEUSE_MEMORY_EMBEDDINGS_URL="https://embed.example.org/v1/embeddings")
     doctor = subprocess.run(
-        [sys.executable, "-m", "phoneuse_runtime.cli", "doctor", "--data-dir", str(tmp_path / "d")],
+        [sys.executable, "-m", "phoneuse_runtime", "doctor", "--data-dir", str(tmp_path / "d")],
         capture_output=True,
         text=True,
         env=env,

@@ -263,7 +263,7 @@ async def test_a_stalled_memory_never_slows_the_bus(make_client: ServerFactory) 
     import asyncio
     import sqlite3
 
-    from phoneuse_runtime.events import NotificationPosted
+    from phoneuse_runtime.kernel.events import NotificationPosted
 
     client = await fed(make_client)
     bus = client.app.runtime.bus

@@ -21,7 +21,7 @@ from ..serving import serve
 def cli(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
     environ = {k: v for k, v in os.environ.items() if not k.startswith("PHONEUSE_")}
     return subprocess.run(
-        [sys.executable, "-m", "phoneuse_runtime.cli", "memory", "--data-dir", str(data_dir), *args],
+        [sys.executable, "-m", "phoneuse_runtime", "memory", "--data-dir", str(data_dir), *args],
         capture_output=True,
         text=True,
         timeout=60,

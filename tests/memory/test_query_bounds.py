@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import grpc
 import pytest
 
-from phoneuse_runtime.limits import MEMORY_QUERY_WORDS
+from phoneuse_runtime.kernel.limits import MEMORY_QUERY_WORDS
 from phoneuse_runtime.memory import Memory
 from phoneuse_runtime.memory.component import PROGRESS_STEPS
 from phoneuse_runtime.rpc import protocol_pb2 as pb

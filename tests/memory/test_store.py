@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from phoneuse_runtime.errors import ElementNotFound, InvalidParams
-from phoneuse_runtime.events import now_ms
+from phoneuse_runtime.kernel.errors import ElementNotFound, InvalidParams
+from phoneuse_runtime.kernel.events import now_ms
 from phoneuse_runtime.memory.ingest import _add_foreground
 from phoneuse_runtime.memory.resolve import e164, email_key, fold, phone_key
 from phoneuse_runtime.memory.schema import connect
 from phoneuse_runtime.memory.search import Filters, fts_query, parse_time, search
 from phoneuse_runtime.memory.store import Entity, Graph, node_ref
-from phoneuse_runtime.privacy import mask_secrets
+from phoneuse_runtime.owner.privacy import mask_secrets
 
 HOUR = 3_600_000
 DAY = 24 * HOUR

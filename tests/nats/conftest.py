@@ -20,7 +20,7 @@ import grpc
 import pytest
 
 from phoneuse_runtime.app import App, build_app
-from phoneuse_runtime.config import Settings
+from phoneuse_runtime.config.settings import Settings
 from phoneuse_runtime.nats.components import nats_components
 from phoneuse_runtime.nats.server_process import NatsServer, available
 from phoneuse_runtime.rpc import protocol_pb2 as pb

@@ -20,7 +20,7 @@ from phoneuse_runtime.nats.server_process import NatsServer
 from .conftest import Runtime, RuntimeFactory, eventually
 from .test_sink import sink_of, sms
 
-EXE = [sys.executable, "-m", "phoneuse_runtime.cli"]
+EXE = [sys.executable, "-m", "phoneuse_runtime"]
 
 
 async def read_all(url: str, **options: object) -> list[StreamEvent]:

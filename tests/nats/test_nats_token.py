@@ -15,14 +15,14 @@ import nats
 import psutil
 import pytest
 
-from phoneuse_runtime.config import ConfigError, Settings
+from phoneuse_runtime.config.settings import ConfigError, Settings
 from phoneuse_runtime.nats.components import nats_components
 from phoneuse_runtime.nats.server_process import NatsServer
 
 from .conftest import RuntimeFactory, eventually
 from .test_sink import sink_of, sms
 
-EXE = [sys.executable, "-m", "phoneuse_runtime.cli"]
+EXE = [sys.executable, "-m", "phoneuse_runtime"]
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from phoneuse_runtime.rpc import protocol_pb2_grpc as pb_grpc
 
 from .test_sink import stream_messages
 
-EXE = [sys.executable, "-m", "phoneuse_runtime.cli"]
+EXE = [sys.executable, "-m", "phoneuse_runtime"]
 ACKED = re.compile(r"JetStream acked \d+ event\(s\) through (\S+)\.(\w+)\.(\d+) ")
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import nats
 import pytest
 
-from phoneuse_runtime.config import ConfigError, Settings, load_settings
+from phoneuse_runtime.config.settings import ConfigError, Settings, load_settings
 from phoneuse_runtime.nats.server_process import NatsServer, NatsServerError, nats_server, nats_server_sync
 
 

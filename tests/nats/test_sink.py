@@ -168,7 +168,7 @@ async def test_past_the_buffer_the_oldest_are_dropped_counted_and_announced(
 
 @pytest.mark.parametrize("size", ["0", "-1"])
 def test_a_buffer_of_no_events_is_a_config_error(tmp_path: Path, size: str) -> None:
-    from phoneuse_runtime.config import ConfigError, load_settings
+    from phoneuse_runtime.config.settings import ConfigError, load_settings
 
     with pytest.raises(ConfigError, match="nats_buffer_events must be greater than 0"):
         load_settings({"data_dir": tmp_path, "nats_buffer_events": size})
@@ -218,7 +218,7 @@ def test_a_spool_that_cannot_be_written_says_so_once_and_keeps_nothing_back(
 async def test_a_backlog_past_the_bound_is_spooled_with_nats_up_and_the_spool_goes_when_drained(
     nats_srv: NatsServer, make_runtime: RuntimeFactory, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from phoneuse_runtime.events import MessageReceived
+    from phoneuse_runtime.kernel.events import MessageReceived
     from phoneuse_runtime.nats.sink import SPOOL_PAST
 
     phone = await make_runtime(device_name="p1", nats_url=nats_srv.url)

@@ -18,9 +18,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ...errors import InvalidParams
-from ..base import AppInfo, Intent
-from .shell import command
+from phoneuse_runtime.device.adb.shell import command
+from phoneuse_runtime.device.base import AppInfo, Intent
+from phoneuse_runtime.kernel.errors import InvalidParams
 
 LAUNCHER = ("-a", "android.intent.action.MAIN", "-c", "android.intent.category.LAUNCHER")
 APPS_TTL_S = 60.0

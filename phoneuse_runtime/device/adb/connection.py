@@ -22,7 +22,7 @@ from typing import Any
 
 import adbutils
 
-from ...config import ConfigError
+from phoneuse_runtime.config.settings import ConfigError
 
 log = logging.getLogger(__name__)
 

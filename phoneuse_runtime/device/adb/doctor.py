@@ -10,12 +10,19 @@ import time
 
 import adbutils
 
-from ...config import ConfigError, Settings
-from ...doctor import Check
-from .connection import STATE_ADVICE, Client, choose_serial, device_serial, is_network_serial, server_address
-from .shell import command
-from .ui import IME_ID, U2Server
-from .worker import Budget
+from phoneuse_runtime.cli.doctor import Check
+from phoneuse_runtime.config.settings import ConfigError, Settings
+from phoneuse_runtime.device.adb.connection import (
+    STATE_ADVICE,
+    Client,
+    choose_serial,
+    device_serial,
+    is_network_serial,
+    server_address,
+)
+from phoneuse_runtime.device.adb.shell import command
+from phoneuse_runtime.device.adb.ui import IME_ID, U2Server
+from phoneuse_runtime.device.adb.worker import Budget
 
 TIMEOUT_S = 5.0
 

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from ..base import Notification
+from phoneuse_runtime.device.base import Notification
 
 # --- foreground -----------------------------------------------------------------
 # `dumpsys window windows` (every version): mCurrentFocus=Window{a1b2 u0 com.pkg/com.pkg.Activity}

@@ -15,7 +15,8 @@ from typing import Literal
 
 import adbutils
 
-from ...errors import (
+from phoneuse_runtime.device.base import deadline
+from phoneuse_runtime.kernel.errors import (
     DeviceUnavailable,
     ElementNotFound,
     PermissionDenied,
@@ -23,7 +24,6 @@ from ...errors import (
     Timeout,
     Unsupported,
 )
-from ..base import deadline
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +114,7 @@ def translate(exc: BaseException, doing: str) -> RuntimeFailure:
     if isinstance(exc, NotImplementedError):
         return Unsupported(f"{doing}: {exc}")
     log.error("%s failed unexpectedly", doing, exc_info=exc)
-    from ...errors import Internal
+    from phoneuse_runtime.kernel.errors import Internal
 
     return Internal(f"{doing} failed unexpectedly; see the server log")
 

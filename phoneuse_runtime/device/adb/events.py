@@ -19,9 +19,9 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
-from ...errors import RuntimeFailure
-from ...events import AppStateChanged, EventSink, MessageReceived, NotificationPosted
-from ..base import SYSTEM_SOURCE, Foreground, Link, Notification, SmsFilter, SmsMessage
+from phoneuse_runtime.device.base import SYSTEM_SOURCE, Foreground, Link, Notification, SmsFilter, SmsMessage
+from phoneuse_runtime.kernel.errors import RuntimeFailure
+from phoneuse_runtime.kernel.events import AppStateChanged, EventSink, MessageReceived, NotificationPosted
 
 log = logging.getLogger(__name__)
 

@@ -18,9 +18,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from ...errors import DeviceUnavailable, PermissionDenied
-from ...numbers import digits, same_number
-from ..base import (
+from phoneuse_runtime.device.adb.shell import (
+    RowFormatError,
+    bind,
+    command,
+    is_security_failure,
+    parse_rows,
+    projection_arg,
+    provider_failure,
+    sql_like,
+    sql_text,
+    where,
+)
+from phoneuse_runtime.device.adb.worker import Budget
+from phoneuse_runtime.device.base import (
     Attendee,
     AttendeeStatus,
     CalendarEvent,
@@ -33,19 +44,8 @@ from ..base import (
     SmsFilter,
     SmsMessage,
 )
-from .shell import (
-    RowFormatError,
-    bind,
-    command,
-    is_security_failure,
-    parse_rows,
-    projection_arg,
-    provider_failure,
-    sql_like,
-    sql_text,
-    where,
-)
-from .worker import Budget
+from phoneuse_runtime.kernel.errors import DeviceUnavailable, PermissionDenied
+from phoneuse_runtime.util.numbers import digits, same_number
 
 log = logging.getLogger(__name__)
 

@@ -31,14 +31,15 @@ import adbutils
 import uiautomator2
 import uiautomator2.core
 
-from ...errors import ElementNotFound, Unsupported
-from ...front_guard import FrontGuard, FrontRefused
-from ...ui import Selector, UiNode
-from ..base import Foreground, ShellResult
-from .dumpsys import SYSTEM_UI, parse_window_focus
-from .errors import RpcError, U2Dead, U2Unreachable, rpc_failure
-from .shell import command
-from .worker import Budget
+from phoneuse_runtime.device.adb.dumpsys import SYSTEM_UI, parse_window_focus
+from phoneuse_runtime.device.adb.errors import RpcError, U2Dead, U2Unreachable, rpc_failure
+from phoneuse_runtime.device.adb.shell import command
+from phoneuse_runtime.device.adb.worker import Budget
+from phoneuse_runtime.device.base import Foreground, ShellResult
+from phoneuse_runtime.kernel.errors import ElementNotFound, Unsupported
+from phoneuse_runtime.owner.front_guard import FrontGuard, FrontRefused
+from phoneuse_runtime.screen.selector import Selector
+from phoneuse_runtime.screen.ui import UiNode
 
 log = logging.getLogger(__name__)
 

@@ -20,8 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from ...errors import Timeout
-from ..base import deadline
+from phoneuse_runtime.device.base import deadline
+from phoneuse_runtime.kernel.errors import Timeout
 
 log = logging.getLogger(__name__)
 

@@ -6,14 +6,23 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ...events import now_ms
-from ...ui import Bounds, UiNode
-from ..base import Alarm, CalendarEvent
-from .catalog import CALENDAR, CLOCK
-from .widgets import BUTTON, HEIGHT, IMAGE_BUTTON, LINEAR, SWITCH, WIDTH, Builder, Screen
+from phoneuse_runtime.device.base import Alarm, CalendarEvent
+from phoneuse_runtime.device.sim.catalog import CALENDAR, CLOCK
+from phoneuse_runtime.device.sim.widgets import (
+    BUTTON,
+    HEIGHT,
+    IMAGE_BUTTON,
+    LINEAR,
+    SWITCH,
+    WIDTH,
+    Builder,
+    Screen,
+)
+from phoneuse_runtime.kernel.events import now_ms
+from phoneuse_runtime.screen.ui import Bounds, UiNode
 
 if TYPE_CHECKING:
-    from .phone import SimPhone
+    from phoneuse_runtime.device.sim.phone import SimPhone
 
 K = CALENDAR + ":id/"
 A = CLOCK + ":id/"

@@ -4,16 +4,26 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ...errors import Unsupported
-from .agenda import AgendaScreen, AlarmsScreen, EditEventScreen
-from .browser import BrowserScreen
-from .catalog import CALENDAR, CHROME, CLOCK, CONTACTS, DIALER, LAUNCHER, MESSAGES, SETTINGS, WHATSAPP
-from .dialer import ContactEditorScreen, DialpadScreen, PeopleScreen
-from .home import HomeScreen
-from .messages import ConversationListScreen, NewConversationScreen
-from .settings import SettingsScreen
-from .whatsapp import ChatsScreen, ContactPickerScreen
-from .widgets import Screen
+from phoneuse_runtime.device.sim.agenda import AgendaScreen, AlarmsScreen, EditEventScreen
+from phoneuse_runtime.device.sim.browser import BrowserScreen
+from phoneuse_runtime.device.sim.catalog import (
+    CALENDAR,
+    CHROME,
+    CLOCK,
+    CONTACTS,
+    DIALER,
+    LAUNCHER,
+    MESSAGES,
+    SETTINGS,
+    WHATSAPP,
+)
+from phoneuse_runtime.device.sim.dialer import ContactEditorScreen, DialpadScreen, PeopleScreen
+from phoneuse_runtime.device.sim.home import HomeScreen
+from phoneuse_runtime.device.sim.messages import ConversationListScreen, NewConversationScreen
+from phoneuse_runtime.device.sim.settings import SettingsScreen
+from phoneuse_runtime.device.sim.whatsapp import ChatsScreen, ContactPickerScreen
+from phoneuse_runtime.device.sim.widgets import Screen
+from phoneuse_runtime.kernel.errors import Unsupported
 
 ROOTS: dict[str, Callable[[], Screen]] = {
     LAUNCHER: HomeScreen,

@@ -6,11 +6,20 @@ import re
 import urllib.parse
 from typing import TYPE_CHECKING
 
-from .catalog import CHROME
-from .widgets import FRAME, HEIGHT, IMAGE_BUTTON, LINEAR, STATUS_BAR, WIDTH, Builder, Screen
+from phoneuse_runtime.device.sim.catalog import CHROME
+from phoneuse_runtime.device.sim.widgets import (
+    FRAME,
+    HEIGHT,
+    IMAGE_BUTTON,
+    LINEAR,
+    STATUS_BAR,
+    WIDTH,
+    Builder,
+    Screen,
+)
 
 if TYPE_CHECKING:
-    from .phone import SimPhone
+    from phoneuse_runtime.device.sim.phone import SimPhone
 
 R = CHROME + ":id/"
 WEBVIEW = "android.webkit.WebView"

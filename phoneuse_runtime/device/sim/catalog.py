@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..base import AppInfo
+from phoneuse_runtime.device.base import AppInfo
 
 LAUNCHER = "com.google.android.apps.nexuslauncher"
 MESSAGES = "com.google.android.apps.messaging"

@@ -5,13 +5,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ...ui import Bounds, UiNode
-from ..base import Contact
-from .catalog import CONTACTS, DIALER
-from .widgets import BUTTON, FRAME, HEIGHT, IMAGE_BUTTON, LINEAR, WIDTH, Action, Builder, Screen
+from phoneuse_runtime.device.base import Contact
+from phoneuse_runtime.device.sim.catalog import CONTACTS, DIALER
+from phoneuse_runtime.device.sim.widgets import (
+    BUTTON,
+    FRAME,
+    HEIGHT,
+    IMAGE_BUTTON,
+    LINEAR,
+    WIDTH,
+    Action,
+    Builder,
+    Screen,
+)
+from phoneuse_runtime.screen.ui import Bounds, UiNode
 
 if TYPE_CHECKING:
-    from .phone import SimPhone
+    from phoneuse_runtime.device.sim.phone import SimPhone
 
 D = DIALER + ":id/"
 C = CONTACTS + ":id/"

@@ -5,13 +5,24 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ...ui import Bounds, UiNode, focused_node
-from ..base import Notification
-from .catalog import HOME_APPS, LAUNCHER, SYSTEMUI, label_of
-from .widgets import BUTTON, FRAME, HEIGHT, STATUS_BAR, TEXT, WIDTH, Action, Builder, Screen, View
+from phoneuse_runtime.device.base import Notification
+from phoneuse_runtime.device.sim.catalog import HOME_APPS, LAUNCHER, SYSTEMUI, label_of
+from phoneuse_runtime.device.sim.widgets import (
+    BUTTON,
+    FRAME,
+    HEIGHT,
+    STATUS_BAR,
+    TEXT,
+    WIDTH,
+    Action,
+    Builder,
+    Screen,
+    View,
+)
+from phoneuse_runtime.screen.ui import Bounds, UiNode, focused_node
 
 if TYPE_CHECKING:
-    from .phone import SimPhone
+    from phoneuse_runtime.device.sim.phone import SimPhone
 
 L = LAUNCHER + ":id/"
 LAUNCHER_ACTIVITY = "com.google.android.apps.nexuslauncher.NexusLauncherActivity"

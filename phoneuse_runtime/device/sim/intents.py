@@ -10,13 +10,11 @@ from __future__ import annotations
 import urllib.parse
 from collections.abc import Callable
 
-from ...errors import InvalidParams, Unsupported
-from ...limits import clip
-from ..base import Alarm, ExtraValue, Intent, IntentResult
-from .agenda import AlarmsScreen, EditEventScreen
-from .apps import ACTIVITIES, ROOTS
-from .browser import BrowserScreen
-from .catalog import (
+from phoneuse_runtime.device.base import Alarm, ExtraValue, Intent, IntentResult
+from phoneuse_runtime.device.sim.agenda import AlarmsScreen, EditEventScreen
+from phoneuse_runtime.device.sim.apps import ACTIVITIES, ROOTS
+from phoneuse_runtime.device.sim.browser import BrowserScreen
+from phoneuse_runtime.device.sim.catalog import (
     BY_PACKAGE,
     CALENDAR,
     CHROME,
@@ -31,12 +29,14 @@ from .catalog import (
     is_installed,
     short_component,
 )
-from .dialer import ContactDetailScreen, ContactEditorScreen, DialpadScreen
-from .messages import NewConversationScreen
-from .phone import SimPhone
-from .settings import ACTIONS as SETTINGS_ACTIONS
-from .settings import SectionScreen, SettingsScreen
-from .whatsapp import ContactPickerScreen
+from phoneuse_runtime.device.sim.dialer import ContactDetailScreen, ContactEditorScreen, DialpadScreen
+from phoneuse_runtime.device.sim.messages import NewConversationScreen
+from phoneuse_runtime.device.sim.phone import SimPhone
+from phoneuse_runtime.device.sim.settings import ACTIONS as SETTINGS_ACTIONS
+from phoneuse_runtime.device.sim.settings import SectionScreen, SettingsScreen
+from phoneuse_runtime.device.sim.whatsapp import ContactPickerScreen
+from phoneuse_runtime.kernel.errors import InvalidParams, Unsupported
+from phoneuse_runtime.kernel.limits import clip
 
 VIEW, MAIN = "android.intent.action.VIEW", "android.intent.action.MAIN"
 DAYS = {1: "SUN", 2: "MON", 3: "TUE", 4: "WED", 5: "THU", 6: "FRI", 7: "SAT"}  # java.util.Calendar

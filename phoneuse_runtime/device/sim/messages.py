@@ -6,10 +6,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ...numbers import digits
-from ...ui import Bounds, UiNode
-from .catalog import MESSAGES
-from .widgets import (
+from phoneuse_runtime.device.sim.catalog import MESSAGES
+from phoneuse_runtime.device.sim.widgets import (
     BUTTON,
     FRAME,
     HEIGHT,
@@ -20,9 +18,11 @@ from .widgets import (
     Screen,
     bubble_height,
 )
+from phoneuse_runtime.screen.ui import Bounds, UiNode
+from phoneuse_runtime.util.numbers import digits
 
 if TYPE_CHECKING:
-    from .phone import SimPhone
+    from phoneuse_runtime.device.sim.phone import SimPhone
 
 M = MESSAGES + ":id/"
 COMPOSE_TOP = HEIGHT - 220

@@ -8,8 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...errors import InvalidParams, Unsupported
-from ...events import (
+from phoneuse_runtime.device.base import SYSTEM_SOURCE, CallState, Foreground, Notification, SmsMessage
+from phoneuse_runtime.device.sim.catalog import BY_PACKAGE, LAUNCHER, MESSAGES, SYSTEMUI, WHATSAPP
+from phoneuse_runtime.device.sim.state import CallKind, Chat, ChatMessage, SimState, require_number
+from phoneuse_runtime.device.sim.widgets import HEIGHT, STATUS_BAR, WIDTH, Screen, View, status_bar
+from phoneuse_runtime.kernel.errors import InvalidParams, Unsupported
+from phoneuse_runtime.kernel.events import (
     AppStateChanged,
     CallStateChanged,
     EventSink,
@@ -17,11 +21,7 @@ from ...events import (
     NotificationPosted,
     now_ms,
 )
-from ...ui import UiNode
-from ..base import SYSTEM_SOURCE, CallState, Foreground, Notification, SmsMessage
-from .catalog import BY_PACKAGE, LAUNCHER, MESSAGES, SYSTEMUI, WHATSAPP
-from .state import CallKind, Chat, ChatMessage, SimState, require_number
-from .widgets import HEIGHT, STATUS_BAR, WIDTH, Screen, View, status_bar
+from phoneuse_runtime.screen.ui import UiNode
 
 TELECOM_SOURCE = "com.android.server.telecom"
 
@@ -57,7 +57,9 @@ def path_at(root: UiNode, x: int, y: int) -> list[UiNode]:
 
 class SimPhone:
     def __init__(self, state: SimState, emit: EventSink = _ignore) -> None:
-        from .home import HomeScreen  # the screen modules import this one for typing only
+        from phoneuse_runtime.device.sim.home import (
+            HomeScreen,  # the screen modules import this one for typing only
+        )
 
         self.state = state
         self.emit = emit
@@ -159,7 +161,7 @@ class SimPhone:
                     self.tasks.remove(task)
 
     def launch(self, package: str) -> Foreground:
-        from .apps import root_screen
+        from phoneuse_runtime.device.sim.apps import root_screen
 
         app = BY_PACKAGE.get(package)
         if app is None or not app.launch_activity:
@@ -176,7 +178,7 @@ class SimPhone:
         return self.foreground()
 
     def stop(self, package: str) -> bool:
-        from .home import HomeScreen
+        from phoneuse_runtime.device.sim.home import HomeScreen
 
         was_running = package in self.running
         self.tasks = [t for t in self.tasks if t.package != package or t.overlay]
@@ -209,7 +211,7 @@ class SimPhone:
             self.tasks.pop()
 
     def recents(self) -> None:
-        from .home import RecentsScreen
+        from phoneuse_runtime.device.sim.home import RecentsScreen
 
         if self.tasks[-1].overlay and isinstance(self.top(), RecentsScreen):
             self.tasks.pop()
@@ -246,7 +248,7 @@ class SimPhone:
                 return
 
     def swipe(self, x1: int, y1: int, x2: int, y2: int) -> None:
-        from .home import ShadeScreen
+        from phoneuse_runtime.device.sim.home import ShadeScreen
 
         if y1 < STATUS_BAR and y2 - y1 > 200:
             self.overlay(ShadeScreen())
@@ -345,8 +347,8 @@ class SimPhone:
             self._drop_overlays()
 
     def open_thread(self, address: str, *, body: str = "") -> None:
-        from .apps import root_screen
-        from .messages import ConversationScreen
+        from phoneuse_runtime.device.sim.apps import root_screen
+        from phoneuse_runtime.device.sim.messages import ConversationScreen
 
         thread_id = self.state.thread_id_for(require_number(address))
         self.state.mark_thread_read(thread_id)
@@ -357,8 +359,8 @@ class SimPhone:
         self.open(screen, under=root_screen(MESSAGES))
 
     def open_chat(self, chat: Chat, *, text: str = "") -> None:
-        from .apps import root_screen
-        from .whatsapp import ChatScreen
+        from phoneuse_runtime.device.sim.apps import root_screen
+        from phoneuse_runtime.device.sim.whatsapp import ChatScreen
 
         for message in chat.messages:
             if not message.read:
@@ -376,7 +378,7 @@ class SimPhone:
         self.emit(CallStateChanged(state=state.state, number=state.number).to_event(TELECOM_SOURCE))
 
     def place_call(self, number: str) -> None:
-        from .dialer import InCallScreen
+        from phoneuse_runtime.device.sim.dialer import InCallScreen
 
         number = require_number(number)
         if self.call.state != "idle":
@@ -387,7 +389,7 @@ class SimPhone:
         self.open_task(InCallScreen())
 
     def incoming_call(self, number: str) -> None:
-        from .dialer import InCallScreen
+        from phoneuse_runtime.device.sim.dialer import InCallScreen
 
         number = require_number(number)
         if self.call.state != "idle":
@@ -414,7 +416,7 @@ class SimPhone:
         return self._hang_up("missed")
 
     def _hang_up(self, unanswered: CallKind) -> bool:
-        from .dialer import InCallScreen
+        from phoneuse_runtime.device.sim.dialer import InCallScreen
 
         if self.call.state == "idle":
             return False

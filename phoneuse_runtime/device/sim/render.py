@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 from typing import TYPE_CHECKING
 
-from ...ui import UiNode
+from phoneuse_runtime.screen.ui import UiNode
 
 if TYPE_CHECKING:
     from PIL import ImageDraw, ImageFont

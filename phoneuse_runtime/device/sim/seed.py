@@ -45,9 +45,9 @@ from __future__ import annotations
 
 import datetime as dt
 
-from ...events import now_ms
-from ..base import Alarm, Attendee, CalendarEvent
-from .state import SimState
+from phoneuse_runtime.device.base import Alarm, Attendee, CalendarEvent
+from phoneuse_runtime.device.sim.state import SimState
+from phoneuse_runtime.kernel.events import now_ms
 
 SEED = __doc__
 

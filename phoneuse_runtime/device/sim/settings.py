@@ -6,13 +6,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ...ui import Bounds, UiNode
-from .catalog import APPS, SETTINGS
-from .widgets import HEIGHT, LINEAR, SWITCH, TEXT, WIDTH, Action, Builder, Screen
+from phoneuse_runtime.device.sim.catalog import APPS, SETTINGS
+from phoneuse_runtime.device.sim.widgets import HEIGHT, LINEAR, SWITCH, TEXT, WIDTH, Action, Builder, Screen
+from phoneuse_runtime.screen.ui import Bounds, UiNode
 
 if TYPE_CHECKING:
-    from .phone import SimPhone
-    from .state import SimState
+    from phoneuse_runtime.device.sim.phone import SimPhone
+    from phoneuse_runtime.device.sim.state import SimState
 
 S = SETTINGS + ":id/"
 WIFI = "Wi\u2011Fi"  # Android writes it with a non-breaking hyphen

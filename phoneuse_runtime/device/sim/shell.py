@@ -15,11 +15,11 @@ import shlex
 import zlib
 from dataclasses import dataclass
 
-from ...errors import RuntimeFailure
-from ..base import KEYCODES, Intent, ShellResult
-from .catalog import APPS, short_component
-from .intents import describe, start_intent
-from .phone import SimPhone
+from phoneuse_runtime.device.base import KEYCODES, Intent, ShellResult
+from phoneuse_runtime.device.sim.catalog import APPS, short_component
+from phoneuse_runtime.device.sim.intents import describe, start_intent
+from phoneuse_runtime.device.sim.phone import SimPhone
+from phoneuse_runtime.kernel.errors import RuntimeFailure
 
 PROPS = {
     "ro.product.model": "Pixel 8 (simulated)",

@@ -19,12 +19,20 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from ...errors import InvalidParams, Unsupported
-from ...events import now_ms
-from ...files import StateFileError, read_state_text, validation_problem
-from ...numbers import MIN_MATCH, digits, same_number
-from ..base import Alarm, CalendarEvent, CallRecord, Contact, Notification, SmsBox, SmsMessage
-from .catalog import BY_PACKAGE
+from phoneuse_runtime.device.base import (
+    Alarm,
+    CalendarEvent,
+    CallRecord,
+    Contact,
+    Notification,
+    SmsBox,
+    SmsMessage,
+)
+from phoneuse_runtime.device.sim.catalog import BY_PACKAGE
+from phoneuse_runtime.kernel.errors import InvalidParams, Unsupported
+from phoneuse_runtime.kernel.events import now_ms
+from phoneuse_runtime.util.files import StateFileError, read_state_text, validation_problem
+from phoneuse_runtime.util.numbers import MIN_MATCH, digits, same_number
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter

@@ -5,14 +5,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ...ui import Bounds, UiNode
-from .catalog import WHATSAPP
-from .messages import when
-from .state import Chat
-from .widgets import FRAME, HEIGHT, IMAGE_BUTTON, LINEAR, WIDTH, Builder, Screen, bubble_height
+from phoneuse_runtime.device.sim.catalog import WHATSAPP
+from phoneuse_runtime.device.sim.messages import when
+from phoneuse_runtime.device.sim.state import Chat
+from phoneuse_runtime.device.sim.widgets import (
+    FRAME,
+    HEIGHT,
+    IMAGE_BUTTON,
+    LINEAR,
+    WIDTH,
+    Builder,
+    Screen,
+    bubble_height,
+)
+from phoneuse_runtime.screen.ui import Bounds, UiNode
 
 if TYPE_CHECKING:
-    from .phone import SimPhone
+    from phoneuse_runtime.device.sim.phone import SimPhone
 
 W = WHATSAPP + ":id/"
 ENTRY_TOP = HEIGHT - 200

@@ -13,11 +13,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ...ui import Bounds, UiNode
-from .catalog import SYSTEMUI, label_of
+from phoneuse_runtime.device.sim.catalog import SYSTEMUI, label_of
+from phoneuse_runtime.screen.ui import Bounds, UiNode
 
 if TYPE_CHECKING:
-    from .phone import SimPhone
+    from phoneuse_runtime.device.sim.phone import SimPhone
 
 WIDTH, HEIGHT = 1080, 2400
 STATUS_BAR = 128  # the status bar's height; app content starts below it

@@ -26,8 +26,14 @@ import signal
 import time
 from dataclasses import dataclass
 
-from ...errors import DeviceUnavailable, PermissionDenied, RuntimeFailure, Timeout, Unsupported
-from ..base import deadline
+from phoneuse_runtime.device.base import deadline
+from phoneuse_runtime.kernel.errors import (
+    DeviceUnavailable,
+    PermissionDenied,
+    RuntimeFailure,
+    Timeout,
+    Unsupported,
+)
 
 log = logging.getLogger(__name__)
 

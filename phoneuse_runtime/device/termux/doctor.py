@@ -14,11 +14,11 @@ import shutil
 import time
 from pathlib import Path
 
-from ...config import ConfigError, Settings
-from ...doctor import Check
-from ...errors import PermissionDenied, RuntimeFailure, Timeout, Unsupported
-from . import commands
-from .selfadb import SelfAdb
+from phoneuse_runtime.cli.doctor import Check
+from phoneuse_runtime.config.settings import ConfigError, Settings
+from phoneuse_runtime.device.termux import commands
+from phoneuse_runtime.device.termux.selfadb import SelfAdb
+from phoneuse_runtime.kernel.errors import PermissionDenied, RuntimeFailure, Timeout, Unsupported
 
 TIMEOUT_S = 5.0
 SERVICE = "phoneuse-runtime"
@@ -168,7 +168,7 @@ async def _self_adb_checks(settings: Settings) -> list[Check]:
             Check("self-adb", "warn", f"UI actions are unavailable: {finder.problem}", enable),
             await _phantom_unknown(),
         ]
-    from ..adb.connection import Client, server_address
+    from phoneuse_runtime.device.adb.connection import Client, server_address
 
     host, port = server_address(settings.adb_server)
     client = Client(host, port)
@@ -211,7 +211,7 @@ async def _phantom_unknown() -> Check:
 
 
 def _phantom_check(client: object, serial: str) -> Check:
-    from ..adb.connection import Client
+    from phoneuse_runtime.device.adb.connection import Client
 
     assert isinstance(client, Client)
     dev = client.device(serial=serial)

@@ -23,15 +23,27 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from ...errors import DeviceUnavailable, PermissionDenied, RuntimeFailure, Timeout, Unsupported
-from ...events import CallStateChanged, EventSink
-from ..adb.events import report_messages, report_notifications
-from ..base import SYSTEM_SOURCE, CallRecord, CallState, reset_deadline, set_deadline
-
-if TYPE_CHECKING:
-    from . import TermuxDevice
+from phoneuse_runtime.device.adb.events import report_messages, report_notifications
+from phoneuse_runtime.device.base import (
+    SYSTEM_SOURCE,
+    CallRecord,
+    CallState,
+    Notification,
+    SmsMessage,
+    reset_deadline,
+    set_deadline,
+)
+from phoneuse_runtime.device.termux.selfadb import SelfAdb
+from phoneuse_runtime.kernel.errors import (
+    DeviceUnavailable,
+    PermissionDenied,
+    RuntimeFailure,
+    Timeout,
+    Unsupported,
+)
+from phoneuse_runtime.kernel.events import CallStateChanged, EventSink
 
 log = logging.getLogger(__name__)
 
@@ -51,12 +63,26 @@ ON_BATTERY_FACTOR = 2.0
 MAX_INTERVAL_S = 30.0
 
 
+class PolledPhone(Protocol):
+    """What the pollers read of the phone (`TermuxDevice` is one)."""
+
+    self_adb: SelfAdb
+
+    async def screen_on(self) -> bool | None: ...
+    async def on_battery(self) -> bool: ...
+    async def highest_sms_id(self, *, box: str = "inbox") -> int: ...
+    async def new_inbox(self, above_id: int) -> list[SmsMessage]: ...
+    async def notifications(self) -> list[Notification]: ...
+    async def call_state(self) -> CallState: ...
+    async def recent_calls(self) -> list[CallRecord]: ...
+
+
 class TermuxPollers:
     """The polling loop and what it remembers between polls."""
 
     def __init__(
         self,
-        phone: TermuxDevice,
+        phone: PolledPhone,
         emit: EventSink,
         wanted: Callable[[str], bool],
         *,

@@ -25,8 +25,8 @@ import hashlib
 import time
 from typing import Any
 
-from ...errors import DeviceUnavailable
-from ..base import CallRecord, Contact, Notification, SmsBox, SmsMessage
+from phoneuse_runtime.device.base import CallRecord, Contact, Notification, SmsBox, SmsMessage
+from phoneuse_runtime.kernel.errors import DeviceUnavailable
 
 DATE_FORMAT = "%Y-%m-%d %H:%M:%S"
 _BOXES: dict[str, SmsBox] = {
@@ -151,3 +151,14 @@ def battery(value: object) -> dict[str, Any]:
 
 def on_battery(status: dict[str, Any]) -> bool:
     return str(status.get("plugged", "")) == "UNPLUGGED"
+
+
+def screen_state(dumpsys_power: str) -> bool | None:
+    """The screen's state in `dumpsys power`: mWakefulness (Awake, Asleep, Dozing, Dreaming)."""
+    for line in dumpsys_power.splitlines():
+        text = line.strip()
+        if text.startswith("mWakefulness="):
+            return text.split("=", 1)[1].strip() in ("Awake", "Dreaming")
+        if text.startswith("Display Power: state="):
+            return text.split("=", 1)[1].strip() == "ON"
+    return None

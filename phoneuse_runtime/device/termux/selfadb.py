@@ -26,10 +26,10 @@ import re
 import socket
 from collections.abc import Callable
 
-from ...config import ConfigError
-from ...events import EventSink
-from ...tasks import cancel_and_wait
-from ..adb import AdbDevice
+from phoneuse_runtime.config.settings import ConfigError
+from phoneuse_runtime.device.adb.device import AdbDevice
+from phoneuse_runtime.kernel.events import EventSink
+from phoneuse_runtime.util.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -150,7 +150,7 @@ class SelfAdb:
         is, and the pairing keys in ~/.android are all it needs)."""
         if self.mode not in ("auto", "off"):
             return self.mode
-        from ..adb.connection import Client, is_local, server_address, start_server
+        from phoneuse_runtime.device.adb.connection import Client, is_local, server_address, start_server
 
         host, port = server_address(self.adb_server)
         client = Client(host, port)

@@ -8,8 +8,8 @@ Modules: `part.py` (the part), `seam.py` (what it needs of the chat part), `acti
 
 from __future__ import annotations
 
-from . import commands, frames, pickers  # noqa: F401 (they register their frame handlers)
-from .part import AgentPart
-from .seam import ChatSeam
+from phoneuse_runtime.gateway.agent import commands, frames, pickers  # noqa: F401 (they register their frame handlers)
+from phoneuse_runtime.gateway.agent.part import AgentPart
+from phoneuse_runtime.gateway.agent.seam import ChatSeam
 
 __all__ = ["AgentPart", "ChatSeam"]

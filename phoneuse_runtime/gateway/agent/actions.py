@@ -12,13 +12,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...errors import InvalidParams
-from ...params import Params
-from ...registry import ActionContext, ActionResult, ActionSpec, AnyActionSpec
-from ..errors import GatewayError
-from .base import agent_of
-from .part import AgentPart, Scope, Stream, bounded_put
-from .pickers import ask
+from phoneuse_runtime.gateway.agent.base import agent_of
+from phoneuse_runtime.gateway.agent.part import AgentPart, Scope, Stream, bounded_put
+from phoneuse_runtime.gateway.agent.pickers import ask
+from phoneuse_runtime.gateway.errors import GatewayError
+from phoneuse_runtime.kernel.errors import InvalidParams
+from phoneuse_runtime.kernel.params import Params
+from phoneuse_runtime.kernel.registry import ActionContext, ActionResult, ActionSpec, AnyActionSpec
 
 VIA = "iris"
 ID_CHARS = 200
@@ -38,7 +38,7 @@ class ChatResult(ActionResult):
 
 
 def _part(ctx: ActionContext) -> AgentPart:
-    from ..server import Gateway
+    from phoneuse_runtime.gateway.server import Gateway
 
     return agent_of(ctx.component(Gateway))
 

@@ -20,15 +20,15 @@ import datetime
 import logging
 from typing import TYPE_CHECKING
 
-from ...policies import PolicyCall
+from phoneuse_runtime.kernel.policies import PolicyCall
 
 if TYPE_CHECKING:
-    from ..pairing import Pairing
+    from phoneuse_runtime.gateway.pairing import Pairing
 
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
-    from .part import AgentPart
+    from phoneuse_runtime.gateway.agent.part import AgentPart
 
 # "always": hold listed actions even with no app paired (they time out unanswered); "paired":
 # once any app device is paired (a runtime nobody paired behaves as before); "off": never.

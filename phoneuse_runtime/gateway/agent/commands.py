@@ -19,23 +19,23 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ...callers import Caller
-from ...errors import RuntimeFailure
-from ...events import now_ms
-from ...runtime import ActionCall
-from ..dispatch import Empty, Payload
-from ..errors import GatewayError
-from ..protocol import Request
-from .actions import CHAT_ACTIONS
-from .approvals import OWNER_FRONTEND
-from .base import HANDLERS, agent_of
-from .mirror import clip
-from .part import AgentPart, Scope, bounded_put
-from .pickers import APPROVE, DENY, answer
+from phoneuse_runtime.gateway.agent.actions import CHAT_ACTIONS
+from phoneuse_runtime.gateway.agent.approvals import OWNER_FRONTEND
+from phoneuse_runtime.gateway.agent.base import HANDLERS, agent_of
+from phoneuse_runtime.gateway.agent.mirror import clip
+from phoneuse_runtime.gateway.agent.part import AgentPart, Scope, bounded_put
+from phoneuse_runtime.gateway.agent.pickers import APPROVE, DENY, answer
+from phoneuse_runtime.gateway.dispatch import Empty, Payload
+from phoneuse_runtime.gateway.errors import GatewayError
+from phoneuse_runtime.gateway.protocol import Request
+from phoneuse_runtime.kernel.callers import Caller
+from phoneuse_runtime.kernel.errors import RuntimeFailure
+from phoneuse_runtime.kernel.events import now_ms
+from phoneuse_runtime.kernel.runtime import ActionCall
 
 if TYPE_CHECKING:
-    from ...registry import AnyActionSpec
-    from ..session import Session
+    from phoneuse_runtime.gateway.session import Session
+    from phoneuse_runtime.kernel.registry import AnyActionSpec
 
 COMMAND_TIMEOUT_MS = 30_000
 RESULT_PREVIEW_CHARS = 600

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...events import EventPayload
+from phoneuse_runtime.kernel.events import EventPayload
 
 SOURCE = "phoneuse.gateway"
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..dispatch import Empty, Payload
-from ..errors import GatewayError
-from ..protocol import Request
-from .base import HANDLERS, agent_of
-from .events import SOURCE, AgentSteer, AgentStop
+from phoneuse_runtime.gateway.agent.base import HANDLERS, agent_of
+from phoneuse_runtime.gateway.agent.events import SOURCE, AgentSteer, AgentStop
+from phoneuse_runtime.gateway.dispatch import Empty, Payload
+from phoneuse_runtime.gateway.errors import GatewayError
+from phoneuse_runtime.gateway.protocol import Request
 
 if TYPE_CHECKING:
-    from ..session import Session
+    from phoneuse_runtime.gateway.session import Session
 
 
 class SteerPayload(Payload):

@@ -18,16 +18,16 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any
 
-from ...approval_text import call_line, full_params, stripped, target
-from ...events import Event, now_ms
-from ...limits import shorten
-from .actions import CHAT_ACTIONS
-from .part import Scope, ToolRun, bounded_put
-from .pickers import APPROVE, DENY, Picker
+from phoneuse_runtime.gateway.agent.actions import CHAT_ACTIONS
+from phoneuse_runtime.gateway.agent.part import Scope, ToolRun, bounded_put
+from phoneuse_runtime.gateway.agent.pickers import APPROVE, DENY, Picker
+from phoneuse_runtime.kernel.events import Event, now_ms
+from phoneuse_runtime.kernel.limits import shorten
+from phoneuse_runtime.owner.approval_text import call_line, full_params, stripped, target
 
 if TYPE_CHECKING:
-    from ...events import Subscription
-    from .part import AgentPart
+    from phoneuse_runtime.gateway.agent.part import AgentPart
+    from phoneuse_runtime.kernel.events import Subscription
 
 log = logging.getLogger(__name__)
 

@@ -18,22 +18,22 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ...components import Contribution
-from ...config import ConfigError
-from ...errors import DeviceUnavailable, InvalidParams
-from ...events import Event, Subscription, now_ms
-from ..errors import GatewayError
-from .approvals import APPROVAL_MODES, OwnerApproval
-from .base import HANDLERS
-from .events import EVENTS, SOURCE, ChatMessage, MediaRef
-from .seam import ChatSeam, UserMessage, find_chat
+from phoneuse_runtime.config.settings import ConfigError
+from phoneuse_runtime.gateway.agent.approvals import APPROVAL_MODES, OwnerApproval
+from phoneuse_runtime.gateway.agent.base import HANDLERS
+from phoneuse_runtime.gateway.agent.events import EVENTS, SOURCE, ChatMessage, MediaRef
+from phoneuse_runtime.gateway.agent.seam import ChatSeam, UserMessage, find_chat
+from phoneuse_runtime.gateway.errors import GatewayError
+from phoneuse_runtime.kernel.errors import DeviceUnavailable, InvalidParams
+from phoneuse_runtime.kernel.events import Event, Subscription, now_ms
+from phoneuse_runtime.kernel.registry import Contribution
 
 if TYPE_CHECKING:
-    from ..protocol import Request
-    from ..server import Gateway
-    from ..session import Session
-    from .commands import Command
-    from .pickers import Picker
+    from phoneuse_runtime.gateway.agent.commands import Command
+    from phoneuse_runtime.gateway.agent.pickers import Picker
+    from phoneuse_runtime.gateway.protocol import Request
+    from phoneuse_runtime.gateway.server import Gateway
+    from phoneuse_runtime.gateway.session import Session
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +102,7 @@ class AgentPart:
 
     # --- the part's life ------------------------------------------------------
     def contribution(self) -> Contribution:
-        from .actions import ACTIONS
+        from phoneuse_runtime.gateway.agent.actions import ACTIONS
 
         return Contribution(actions=ACTIONS, events=EVENTS, policies=[self.policy])
 
@@ -137,8 +137,8 @@ class AgentPart:
             self.listen()
             self.policy.paired = True
         elif settings.approvals == "paired":
-            from ...events import now_ms
-            from .approvals import unpaired_note
+            from phoneuse_runtime.gateway.agent.approvals import unpaired_note
+            from phoneuse_runtime.kernel.events import now_ms
 
             pairings = await gateway.db.run(lambda c: gateway.pairing_store(c).pairings())
             note = unpaired_note(pairings, now_ms())
@@ -176,7 +176,7 @@ class AgentPart:
         """Starts listening on the bus (once): the mirror, phone events and approvals."""
         if self._sub is not None:
             return
-        from .mirror import pump
+        from phoneuse_runtime.gateway.agent.mirror import pump
 
         self._sub = self.gateway.runtime.bus.subscribe(
             "iris-agent", LISTENED, scope=BUS_SCOPE, outside=bool(self.gateway.sessions)
@@ -227,7 +227,7 @@ class AgentPart:
     async def _user_message(self, session: Session, message: UserMessage) -> None:
         scope = Scope(message.chat_id, message.thread_id)
         if message.text.lstrip().startswith("/"):
-            from .commands import run_command
+            from phoneuse_runtime.gateway.agent.commands import run_command
 
             self.gateway.spawn(run_command(self, session, scope, message.text.strip()))
             return

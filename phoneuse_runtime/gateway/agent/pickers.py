@@ -14,16 +14,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ...approvals import NoSuchApproval
-from ...errors import Conflict
-from ..dispatch import Payload
-from ..errors import GatewayError
-from ..protocol import Request
-from .base import HANDLERS, agent_of
+from phoneuse_runtime.gateway.agent.base import HANDLERS, agent_of
+from phoneuse_runtime.gateway.dispatch import Payload
+from phoneuse_runtime.gateway.errors import GatewayError
+from phoneuse_runtime.gateway.protocol import Request
+from phoneuse_runtime.kernel.errors import Conflict
+from phoneuse_runtime.owner.approvals import NoSuchApproval
 
 if TYPE_CHECKING:
-    from ..session import Session
-    from .part import AgentPart, Scope
+    from phoneuse_runtime.gateway.agent.part import AgentPart, Scope
+    from phoneuse_runtime.gateway.session import Session
 
 APPROVE, DENY = "approve", "deny"
 

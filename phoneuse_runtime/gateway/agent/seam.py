@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from ..session import Session
+    from phoneuse_runtime.gateway.session import Session
 
 
 class UserMessage(Protocol):

@@ -31,10 +31,10 @@ agent part's `ChatSeam` (`gateway/agent/seam.py`):
 
 from __future__ import annotations
 
-from . import channels, media, messages
-from .channels import DEFAULT_CHAT_ID, channel_list
-from .part import ChatPart, UserMessageListener, chat_part
-from .store import Scope, StoredMessage
+from phoneuse_runtime.gateway.chat import channels, media, messages
+from phoneuse_runtime.gateway.chat.channels import DEFAULT_CHAT_ID, channel_list
+from phoneuse_runtime.gateway.chat.part import ChatPart, UserMessageListener, chat_part
+from phoneuse_runtime.gateway.chat.store import Scope, StoredMessage
 
 __all__ = [
     "DEFAULT_CHAT_ID",

@@ -12,16 +12,16 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
 
-from ..dispatch import Empty, Payload
-from ..errors import GatewayError
-from ..protocol import Request
-from . import store
-from .handlers import HANDLERS
-from .store import DEFAULT_CHAT_ID
+from phoneuse_runtime.gateway.chat import store
+from phoneuse_runtime.gateway.chat.handlers import HANDLERS
+from phoneuse_runtime.gateway.chat.store import DEFAULT_CHAT_ID
+from phoneuse_runtime.gateway.dispatch import Empty, Payload
+from phoneuse_runtime.gateway.errors import GatewayError
+from phoneuse_runtime.gateway.protocol import Request
 
 if TYPE_CHECKING:
-    from ..server import Gateway
-    from ..session import Session
+    from phoneuse_runtime.gateway.server import Gateway
+    from phoneuse_runtime.gateway.session import Session
 
 __all__ = ["DEFAULT_CHAT_ID", "channel_list"]
 

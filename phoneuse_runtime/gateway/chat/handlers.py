@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from ..dispatch import Handlers
+from phoneuse_runtime.gateway.dispatch import Handlers
 
 HANDLERS = Handlers()

@@ -20,18 +20,18 @@ from typing import IO, TYPE_CHECKING, Any, Literal, get_args
 
 from pydantic import Field
 
-from ...files import create_private
-from ..dispatch import Payload
-from ..errors import GatewayError
-from ..protocol import Request
-from . import media_store
-from .handlers import HANDLERS
-from .part import chat_part
-from .store import resolve
+from phoneuse_runtime.gateway.chat import media_store
+from phoneuse_runtime.gateway.chat.handlers import HANDLERS
+from phoneuse_runtime.gateway.chat.part import chat_part
+from phoneuse_runtime.gateway.chat.store import resolve
+from phoneuse_runtime.gateway.dispatch import Payload
+from phoneuse_runtime.gateway.errors import GatewayError
+from phoneuse_runtime.gateway.protocol import Request
+from phoneuse_runtime.util.files import create_private
 
 if TYPE_CHECKING:
-    from ..server import Gateway
-    from ..session import Session
+    from phoneuse_runtime.gateway.server import Gateway
+    from phoneuse_runtime.gateway.session import Session
 
 log = logging.getLogger(__name__)
 

@@ -8,8 +8,8 @@ import secrets
 import sqlite3
 from typing import Any
 
-from ...events import now_ms
-from ..errors import GatewayError
+from phoneuse_runtime.gateway.errors import GatewayError
+from phoneuse_runtime.kernel.events import now_ms
 
 DDL = """
 CREATE TABLE IF NOT EXISTS chat_media (

@@ -11,19 +11,19 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from pydantic import Field
 
-from ..db import transaction
-from ..dispatch import Payload
-from ..errors import GatewayError
-from ..protocol import Request
-from . import media_store, store
-from .handlers import HANDLERS
-from .part import chat_part
-from .store import Draft, Scope, StoredMessage
+from phoneuse_runtime.gateway.chat import media_store, store
+from phoneuse_runtime.gateway.chat.handlers import HANDLERS
+from phoneuse_runtime.gateway.chat.part import chat_part
+from phoneuse_runtime.gateway.chat.store import Draft, Scope, StoredMessage
+from phoneuse_runtime.gateway.db import transaction
+from phoneuse_runtime.gateway.dispatch import Payload
+from phoneuse_runtime.gateway.errors import GatewayError
+from phoneuse_runtime.gateway.protocol import Request
 
 if TYPE_CHECKING:
-    from ...config import Settings
-    from ..server import Gateway
-    from ..session import Session
+    from phoneuse_runtime.config.settings import Settings
+    from phoneuse_runtime.gateway.server import Gateway
+    from phoneuse_runtime.gateway.session import Session
 
 MEDIA_PER_MESSAGE = 20
 HISTORY_LIMIT = 50  # a history request without a limit

@@ -7,14 +7,20 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...components import Contribution
-from ...files import private_dir
-from .handlers import HANDLERS
-from .store import Draft, StoredMessage, create_tables, default_chat_id, get_channel
+from phoneuse_runtime.gateway.chat.handlers import HANDLERS
+from phoneuse_runtime.gateway.chat.store import (
+    Draft,
+    StoredMessage,
+    create_tables,
+    default_chat_id,
+    get_channel,
+)
+from phoneuse_runtime.kernel.registry import Contribution
+from phoneuse_runtime.util.files import private_dir
 
 if TYPE_CHECKING:
-    from ..server import Gateway
-    from ..session import Session
+    from phoneuse_runtime.gateway.server import Gateway
+    from phoneuse_runtime.gateway.session import Session
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +81,7 @@ class ChatPart:
         stream used); with `announce`, broadcasts its `message` frame to every device of the
         owner (outboxed). GatewayError("not_found") for an unknown chat, thread or reply_to;
         ValueError for a role that is not the server's, or a message_id already taken."""
-        from .messages import store_message
+        from phoneuse_runtime.gateway.chat.messages import store_message
 
         draft = Draft(
             role=role,
@@ -102,7 +108,7 @@ class ChatPart:
         """Keeps media the server produced (a screenshot): its `media_ref` (schema), which
         `media.pull` serves, for a `media.offer` (`offer_media`) or a message's `media`.
         ValueError for a kind the schema does not name."""
-        from .media import store_media
+        from phoneuse_runtime.gateway.chat.media import store_media
 
         return await store_media(self.gateway, data, kind=kind, mime=mime, filename=filename)
 
@@ -111,7 +117,7 @@ class ChatPart:
     ) -> None:
         """Announces stored media (`media.offer`) to every connected device, in the chat named
         (the default channel when None); the app pulls the bytes with `media.pull`."""
-        from .media import offer_media
+        from phoneuse_runtime.gateway.chat.media import offer_media
 
         await offer_media(self.gateway, media, chat_id=chat_id or None, thread_id=thread_id or None)
 
@@ -133,7 +139,7 @@ class ChatPart:
                 log.exception("a user message listener failed on %s", message.message_id)
 
     async def start(self, gateway: Gateway) -> None:
-        from ...config import ConfigError
+        from phoneuse_runtime.config.settings import ConfigError
 
         settings = gateway.settings
         if settings.gateway_chat_max_bytes <= 0 or settings.gateway_chat_retention_days < 0:
@@ -155,7 +161,7 @@ class ChatPart:
         pass
 
     async def session_closed(self, session: Session) -> None:
-        from .media import abandon_upload
+        from phoneuse_runtime.gateway.chat.media import abandon_upload
 
         await abandon_upload(session)
 

@@ -22,10 +22,10 @@ import sqlite3
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ...events import now_ms
-from ...privacy import mask_secrets
-from ..db import transaction
-from ..errors import GatewayError
+from phoneuse_runtime.gateway.db import transaction
+from phoneuse_runtime.gateway.errors import GatewayError
+from phoneuse_runtime.kernel.events import now_ms
+from phoneuse_runtime.owner.privacy import mask_secrets
 
 DEFAULT_CHAT_ID = "android:default"
 DEFAULT_NAME = "Android"
@@ -113,7 +113,7 @@ def create_tables(conn: sqlite3.Connection) -> None:
                 (DEFAULT_CHAT_ID, DEFAULT_NAME, now_ms()),
             )
     # The media table lives with the media code, in the same file.
-    from .media_store import create_tables as create_media_tables
+    from phoneuse_runtime.gateway.chat.media_store import create_tables as create_media_tables
 
     create_media_tables(conn)
 
@@ -339,7 +339,7 @@ def insert_message(conn: sqlite3.Connection, scope: Scope, draft: Draft) -> Stor
     """Stores one message (in the caller's transaction, if any). A `message_id` already taken is
     a ValueError: a message id never names two contents.
 
-    Its text and reasoning are stored masked (phoneuse_runtime/privacy.py: one-time codes and
+    Its text and reasoning are stored masked (phoneuse_runtime/owner/privacy.py: one-time codes and
     passwords), and so are what `history` and `search` give back later; the message returned
     (what the live frames and the listeners get, once) says what was sent."""
     message_id = draft.message_id or new_message_id()

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from phoneuse_runtime.app import make_device
-from phoneuse_runtime.config import Settings
+from phoneuse_runtime.config.settings import Settings
 from tests.conftest import Client, ServerFactory
 from tests.fakes.adb_server import FakeDevice, FakeDeviceFactory, adb_server, fake_device_factory
 from tests.fakes.adbd import DEFAULT_FEATURES

@@ -6,7 +6,7 @@ import queue
 
 import pytest
 
-from phoneuse_runtime.config import ConfigError, Settings, default_adb_server
+from phoneuse_runtime.config.settings import ConfigError, Settings, default_adb_server
 from phoneuse_runtime.device.adb.connection import (
     Attached,
     Client,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from phoneuse_runtime.cli import main
+from phoneuse_runtime.cli.main import main
 from tests.device.adb.conftest import AdbServe
 
 pytestmark = pytest.mark.usefixtures("free_listen")  # doctor checks the ports serve would take

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from phoneuse_runtime.app import make_device
-from phoneuse_runtime.config import ConfigError, Settings
+from phoneuse_runtime.config.settings import ConfigError, Settings
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 from tests.conftest import TOKEN, Client
 from tests.device.adb.conftest import AdbServe

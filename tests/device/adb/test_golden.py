@@ -14,8 +14,8 @@ from phoneuse_runtime.device.adb.shell import (
     parse_wm_size,
     provider_failure,
 )
-from phoneuse_runtime.device.termux import screen_state
-from phoneuse_runtime.ui import parse_hierarchy
+from phoneuse_runtime.device.termux.parse import screen_state
+from phoneuse_runtime.screen.ui import parse_hierarchy
 from tests.fakes.golden import golden, golden_files
 
 LINE = ("jp.naver.line.android", "jp.naver.line.android.activity.main.MainActivity")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from phoneuse_runtime.device.adb import AdbDevice
+from phoneuse_runtime.device.adb.device import AdbDevice
 from phoneuse_runtime.device.adb.events import Pollers
 from phoneuse_runtime.memory import Filters, Memory
 from phoneuse_runtime.rpc import protocol_pb2 as pb

@@ -7,7 +7,7 @@ import pytest
 
 from phoneuse_runtime.device.adb import apps, dumpsys
 from phoneuse_runtime.device.base import Intent
-from phoneuse_runtime.errors import InvalidParams
+from phoneuse_runtime.kernel.errors import InvalidParams
 
 WINDOW_14 = """
 WINDOW MANAGER WINDOWS (dumpsys window windows)

@@ -8,8 +8,8 @@ import adbutils
 
 from phoneuse_runtime.device.adb.errors import RpcError, rpc_failure, translate
 from phoneuse_runtime.device.adb.ui import node_from_info, u2_selector
-from phoneuse_runtime.errors import DeviceUnavailable, ElementNotFound, PermissionDenied
-from phoneuse_runtime.ui import Selector
+from phoneuse_runtime.kernel.errors import DeviceUnavailable, ElementNotFound, PermissionDenied
+from phoneuse_runtime.screen.selector import Selector
 
 
 def _java_regex(pattern: str) -> re.Pattern[str]:

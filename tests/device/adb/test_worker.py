@@ -11,7 +11,7 @@ import pytest
 
 from phoneuse_runtime.device.adb.worker import Budget, Worker
 from phoneuse_runtime.device.base import reset_deadline, set_deadline
-from phoneuse_runtime.errors import Timeout
+from phoneuse_runtime.kernel.errors import Timeout
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from phoneuse_runtime.cli import main
+from phoneuse_runtime.cli.main import main
 from tests.fakes.adb_server import FakeDeviceFactory
 from tests.fakes.golden import golden_files
 from tests.fakes.phone import FakePhone

@@ -6,7 +6,7 @@ import asyncio
 import time
 from collections.abc import Callable
 
-from phoneuse_runtime.device.termux import TermuxDevice
+from phoneuse_runtime.device.termux.device import TermuxDevice
 from tests.conftest import Client
 from tests.device.adb.test_e2e_faults import Events
 from tests.device.termux.conftest import TermuxServe

@@ -149,7 +149,7 @@ async def test_a_missing_getprop_is_androids_own_not_a_package_to_install(
             (path / fake.name).symlink_to(fake)
     (path / "python3").symlink_to(sys.executable)  # what the fakes' `#!/usr/bin/env python3` runs
     monkeypatch.setenv("PATH", str(path))
-    with caplog.at_level("WARNING", logger="phoneuse_runtime.device.termux"):
+    with caplog.at_level("WARNING", logger="phoneuse_runtime.device.termux.device"):
         await serve_termux()
     lines = [record.getMessage() for record in caplog.records]
     warned = [line for line in lines if "cannot read the phone's properties" in line]

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import time
 
-from phoneuse_runtime.capabilities import UI
-from phoneuse_runtime.device.termux import TermuxDevice
+from phoneuse_runtime.device.termux.device import TermuxDevice
 from phoneuse_runtime.device.termux.selfadb import local_serials, parse_mdns, parse_self_adb
+from phoneuse_runtime.kernel.capabilities import UI
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 from tests.conftest import ServerFactory
 from tests.device.adb.test_e2e_faults import Events

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from phoneuse_runtime.device.termux import commands, parse
-from phoneuse_runtime.errors import PermissionDenied, Unsupported
+from phoneuse_runtime.kernel.errors import PermissionDenied, Unsupported
 from tests.fakes.golden import golden, golden_files
 
 

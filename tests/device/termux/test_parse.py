@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from phoneuse_runtime.device.termux import commands, parse, screen_state
-from phoneuse_runtime.errors import DeviceUnavailable, PermissionDenied
+from phoneuse_runtime.device.termux import commands, parse
+from phoneuse_runtime.device.termux.parse import screen_state
+from phoneuse_runtime.kernel.errors import DeviceUnavailable, PermissionDenied
 
 NEW_SMS = {
     "threadid": 3,

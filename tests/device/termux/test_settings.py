@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from phoneuse_runtime.app import make_device
-from phoneuse_runtime.cli import build_parser, main
-from phoneuse_runtime.config import ConfigError, Settings, load_settings
-from phoneuse_runtime.device.termux import TermuxDevice
+from phoneuse_runtime.cli.main import build_parser, main
+from phoneuse_runtime.config.settings import ConfigError, Settings, load_settings
+from phoneuse_runtime.device.termux.device import TermuxDevice
 
 
 def test_self_adb_comes_from_flag_then_env_then_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from phoneuse_runtime.config import ConfigError, load_settings
+from phoneuse_runtime.config.settings import ConfigError, load_settings
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 
 from ..conftest import GatewayFactory, GatewayServer, IrisClient

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from phoneuse_runtime.config import Settings, load_settings
-from phoneuse_runtime.device.sim import SimDevice
-from phoneuse_runtime.owner_controls import IRIS_APP
+from phoneuse_runtime.config.owner import IRIS_APP
+from phoneuse_runtime.config.settings import Settings, load_settings
+from phoneuse_runtime.device.sim.device import SimDevice
 
 from ..conftest import GatewayFactory, GatewayServer, IrisClient
 from .conftest import send_text, system_message

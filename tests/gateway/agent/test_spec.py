@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from phoneuse_runtime.cli.spec import render_spec
 from phoneuse_runtime.gateway.agent.actions import CHAT_ACTIONS
 from phoneuse_runtime.gateway.agent.events import EVENTS
-from phoneuse_runtime.spec import render_spec
 
 
 def test_the_spec_documents_the_chat_actions_events_and_the_approval_policy() -> None:

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from phoneuse_runtime.approval_store import store_path
+from phoneuse_runtime.owner.approval_store import store_path
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 
 from ..conftest import GatewayFactory, GatewayServer
 
-EXE = [sys.executable, "-m", "phoneuse_runtime.cli"]
+EXE = [sys.executable, "-m", "phoneuse_runtime"]
 SMS = {"to": "+15551234", "body": "on my way"}
 EXIT_NOT_FOUND = 3
 

@@ -1,0 +1,1 @@
+"""Settings: one layered loader (flags > PHONEUSE_* > TOML > defaults) and its sections."""

@@ -1,0 +1,995 @@
+"""`AdbDevice`: a real phone or emulator over adb (`--device adb[:SERIAL]`), through adbutils
+(shell, sync, device state) and uiautomator2's server (the UI).
+
+How it is put together:
+- connection.py picks the serial and holds the adbutils client (an explicit adb server, never
+  a hidden `adb start-server`);
+- worker.py runs every blocking call on the phone's one thread, in order, bounded by the
+  call's deadline;
+- errors.py translates what the libraries raise, in one place;
+- shell.py / providers.py / dumpsys.py / apps.py build the commands and read their output;
+- ui.py speaks to the uiautomator2 server; events.py polls for events.
+
+The link: `start` connects once (for a `host:port` serial, `adb connect` first), then a monitor
+checks `get-state` every `LINK_CHECK_S`, and at once after a call failed like a lost phone or
+when adb's track-devices reports the phone gone or back (a USB phone unplugged is seen at once;
+adb 29 does not report a dropped network device there, hence the rest). While the phone is lost,
+the monitor reconnects with a backoff capped at `RECONNECT_MAX_S`, and reports each change on
+`self.link` (DEVICE_DISCONNECTED / DEVICE_CONNECTED, health, fast failures).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import io
+import logging
+import os
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+from urllib.parse import quote as url_quote
+
+import adbutils
+
+from phoneuse_runtime.config.settings import ConfigError
+from phoneuse_runtime.device.adb import apps, dumpsys, providers
+from phoneuse_runtime.device.adb.connection import (
+    STATE_ADVICE,
+    Client,
+    Tracker,
+    choose_serial,
+    device_serial,
+    is_local,
+    is_network_serial,
+    server_address,
+    start_server,
+)
+from phoneuse_runtime.device.adb.errors import is_link_failure, translate
+from phoneuse_runtime.device.adb.events import Pollers
+from phoneuse_runtime.device.adb.shell import command, oriented_size, parse_getprop, parse_wm_size
+from phoneuse_runtime.device.adb.ui import FOCUSED, U2Server, Ui, guarded, u2_selector
+from phoneuse_runtime.device.adb.worker import Budget, Worker
+from phoneuse_runtime.device.base import (
+    KEYCODES,
+    ActedOn,
+    Alarm,
+    AppInfo,
+    CalendarEvent,
+    CallFilter,
+    CallRecord,
+    CallState,
+    Contact,
+    ContactFilter,
+    Device,
+    DeviceInfo,
+    ElementAct,
+    EventFilter,
+    Foreground,
+    Intent,
+    IntentResult,
+    Notification,
+    Saved,
+    Screenshot,
+    ShellResult,
+    SmsFilter,
+    SmsMessage,
+    saw_screen,
+    wants_screen,
+)
+from phoneuse_runtime.kernel.capabilities import (
+    ALARMS,
+    APPS,
+    CALENDAR,
+    CALLS,
+    CLIPBOARD,
+    CONTACTS,
+    NOTIFICATIONS,
+    SCREENSHOT,
+    SHELL,
+    SMS,
+    UI,
+)
+from phoneuse_runtime.kernel.errors import (
+    DeviceUnavailable,
+    ElementNotFound,
+    PermissionDenied,
+    RuntimeFailure,
+    Unsupported,
+)
+from phoneuse_runtime.kernel.events import EventSink
+from phoneuse_runtime.owner.front_guard import FrontGuard, FrontRefused, current_guard
+from phoneuse_runtime.screen.selector import Selector
+from phoneuse_runtime.screen.ui import UiNode, parse_hierarchy
+from phoneuse_runtime.util.tasks import cancel_and_wait
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+CAPABILITIES = frozenset(
+    {UI, SCREENSHOT, APPS, SMS, CALLS, CONTACTS, CALENDAR, ALARMS, CLIPBOARD, NOTIFICATIONS, SHELL}
+)
+
+LINK_CHECK_S = 1.0  # how often a connected phone's state is checked
+STATE_TIMEOUT_S = 2.0  # for one get-state / connect to the adb server
+RECONNECT_FIRST_S = 0.25  # the reconnect backoff: doubles from here...
+RECONNECT_MAX_S = 2.0  # ...up to here
+CONNECT_S = 45.0  # for setting up a phone that answers (props, the uiautomator2 server)
+DEFAULT_CALL_S = 10.0  # a call's budget outside any action (pollers, start-up reads)
+SEND_BUTTON_S = 8.0  # how long SEND_MESSAGE looks for the messaging app's send button
+SCREENSHOT_REMOTE = "/data/local/tmp/phoneuse-screen.png"
+# From Android 11 `input` is `cmd input` (a binder call, no VM started): a guarded gesture or key
+# is then one shell script that checks the front and injects.
+INPUT_CMD_SDK = 30
+RUNNING_MARK = "--phoneuse-ps--"  # between the two outputs of running_apps' one shell command
+
+# The send button of the SMS apps the runtime knows, most specific first; then any element
+# whose description starts with "Send" (what accessibility requires of an icon button).
+SEND_BUTTONS: tuple[Selector, ...] = (
+    Selector(resource_id="com.google.android.apps.messaging:id/send_message_button_icon"),
+    Selector(resource_id="com.google.android.apps.messaging:id/send_message_button_container"),
+    Selector(resource_id="com.android.messaging:id/send_message_button"),
+    Selector(resource_id="com.samsung.android.messaging:id/send_button1"),
+    Selector(resource_id="send_message_button"),
+    Selector(resource_id="send_button"),
+)
+# The Save/Done button of a calendar app's event editor, for the INSERT intent path.
+SAVE_BUTTONS: tuple[Selector, ...] = (
+    Selector(resource_id="com.google.android.calendar:id/save"),
+    Selector(resource_id="com.android.calendar:id/action_done"),
+    Selector(resource_id="save"),
+    Selector(resource_id="action_done"),
+    Selector(text="Save"),
+    Selector(text="SAVE"),
+    Selector(description="Save"),
+    Selector(text="Done"),
+)
+# The unfiltered reads (the defaults of the provider primitives).
+ANY_CONTACT, ANY_SMS, ANY_CALL, ANY_EVENT = ContactFilter(), SmsFilter(), CallFilter(), EventFilter()
+# java.util.Calendar day numbers, as AlarmClock.EXTRA_DAYS takes them.
+ALARM_DAYS = {"SUN": 1, "MON": 2, "TUE": 3, "WED": 4, "THU": 5, "FRI": 6, "SAT": 7}
+
+
+def _first_match(root: UiNode, selectors: tuple[Selector, ...], *, starts_with: str = "") -> UiNode | None:
+    for selector in selectors:
+        node = selector.find(root)
+        if node is not None and node.enabled:
+            return node
+    if starts_with:
+        for node in root.walk():
+            if (
+                node.enabled
+                and (node.clickable or node.description)
+                and node.description.startswith(starts_with)
+            ):
+                return node
+    return None
+
+
+class AdbDevice(Device):
+    """A phone over adb. See the module docstring for how it is put together."""
+
+    kind = "adb"
+    via = "uiautomator2"
+    guards_front = True  # every UI primitive checks what is in front itself (front_guard.py)
+
+    def __init__(
+        self, *, device: str = "adb", adb_server: str = "127.0.0.1:5037", poll_ms: int = 1000
+    ) -> None:
+        super().__init__()
+        if poll_ms < 50:
+            raise ConfigError(f"poll_ms must be at least 50, got {poll_ms}")
+        self.named = device_serial(device)
+        self.host, self.port = server_address(adb_server)
+        self.poll_ms = poll_ms
+        self.capabilities = CAPABILITIES
+        self.serial = ""
+        self.client = Client(self.host, self.port)
+        self.worker = Worker(f"adb-{self.host}:{self.port}")
+        self._dev: adbutils.AdbDevice | None = None
+        self._ui: Ui | None = None
+        self.u2: U2Server | None = None
+        self._info: DeviceInfo | None = None
+        self._natural: tuple[int, int] = (0, 0)
+        self._v2 = False
+        self._apps: tuple[float, list[AppInfo]] | None = None
+        self._launchers: dict[str, str] = {}
+        self._limits = providers.SortLimits()
+        self._pollers: Pollers | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._check_now = asyncio.Event()  # check the link (or retry connecting) now
+        self._tracker: Tracker | None = None
+        self._closing = False
+
+    # --- lifecycle -------------------------------------------------------------
+    async def start(self, emit: EventSink, *, wanted: Callable[[str], bool] = lambda _t: True) -> None:
+        self.link.attach(emit)
+        await self._ensure_server()
+        self.serial = await self._choose_serial()
+        self.worker.start()
+        loop = asyncio.get_running_loop()
+
+        def tracked(state: str) -> None:  # on the tracker's thread
+            with contextlib.suppress(RuntimeError):  # the loop is closing
+                loop.call_soon_threadsafe(self._tracked, state)
+
+        self._tracker = Tracker(self.client, self.serial, tracked)
+        self._tracker.start()
+        self._pollers = Pollers(self, emit, wanted, poll_ms=self.poll_ms, on_failure=self._failed)
+        try:
+            await self._connect()
+        except (RuntimeFailure, adbutils.AdbError, OSError) as exc:
+            reason = exc.message if isinstance(exc, RuntimeFailure) else f"adb: {exc}"
+            log.warning("the phone %s is not reachable yet: %s; retrying", self.serial, reason)
+            self.link.lost(reason=reason)
+        self._tasks = [
+            asyncio.create_task(self._monitor(), name="adb link monitor"),
+            asyncio.create_task(self._pollers.run(), name="adb event pollers"),
+        ]
+
+    async def close(self) -> None:
+        self._closing = True
+        await cancel_and_wait(*self._tasks)
+        self._tasks = []
+        if self._tracker is not None:
+            await asyncio.to_thread(self._tracker.stop)
+        if self.u2 is not None:
+            self.u2.stop()
+        self.worker.stop()
+        self.link.lost(reason="closed")
+
+    async def _ensure_server(self) -> None:
+        """The adb server answers, or is started when it is a local one that is not running."""
+        try:
+            await asyncio.to_thread(self.client.check_server)
+            return
+        except adbutils.AdbError as exc:
+            if not is_local(self.host):
+                raise ConfigError(
+                    f"the adb server at {self.host}:{self.port} does not answer: {exc}"
+                ) from exc
+        try:
+            said = await asyncio.to_thread(start_server, self.host, self.port, timeout_s=20.0)
+        except (OSError, adbutils.AdbError) as exc:
+            raise ConfigError(
+                f"no adb server on {self.host}:{self.port}, and adb could not start one: {exc}"
+            ) from exc
+        try:
+            await asyncio.to_thread(self.client.check_server)
+        except adbutils.AdbError as exc:
+            raise ConfigError(
+                f"adb start-server did not start a server on port {self.port}: {said or exc}"
+            ) from exc
+
+    async def _choose_serial(self) -> str:
+        if self.named or os.environ.get("ANDROID_SERIAL", "").strip():
+            return choose_serial(self.named, os.environ.get("ANDROID_SERIAL"), [])
+        try:
+            attached = await asyncio.to_thread(self.client.attached)
+        except adbutils.AdbError as exc:
+            raise ConfigError(
+                f"the adb server at {self.host}:{self.port} would not list devices: {exc}"
+            ) from exc
+        return choose_serial(None, None, attached)
+
+    async def _connect(self, *, after_drop: bool = False) -> None:
+        """One attempt to reach the phone and set it up; the link goes up when it worked."""
+        serial = self.serial
+        if is_network_serial(serial):
+            said = await asyncio.to_thread(self._adb_connect, serial, after_drop)
+            log.debug("adb connect %s: %s", serial, said)
+        try:
+            state = await asyncio.to_thread(self.client.state_of, serial, timeout_s=STATE_TIMEOUT_S)
+        except adbutils.AdbError as exc:
+            raise DeviceUnavailable(f"adb does not list {serial}: {exc}") from exc
+        if state != "device":
+            advice = STATE_ADVICE.get(state, "")
+            raise DeviceUnavailable(f"{serial} is {state}" + (f": {advice}" if advice else ""))
+        first = self._info is None
+        self._info = await self._call("connecting", self._setup, default_s=CONNECT_S)
+        if first and self._pollers is not None:
+            self._pollers.sms_mark = await self._sms_mark()
+        log.info(
+            "connected to %s (%s, Android %s, SDK %d, %dx%d, shell %s)",
+            serial,
+            self._info.model,
+            self._info.android_version,
+            self._info.sdk,
+            self._info.width,
+            self._info.height,
+            "v2" if self._v2 else "v1",
+        )
+        self.link.connected(serial=serial, model=self._info.model)
+
+    def _adb_connect(self, serial: str, after_drop: bool) -> str:
+        """`adb connect`; after a drop, `adb disconnect` first: adb retries a network device it
+        lost only every ~10 s, and meanwhile answers "already connected" and leaves it offline."""
+        if after_drop:
+            self.client.disconnect(serial)
+        said = str(self.client.connect(serial, timeout=STATE_TIMEOUT_S))
+        if not said.startswith(("connected to", "already connected to")):
+            raise DeviceUnavailable(f"adb connect {serial}: {said}")
+        return said
+
+    def _setup(self, budget: Budget) -> DeviceInfo:
+        """On the worker: the device's properties, shell protocol and screen, and the
+        uiautomator2 server (started if it is not running; a failure there is logged and
+        retried by the first UI call, which restarts it)."""
+        dev = self.client.device(serial=self.serial)
+        self._dev = dev
+        features = str(dev.get_features())
+        self._v2 = "shell_v2" in features.split(",")
+        props = parse_getprop(self._sh(budget, "getprop").stdout)
+        size = parse_wm_size(self._sh(budget, command("wm", "size")).stdout) or (0, 0)
+        self._natural = size  # the natural orientation's; screen_size() turns it as the display is
+        width, height = sorted(size)
+        sdk_text = props.get("ro.build.version.sdk", "0")
+        info = DeviceInfo(
+            kind=self.kind,
+            serial=self.serial,
+            model=props.get("ro.product.model", "") or self.serial,
+            manufacturer=props.get("ro.product.manufacturer", ""),
+            android_version=props.get("ro.build.version.release", ""),
+            sdk=int(sdk_text) if sdk_text.isdigit() else 0,
+            width=width,
+            height=height,
+        )
+        if self.u2 is not None:
+            self.u2.stop()  # its launch shell died with the connection
+        self.u2 = U2Server(dev, v2=self._v2)
+        self._ui = Ui(self.u2, self._sh, self._foreground)
+        try:
+            self.u2.ensure(budget)
+        except Exception as exc:
+            log.warning("the uiautomator2 server did not start (%s); the first UI call will retry", exc)
+        return info
+
+    async def _sms_mark(self) -> int | None:
+        try:
+            return await self.highest_sms_id()
+        except RuntimeFailure as failure:
+            log.warning(
+                "cannot read the SMS provider (%s): MESSAGE_RECEIVED will not be reported", failure.message
+            )
+            return None
+
+    async def _monitor(self) -> None:
+        backoff = RECONNECT_FIRST_S
+        while not self._closing:
+            if self.link.up:
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self._check_now.wait(), timeout=LINK_CHECK_S)
+                self._check_now.clear()
+                reason = await self._state_problem()
+                if reason is not None and self.link.up:
+                    log.warning("lost the phone %s: %s", self.serial, reason)
+                    self.link.lost(reason=reason)
+                    backoff = RECONNECT_FIRST_S
+                continue
+            try:
+                await self._connect(after_drop=True)
+                backoff = RECONNECT_FIRST_S
+            except (RuntimeFailure, adbutils.AdbError, OSError) as exc:
+                reason = exc.message if isinstance(exc, RuntimeFailure) else str(exc)
+                log.debug("reconnecting to %s failed (%s); next try in %.2f s", self.serial, reason, backoff)
+                self.link.lost(reason=reason)
+                # The reconnect backoff (RECONNECT_FIRST_S..RECONNECT_MAX_S), cut short when adb
+                # reports the phone back.
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self._check_now.wait(), timeout=backoff)
+                self._check_now.clear()
+                backoff = min(backoff * 2, RECONNECT_MAX_S)
+
+    def _tracked(self, state: str) -> None:
+        """adb's track-devices changed the phone's state: look now rather than at the next poll."""
+        if (state != "device") == self.link.up:
+            log.debug("adb reports %s as %s", self.serial, state)
+            self._check_now.set()
+
+    async def _state_problem(self) -> str | None:
+        """Why the phone is not usable now, or None while adb says it is a ready device."""
+        try:
+            state = await asyncio.to_thread(self.client.state_of, self.serial, timeout_s=STATE_TIMEOUT_S)
+        except (adbutils.AdbError, OSError) as exc:
+            return f"adb no longer lists {self.serial} ({exc})"
+        if state == "device":
+            return None
+        advice = STATE_ADVICE.get(state, "")
+        return f"{self.serial} is {state}" + (f": {advice}" if advice else "")
+
+    def _failed(self, failure: RuntimeFailure) -> None:
+        if is_link_failure(failure):
+            self._check_now.set()
+
+    # --- calls on the worker -------------------------------------------------------
+    async def _call(self, what: str, fn: Callable[[Budget], T], *, default_s: float = DEFAULT_CALL_S) -> T:
+        """Runs `fn` on the phone's worker thread, translating what it raises."""
+        try:
+            return await self.worker.call(what, fn, default_s=default_s)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            failure = translate(exc, what)
+            self._failed(failure)
+            if failure is exc:
+                raise
+            raise failure from exc
+
+    def _device(self) -> adbutils.AdbDevice:
+        if self._dev is None:
+            raise DeviceUnavailable(f"the phone {self.serial or '(none chosen)'} has not connected yet")
+        return self._dev
+
+    def _ui_now(self) -> Ui:
+        if self._ui is None:
+            raise DeviceUnavailable(f"the phone {self.serial or '(none chosen)'} has not connected yet")
+        return self._ui
+
+    def _sh(self, budget: Budget, cmd: str) -> ShellResult:
+        """A shell command on the worker: shell_v2 when the phone has it (exit code, stderr
+        apart), else v1 (stderr merged into stdout; the exit code from an echo adbutils adds)."""
+        result = self._device().shell2(cmd, timeout=budget.wait_s(), v2=self._v2)
+        if self._v2:
+            return ShellResult(result.returncode, result.stdout, result.stderr)
+        return ShellResult(result.returncode, result.output, "")
+
+    def _out(self, budget: Budget, cmd: str) -> str:
+        """stdout and stderr together, for tools that report failures as text (content, am)."""
+        result = self._sh(budget, cmd)
+        return result.stdout + ("\n" + result.stderr if result.stderr else "")
+
+    async def _shell_text(self, what: str, cmd: str) -> str:
+        return await self._call(what, lambda b: self._out(b, cmd))
+
+    # --- identity ---------------------------------------------------------------------
+    async def describe(self) -> DeviceInfo:
+        if self._info is None:
+            raise DeviceUnavailable(f"the phone {self.serial} has not connected yet: {self.link.reason}")
+        return self._info
+
+    async def screen_size(self) -> tuple[int, int]:
+        """The size as the display is turned now: `wm size` (read at connect) turned by the
+        rotation uiautomator2 reports (one round trip), so a gesture stays on a landscape screen."""
+        await self.describe()
+        rotation = await self._call("reading the screen's rotation", lambda b: self._ui_now().rotation(b))
+        return oriented_size(self._natural, rotation)
+
+    # --- screen -------------------------------------------------------------------------
+    async def dump_hierarchy(self) -> str:
+        xml = await self._call("reading the screen", lambda b: self._ui_now().dump(b))
+        saw_screen(xml)
+        return xml
+
+    async def find(self, selector: Selector, *, timeout_ms: int = 0) -> UiNode | None:
+        """One `objInfo`; with `timeout_ms`, a batch of `waitForExists` and `objInfo` (the phone
+        waits, then looks), at most FIND_WAIT_CHUNK_MS a call so other calls take turns in between:
+        one round trip for an element that is there or shows up within a chunk, where dumping and
+        matching would take one every `find_poll_ms`."""
+        if selector.ref is not None:
+            # A ref names an element by where it sits in the whole tree: resolved on a dump.
+            return await super().find(selector, timeout_ms=timeout_ms)
+        what = f"finding {selector.describe()}"
+        if timeout_ms <= 0:
+            return await self._call(what, lambda b: self._ui_now().look(b, selector))
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + timeout_ms / 1000
+        while True:
+            left_ms = max(0, int((give_up - loop.time()) * 1000))
+            node = await self._call(what, functools.partial(self._wait_and_look, selector, left_ms))
+            if node is not None or loop.time() >= give_up:
+                return node
+
+    def _wait_and_look(self, selector: Selector, timeout_ms: int, budget: Budget) -> UiNode | None:
+        return self._ui_now().wait_and_look(budget, selector, timeout_ms)
+
+    def _wait_gone(self, selector: Selector, timeout_ms: int, budget: Budget) -> bool:
+        return self._ui_now().wait_gone(budget, selector, timeout_ms)
+
+    async def wait_gone(self, selector: Selector, *, timeout_ms: int) -> bool:
+        """Waits on the phone (`waitUntilGone`, FIND_WAIT_CHUNK_MS a call so other calls take turns
+        in between): one round trip for an element already gone, or that goes within a chunk."""
+        if selector.ref is not None:
+            return await super().wait_gone(selector, timeout_ms=timeout_ms)
+        what = f"waiting for {selector.describe()} to go"
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + timeout_ms / 1000
+        while True:
+            left_ms = max(0, int((give_up - loop.time()) * 1000))
+            if await self._call(what, functools.partial(self._wait_gone, selector, left_ms)):
+                return True
+            if loop.time() >= give_up:
+                return False
+
+    async def screenshot(self) -> Screenshot:
+        return await self._call("taking a screenshot", self._screenshot)
+
+    def _screenshot(self, budget: Budget) -> Screenshot:
+        from PIL import Image  # reads the header only: the image is not decoded here
+
+        data = self._ui_now().screenshot_jpeg(budget)
+        via, kind = "uiautomator2", "jpeg"
+        if data is None:
+            self._sh(budget, command("screencap", "-p", SCREENSHOT_REMOTE))
+            data = self._device().sync.read_bytes(SCREENSHOT_REMOTE)
+            via, kind = "screencap", "png"
+        with Image.open(io.BytesIO(data)) as image:
+            width, height = image.size
+            kind = "png" if image.format == "PNG" else "jpeg"
+        return Screenshot(data=data, format=kind, width=width, height=height, via=via)  # type: ignore[arg-type]
+
+    def _guarded(self, fn: Callable[[Ui, Budget], T], *inject: str) -> Callable[[Budget], T | None]:
+        """`fn` (a gesture at coordinates or a key, through uiautomator2) on the worker. Under the
+        action's front guard: on Android 11+ `input INJECT...` instead, in one shell script that
+        checks the front first (Ui.guarded_input); before 11 (`input` starts a VM a time) the
+        front read, then `fn`, in the same worker call."""
+        guard = current_guard()
+        saw_screen(None)
+        one_trip = guard is not None and self._sdk() >= INPUT_CMD_SDK
+
+        def run(budget: Budget) -> T | None:
+            ui = self._ui_now()
+            if one_trip:
+                assert guard is not None
+                ui.guarded_input(budget, guard, *inject)
+                return None
+            ui.check_front(budget, guard)
+            return fn(ui, budget)
+
+        return run
+
+    async def tap(self, x: int, y: int) -> None:
+        await self._call(
+            f"tapping ({x}, {y})", self._guarded(lambda ui, b: ui.tap(b, x, y), "tap", str(x), str(y))
+        )
+
+    async def tap_match(self, selector: Selector) -> bool:
+        """One `click` with the selector: the phone finds the element and taps its centre."""
+        return await self.act_on(selector, ElementAct("tap")) is not None
+
+    async def act_on(
+        self, selector: Selector, act: ElementAct, *, check: Callable[[UiNode], None] = lambda _n: None
+    ) -> ActedOn | None:
+        """One JSON-RPC batch: `objInfo` and the act's own call (`click`, `longClick`, `click` then
+        `clearTextField` and `objInfo` again), each with the selector, so the phone finds the
+        element as it acts. Under a front guard the selector is guarded (ui.guarded): nothing is
+        found while a refused app has the focus; only then is the front read (FrontRefused), and
+        the element looked for anywhere on the screen (an element of another window: the
+        keyboard's), for `check`, and acted on at its centre."""
+        if selector.ref is not None:
+            return await super().act_on(selector, act, check=check)
+        guard = current_guard()
+        dump = wants_screen()  # a settling action: the screen after, read in the same batch
+        saw_screen(None)
+        what = f"{act.kind.replace('_', ' ')} on {selector.describe()}"
+        acted, xml = await self._call(
+            what, lambda b: self._act_on(b, selector, act, check=check, guard=guard, dump=dump)
+        )
+        saw_screen(xml)
+        return acted
+
+    def _act_on(
+        self,
+        budget: Budget,
+        selector: Selector,
+        act: ElementAct,
+        *,
+        check: Callable[[UiNode], None],
+        guard: FrontGuard | None,
+        dump: bool,
+    ) -> tuple[ActedOn | None, str | None]:
+        ui = self._ui_now()
+        plain = u2_selector(selector)
+        sel = guarded(plain, guard.refused) if guard is not None else plain
+        steps: list[tuple[str, tuple[Any, ...]]]
+        after: dict[str, Any] | None = None
+        if act.kind == "tap":
+            steps = [("click", (sel,))]
+        elif act.kind == "long_press":
+            steps = [("longClick", (sel,))] if act.duration_ms is None else []
+        elif act.kind == "focus":
+            steps = [("click", (sel,))] if act.always else []
+        else:
+            # Read back from the dump (which tells a hint from a text, as objInfo does not).
+            focused = guarded(FOCUSED, guard.refused) if guard is not None else FOCUSED
+            steps = [("click", (sel,)), ("clearTextField", (focused,))]
+            dump = True
+        acted = ui.act(budget, sel, steps, after=after, dump=dump and bool(steps))
+        if act.kind == "clear" and acted.node is not None:
+            acted.after = _field_after(acted.xml, acted.node)
+        if acted.node is None:
+            ui.check_front(budget, guard)
+            if guard is None:
+                return None, None
+            node = ui.look(budget, selector)  # outside the active window, or a refused package's
+            if node is None:
+                return None, None
+            check(node)
+            if guard.refuses(node.package):
+                raise FrontRefused(Foreground(package=node.package, activity=""))
+            return self._act_at(budget, ui, node, act), None
+        check(acted.node)
+        if steps:
+            return ActedOn(acted.node, acted.after), acted.xml
+        return self._act_at(budget, ui, acted.node, act), None
+
+    def _act_at(self, budget: Budget, ui: Ui, node: UiNode, act: ElementAct) -> ActedOn:
+        """The act at the element's centre, for what one batch could not do: a press held for a
+        duration of the caller's, a focus tap only when the field has not the focus, an element
+        outside the active window (its front was checked in this worker call)."""
+        x, y = node.center
+        if act.kind == "tap":
+            ui.tap(budget, x, y)
+        elif act.kind == "long_press":
+            ui.long_press(budget, x, y, act.duration_ms or 800)
+        elif act.always or not node.focused:
+            ui.tap(budget, x, y)
+        if act.kind == "clear":
+            ui.clear_text(budget)
+            return ActedOn(node, _field_after(ui.dump(budget), node))
+        return ActedOn(node)
+
+    async def long_press(self, x: int, y: int, duration_ms: int) -> None:
+        held = ("swipe", str(x), str(y), str(x), str(y), str(duration_ms))
+        await self._call(
+            f"pressing ({x}, {y})", self._guarded(lambda ui, b: ui.long_press(b, x, y, duration_ms), *held)
+        )
+
+    async def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int) -> None:
+        path = ("swipe", str(x1), str(y1), str(x2), str(y2), str(duration_ms))
+        await self._call(
+            "swiping",
+            self._guarded(lambda ui, b: ui.swipe(b, x1, y1, x2, y2, duration_ms=duration_ms), *path),
+        )
+
+    async def input_text(self, text: str, *, replace: bool = False) -> str:
+        guard = current_guard()
+        saw_screen(None)
+        return await self._call(
+            "typing", lambda b: self._ui_now().input_text(b, text, replace=replace, guard=guard)
+        )
+
+    async def clear_text(self) -> None:
+        guard = current_guard()
+        saw_screen(None)
+        await self._call("clearing the field", lambda b: self._ui_now().clear_text(b, guard=guard))
+
+    async def press_key(self, keycode: int) -> None:
+        await self._call(
+            f"pressing key {keycode}",
+            self._guarded(lambda ui, b: ui.press_key(b, keycode), "keyevent", str(keycode)),
+        )
+
+    # --- apps -------------------------------------------------------------------------------
+    async def installed_apps(self) -> list[AppInfo]:
+        cached = self._apps
+        if cached is not None and time.monotonic() - cached[0] < apps.APPS_TTL_S:
+            return cached[1]
+        found = await self._call("listing apps", self._list_apps)
+        self._apps = (time.monotonic(), found)
+        return found
+
+    def _list_apps(self, budget: Budget) -> list[AppInfo]:
+        packages = apps.parse_packages(self._sh(budget, command("pm", "list", "packages")).stdout)
+        system = set(apps.parse_packages(self._sh(budget, command("pm", "list", "packages", "-s")).stdout))
+        launchers = apps.parse_components(self._sh(budget, apps.query_launchers()).stdout)
+        labels = apps.parse_plain_labels(self._sh(budget, apps.query_labels()).stdout)
+        found = apps.build_apps(packages, launchers, labels, system)
+        self._launchers.update({a.package: a.launch_activity for a in found if a.launch_activity})
+        return found
+
+    async def foreground(self) -> Foreground:
+        return await self._call("reading the foreground app", self._foreground)
+
+    def _foreground(self, budget: Budget, windows: str | None = None) -> Foreground:
+        """From `dumpsys window windows` (read here unless given), else the resumed activity."""
+        if windows is None:
+            windows = self._sh(budget, command("dumpsys", "window", "windows")).stdout
+        found = dumpsys.parse_window_focus(windows)
+        if found is None:
+            found = dumpsys.parse_resumed_activity(
+                self._sh(budget, command("dumpsys", "activity", "activities")).stdout
+            )
+        if found is None:
+            return Foreground(package="", activity="")
+        return Foreground(package=found[0], activity=found[1])
+
+    async def running_packages(self) -> list[str]:
+        return await self._call("listing running apps", self._running)
+
+    def _running(self, budget: Budget, output: str | None = None) -> list[str]:
+        """From `ps -A` (read here unless given); before Android 8, ps lists all without -A."""
+        if output is None:
+            output = self._sh(budget, command("ps", "-A")).stdout
+        if len(output.strip().splitlines()) <= 1:
+            output = self._sh(budget, "ps").stdout
+        return dumpsys.parse_ps_packages(output)
+
+    async def running_apps(self) -> tuple[Foreground, list[str]]:
+        def read(budget: Budget) -> tuple[Foreground, list[str]]:
+            # One shell stream for both; the marker cannot occur in either output.
+            both = self._sh(budget, f"dumpsys window windows; echo {RUNNING_MARK}; ps -A").stdout
+            windows, _, processes = both.partition(RUNNING_MARK)
+            return self._foreground(budget, windows), self._running(budget, processes)
+
+        return await self._call("reading the running apps", read)
+
+    async def launch_app(self, package: str) -> Foreground:
+        apps.check_package(package)
+        return await self._call(f"opening {package}", lambda b: self._launch(b, package))
+
+    def _launch(self, budget: Budget, package: str) -> Foreground:
+        activity = self._launchers.get(package)
+        if activity is None:
+            resolved = self._sh(budget, apps.resolve_launcher(package))
+            components = apps.parse_components(resolved.stdout)
+            if components:
+                activity = self._launchers[package] = components[-1][1]
+            elif "No activity found" not in resolved.stdout:
+                # No `cmd package` (before Android 7) or it failed: monkey resolves it itself.
+                out = self._out(budget, apps.monkey_launch(package))
+                if "No activities found to run" in out or "monkey aborted" in out:
+                    raise Unsupported(f"{package} is not installed or has no launcher activity")
+                return Foreground(package=package, activity="", via="monkey")
+            else:
+                installed = self._sh(budget, command("pm", "path", package)).stdout
+                if "package:" not in installed:
+                    raise Unsupported(f"{package} is not installed")
+                raise Unsupported(
+                    f"{package} has no launcher activity; start one of its activities with START_INTENT"
+                )
+        out = self._out(budget, apps.am_start_component(package, activity))
+        failure = apps.am_failure(out)
+        if failure is not None:
+            self._launchers.pop(package, None)
+            self._apps = None
+            if apps.am_denied(out):
+                raise PermissionDenied(f"opening {package}: {failure}")
+            raise Unsupported(f"opening {package}: {failure}")
+        return Foreground(package=package, activity=activity, via="am start -n")
+
+    async def stop_app(self, package: str) -> bool:
+        apps.check_package(package)
+
+        def stop(budget: Budget) -> bool:
+            was_running = package in self._running(budget)
+            self._sh(budget, command("am", "force-stop", package))
+            return was_running
+
+        return await self._call(f"stopping {package}", stop)
+
+    async def start_intent(self, intent: Intent) -> IntentResult:
+        return await self._call("sending the intent", lambda b: self._start_intent(b, intent))
+
+    def _start_intent(
+        self, budget: Budget, intent: Intent, *, longs: frozenset[str] = frozenset()
+    ) -> IntentResult:
+        handled_by = intent.component or intent.package
+        ask = apps.resolve_args(intent)
+        if ask is not None:
+            answer = self._sh(budget, command(*ask)).stdout
+            components = apps.parse_components(answer)
+            if components:
+                package, activity = components[-1]
+                handled_by = f"{package}/{activity}"
+            elif "No activity found" in answer:
+                raise Unsupported(f"no app on the phone handles this intent ({_intent_summary(intent)})")
+        out = self._out(budget, command(*apps.intent_args(intent, longs=longs)))
+        failure = apps.am_failure(out)
+        if failure is not None:
+            if apps.am_denied(out):
+                raise PermissionDenied(f"the phone refused the intent: {failure}")
+            raise Unsupported(f"the intent was not delivered: {failure}")
+        verb = {"activity": "am start", "broadcast": "am broadcast", "service": "am startservice"}[
+            intent.kind
+        ]
+        return IntentResult(handled_by=handled_by or intent.kind, via=verb)
+
+    # --- personal data -----------------------------------------------------------------------
+    async def contacts(self, where: ContactFilter = ANY_CONTACT) -> list[Contact]:
+        return await self._call("reading contacts", lambda b: providers.contacts(self._out, b, where))
+
+    async def add_contact(self, name: str, phones: list[str], emails: list[str]) -> Saved:
+        contact_id = await self._call(
+            "adding a contact",
+            lambda b: providers.add_contact(self._out, b, name, phones, emails, sdk=self._sdk()),
+        )
+        return Saved(id=contact_id, via="content insert")
+
+    def _sdk(self) -> int:
+        return self._info.sdk if self._info is not None else 0
+
+    async def send_sms(self, number: str, body: str) -> str:
+        return await self._call("sending the SMS", lambda b: self._send_sms(b, number, body))
+
+    def _send_sms(self, budget: Budget, number: str, body: str) -> str:
+        intent = Intent(
+            action="android.intent.action.SENDTO",
+            data="smsto:" + url_quote(number.strip(), safe="+"),
+            extras={"sms_body": body, "exit_on_sent": True},
+        )
+        self._start_intent(budget, intent)
+        ui = self._ui_now()
+        give_up = time.monotonic() + min(SEND_BUTTON_S, budget.left())
+        while True:
+            button = _first_match(parse_hierarchy(ui.dump(budget)), SEND_BUTTONS, starts_with="Send")
+            if button is not None:
+                break
+            if time.monotonic() + self.find_poll_ms / 1000 >= give_up:
+                raise ElementNotFound(
+                    "the messaging app opened, but no send button appeared; the message was not sent "
+                    "(it may be left as a draft)"
+                )
+            time.sleep(self.find_poll_ms / 1000)  # the UI poll (wait_poll_ms) while the composer opens
+        ui.tap(budget, *button.center)
+        return "sms intent + send button"
+
+    async def sms_messages(self, where: SmsFilter = ANY_SMS) -> list[SmsMessage]:
+        return await self._call(
+            "reading SMS", lambda b: providers.sms_messages(self._out, b, where, self._limits)
+        )
+
+    async def highest_sms_id(self) -> int:
+        return await self._call(
+            "reading SMS ids", lambda b: providers.highest_sms_id(self._out, b, self._limits)
+        )
+
+    async def call_log(self, where: CallFilter = ANY_CALL) -> list[CallRecord]:
+        return await self._call(
+            "reading the call log", lambda b: providers.call_log(self._out, b, where, self._limits)
+        )
+
+    async def place_call(self, number: str) -> str:
+        intent = Intent(
+            action="android.intent.action.CALL", data="tel:" + url_quote(number.strip(), safe="+*")
+        )
+        await self._call("placing the call", lambda b: self._start_intent(b, intent))
+        return "am start CALL"
+
+    async def end_call(self) -> bool:
+        def end(budget: Budget) -> bool:
+            state, _ = dumpsys.parse_call_state(
+                self._sh(budget, command("dumpsys", "telephony.registry")).stdout
+            )
+            if state == "idle":
+                return False
+            self._ui_now().press_key(budget, KEYCODES["ENDCALL"])
+            return True
+
+        return await self._call("ending the call", end)
+
+    async def call_state(self) -> CallState:
+        def read(budget: Budget) -> CallState:
+            out = self._sh(budget, command("dumpsys", "telephony.registry")).stdout
+            state, number = dumpsys.parse_call_state(out)
+            return CallState(state=state, number=number)
+
+        return await self._call("reading the call state", read)
+
+    async def insert_event(self, event: CalendarEvent, *, timezone: str | None = None) -> Saved:
+        return await self._call("adding the event", lambda b: self._insert_event(b, event, timezone or "UTC"))
+
+    def _insert_event(self, budget: Budget, event: CalendarEvent, tz: str) -> Saved:
+        try:
+            calendar = providers.writable_calendar(self._out, budget)
+        except PermissionDenied as exc:
+            log.info(
+                "calendars are not readable over adb (%s); adding the event through the app", exc.message
+            )
+            calendar = None
+        if calendar is not None:
+            try:
+                event_id = providers.insert_event(self._out, budget, calendar, event, tz=tz, sdk=self._sdk())
+                return Saved(id=event_id, via="content insert")
+            except PermissionDenied as exc:
+                log.info(
+                    "the calendar provider refused the insert (%s); adding it through the app", exc.message
+                )
+        return self._insert_event_by_intent(budget, event, tz)
+
+    def _insert_event_by_intent(self, budget: Budget, event: CalendarEvent, tz: str) -> Saved:
+        try:
+            mark: int | None = providers.highest_event_id(self._out, budget, self._limits)
+        except PermissionDenied:
+            mark = None
+        extras: dict[str, Any] = {
+            "beginTime": event.start_ms,
+            "endTime": event.end_ms,
+            "title": event.title,
+            "allDay": event.all_day,
+            "eventTimezone": tz,
+        }
+        if event.location:
+            extras["eventLocation"] = event.location
+        if event.description:
+            extras["description"] = event.description
+        intent = Intent(action="android.intent.action.INSERT", data=providers.EVENTS_URI, extras=extras)
+        self._start_intent(budget, intent, longs=frozenset({"beginTime", "endTime"}))
+        ui = self._ui_now()
+        give_up = time.monotonic() + min(SEND_BUTTON_S, budget.left())
+        while True:
+            button = _first_match(parse_hierarchy(ui.dump(budget)), SAVE_BUTTONS)
+            if button is not None:
+                break
+            if time.monotonic() + self.find_poll_ms / 1000 >= give_up:
+                raise ElementNotFound("the calendar app opened its editor, but no Save button appeared")
+            time.sleep(self.find_poll_ms / 1000)  # the UI poll (wait_poll_ms) while the editor opens
+        ui.tap(budget, *button.center)
+        event_id = ""
+        if mark is not None:
+            give_up = time.monotonic() + min(SEND_BUTTON_S, budget.left())
+            while True:
+                found = providers.find_new_event(self._out, budget, mark, event.title, event.start_ms)
+                if found is not None or time.monotonic() + self.find_poll_ms / 1000 >= give_up:
+                    event_id = found or ""
+                    break
+                time.sleep(self.find_poll_ms / 1000)  # the provider poll while the app saves
+        return Saved(id=event_id, via="calendar intent + save")
+
+    async def calendar_events(self, where: EventFilter = ANY_EVENT) -> list[CalendarEvent]:
+        return await self._call(
+            "reading events", lambda b: providers.calendar_events(self._out, b, where, self._limits)
+        )
+
+    async def set_alarm(self, alarm: Alarm) -> Saved:
+        extras: dict[str, Any] = {
+            "android.intent.extra.alarm.HOUR": alarm.hour,
+            "android.intent.extra.alarm.MINUTES": alarm.minute,
+            "android.intent.extra.alarm.SKIP_UI": True,
+        }
+        if alarm.label:
+            extras["android.intent.extra.alarm.MESSAGE"] = alarm.label
+        intent = Intent(action="android.intent.action.SET_ALARM", extras=extras)
+        days = [ALARM_DAYS[d[:3].upper()] for d in alarm.days if d[:3].upper() in ALARM_DAYS]
+
+        def set_it(budget: Budget) -> None:
+            args = apps.intent_args(intent)
+            if days:  # an ArrayList<Integer>: --eial (Android 8+)
+                args += ["--eial", "android.intent.extra.alarm.DAYS", ",".join(str(d) for d in days)]
+            out = self._out(budget, command(*args))
+            failure = apps.am_failure(out)
+            if failure is not None:
+                raise Unsupported(f"no clock app took the alarm: {failure}")
+
+        await self._call("setting the alarm", set_it)
+        return Saved(id="", via="SET_ALARM intent")
+
+    async def alarms(self) -> list[Alarm]:
+        raise Unsupported(
+            "a phone does not list its clock app's alarms over adb; SET_ALARM cannot read its alarm back"
+        )
+
+    async def set_clipboard(self, text: str) -> str:
+        await self._call("setting the clipboard", lambda b: self._ui_now().set_clipboard(b, text))
+        return "uiautomator2"
+
+    async def get_clipboard(self) -> str:
+        return await self._call("reading the clipboard", lambda b: self._ui_now().get_clipboard(b))
+
+    async def notifications(self) -> list[Notification]:
+        out = await self._call(
+            "reading notifications",
+            lambda b: self._sh(b, command("dumpsys", "notification", "--noredact")).stdout,
+        )
+        return dumpsys.parse_notifications(out)
+
+    async def shell(self, command: str, *, timeout_s: float) -> ShellResult:
+        def run(budget: Budget) -> ShellResult:
+            return self._sh(Budget(min(budget.until, time.monotonic() + timeout_s)), command)
+
+        return await self._call("running the shell command", run, default_s=timeout_s)
+
+
+def _field_after(xml: str | None, was: UiNode) -> UiNode | None:
+    """The field after an edit, in a dump: the focused editable, else the one where it was."""
+    if xml is None:
+        return None
+    root = parse_hierarchy(xml)
+    focused = next((n for n in root.walk() if n.focused and n.editable), None)
+    return focused or next((n for n in root.walk() if n.editable and n.bounds == was.bounds), None)
+
+
+def _intent_summary(intent: Intent) -> str:
+    parts = [p for p in (intent.action, intent.data, intent.component or intent.package) if p]
+    return " ".join(parts) or intent.kind

@@ -1,0 +1,413 @@
+"""`TermuxDevice`: the phone the runtime runs on, inside Termux (`--device termux`).
+
+Two paths to the phone:
+- Termux:API's `termux-*` commands (commands.py runs them, parse.py reads their JSON): SMS, contacts,
+  the call log, calls, the clipboard, notifications, the battery, opening URLs. No input
+  injection: an app cannot tap another app's screen.
+- The phone's own adb over wireless debugging (selfadb.py): an `AdbDevice` on `127.0.0.1:PORT`,
+  composed, not copied. While it answers, the device gains `ui`, `screenshot`, `calendar`,
+  `alarms` and `shell`, and apps, contacts (with ids, every number and emails), the call state and
+  hanging up go through it. While it does not, those capabilities are missing: the runtime
+  answers UNSUPPORTED for their actions with a hint that says how to turn it on, and the device
+  keeps looking for it (a DEVICE_CONNECTED event with device `adb` says when it is back).
+
+The termux link itself is up from `start` on: the runtime runs on this phone. A Termux:API
+that does not answer (the app missing, a permission not granted) fails the call that needed it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+
+from phoneuse_runtime.config.settings import ConfigError
+from phoneuse_runtime.device.adb.device import AdbDevice
+from phoneuse_runtime.device.base import (
+    Alarm,
+    AppInfo,
+    CalendarEvent,
+    CallFilter,
+    CallRecord,
+    CallState,
+    Contact,
+    ContactFilter,
+    Device,
+    DeviceInfo,
+    EventFilter,
+    Foreground,
+    Intent,
+    IntentResult,
+    Notification,
+    Saved,
+    Screenshot,
+    ShellResult,
+    SmsFilter,
+    SmsMessage,
+)
+from phoneuse_runtime.device.termux import commands, parse
+from phoneuse_runtime.device.termux.events import STATE_CHECK_S, TermuxPollers
+from phoneuse_runtime.device.termux.selfadb import SelfAdb
+from phoneuse_runtime.kernel.capabilities import (
+    ALARMS,
+    APPS,
+    CALENDAR,
+    CALLS,
+    CLIPBOARD,
+    CONTACTS,
+    NOTIFICATIONS,
+    SCREENSHOT,
+    SHELL,
+    SMS,
+    UI,
+)
+from phoneuse_runtime.kernel.errors import DeviceUnavailable, RuntimeFailure, Unsupported
+from phoneuse_runtime.kernel.events import EventSink
+from phoneuse_runtime.screen.selector import Selector
+from phoneuse_runtime.screen.ui import UiNode
+from phoneuse_runtime.util.numbers import same_number
+from phoneuse_runtime.util.tasks import cancel_and_wait
+
+log = logging.getLogger(__name__)
+
+# What Termux:API gives on its own, and what the phone's own adb adds.
+TERMUX_CAPABILITIES = frozenset({SMS, CALLS, CONTACTS, CLIPBOARD, NOTIFICATIONS, APPS})
+ADB_CAPABILITIES = frozenset({UI, SCREENSHOT, CALENDAR, ALARMS, SHELL})
+SELF_ADB_RETRY_S = 5.0  # how often a missing self-adb is looked for
+SMS_WINDOW = 50  # rows read per look at the SMS store: new arrivals, a send being verified
+CALL_WINDOW = 50
+CALL_GUESS_S = 3600.0  # how long a call this device placed counts as up without the log saying it ended
+SERIAL = "termux"
+
+ENABLE_SELF_ADB = (
+    "turn on wireless debugging (Settings > System > Developer options > Wireless debugging), pair "
+    "Termux's adb with it once (`adb pair 127.0.0.1:PAIRING_PORT CODE`, from 'Pair device with "
+    "pairing code'), and the runtime connects by itself; termux/README.md says it step by step"
+)
+ANY_CONTACT, ANY_SMS, ANY_CALL, ANY_EVENT = ContactFilter(), SmsFilter(), CallFilter(), EventFilter()
+
+
+def _number_arg(number: str) -> str:
+    """The number as termux-sms-send takes it: its `-n` is split on commas and spaces."""
+    return "".join(c for c in number if c.isdigit() or c in "+*#")
+
+
+class TermuxDevice(Device):
+    """The phone this runs on. See the module docstring for how it is put together."""
+
+    kind = "termux"
+    via = "termux-api"
+
+    def __init__(
+        self,
+        *,
+        self_adb: str = "auto",
+        adb_server: str = "127.0.0.1:5037",
+        poll_ms: int = 1000,
+        self_adb_retry_s: float = SELF_ADB_RETRY_S,
+        state_check_s: float = STATE_CHECK_S,
+    ) -> None:
+        super().__init__()
+        if poll_ms < 50:
+            raise ConfigError(f"poll_ms must be at least 50, got {poll_ms}")
+        self.poll_ms = poll_ms
+        self.state_check_s = state_check_s
+        self.capabilities = TERMUX_CAPABILITIES
+        self.self_adb = SelfAdb(
+            mode=self_adb,
+            adb_server=adb_server,
+            poll_ms=poll_ms,
+            retry_s=self_adb_retry_s,
+            on_change=self._recompute,
+        )
+        self.pollers: TermuxPollers | None = None
+        self._info: DeviceInfo | None = None
+        self._placed: tuple[float, str] | None = None  # when this device last dialed, and whom
+        self._task: asyncio.Task[None] | None = None
+
+    # --- lifecycle -----------------------------------------------------------------------
+    async def start(self, emit: EventSink, *, wanted: Callable[[str], bool] = lambda _t: True) -> None:
+        self.link.attach(emit)
+        self._info = await self._read_info()
+        self.pollers = TermuxPollers(
+            self, emit, wanted, poll_ms=self.poll_ms, state_check_s=self.state_check_s
+        )
+        self._task = asyncio.create_task(self.pollers.run(), name="termux event pollers")
+        # The phone's own adb polls only what Termux:API cannot see: the foreground app.
+        self.self_adb.start(emit, lambda t: t == "APP_STATE_CHANGED" and wanted(t))
+        self.link.connected(serial=SERIAL, model=self._info.model)
+
+    async def close(self) -> None:
+        await cancel_and_wait(self._task)
+        self._task = None
+        await self.self_adb.close()
+        self.link.lost(reason="closed")
+
+    def _recompute(self) -> None:
+        up = self.self_adb.up
+        self.capabilities = TERMUX_CAPABILITIES | ADB_CAPABILITIES if up else TERMUX_CAPABILITIES
+        log.info("the phone's own adb is %s", "up: ui and the rest are available" if up else "not up")
+
+    def capability_hint(self, capability: str) -> str:
+        if capability in ADB_CAPABILITIES:
+            return f"it needs {self._missing_adb()}"
+        return super().capability_hint(capability)
+
+    def _adb(self, what: str) -> AdbDevice:
+        """The phone's own adb for `what`, or Unsupported with how to turn it on."""
+        device = self.self_adb.device
+        if device is None or not device.link.up:
+            raise Unsupported(f"{what} needs {self._missing_adb()}")
+        return device
+
+    def _missing_adb(self) -> str:
+        """What is missing and how to get it, for UNSUPPORTED answers."""
+        if self.self_adb.mode == "off":
+            return (
+                "the phone's own adb, which self_adb = off turns off: set it to auto (--self-adb auto), "
+                + (ENABLE_SELF_ADB.split(", and the runtime", 1)[0])
+            )
+        return f"the phone's own adb, which is not connected ({self.self_adb.problem}): {ENABLE_SELF_ADB}"
+
+    def _adb_if_up(self) -> AdbDevice | None:
+        device = self.self_adb.device
+        return device if device is not None and device.link.up else None
+
+    async def _read_info(self) -> DeviceInfo:
+        try:
+            out = await commands.run("getprop", cap_s=5.0)
+            from phoneuse_runtime.device.adb.shell import parse_getprop
+
+            props = parse_getprop(out.stdout)
+        except RuntimeFailure as failure:
+            log.warning("cannot read the phone's properties (%s)", failure.message)
+            props = {}
+        sdk = props.get("ro.build.version.sdk", "0")
+        return DeviceInfo(
+            kind=self.kind,
+            serial=SERIAL,
+            model=props.get("ro.product.model", ""),
+            manufacturer=props.get("ro.product.manufacturer", ""),
+            android_version=props.get("ro.build.version.release", ""),
+            sdk=int(sdk) if sdk.isdigit() else 0,
+            width=0,
+            height=0,
+        )
+
+    # --- identity --------------------------------------------------------------------------
+    async def describe(self) -> DeviceInfo:
+        if self._info is None:
+            raise DeviceUnavailable("the termux device has not started")
+        adb = self._adb_if_up()
+        if adb is None:
+            return self._info
+        screen = await adb.describe()  # its size as read at connect (screen_size asks the rotation)
+        width, height = screen.width, screen.height
+        info = self._info
+        return DeviceInfo(
+            info.kind,
+            info.serial,
+            info.model,
+            info.manufacturer,
+            info.android_version,
+            info.sdk,
+            width,
+            height,
+        )
+
+    async def screen_size(self) -> tuple[int, int]:
+        return await self._adb("reading the screen size").screen_size()
+
+    # --- screen: the phone's own adb ----------------------------------------------------------
+    async def dump_hierarchy(self) -> str:
+        return await self._adb("reading the screen").dump_hierarchy()
+
+    async def find(self, selector: Selector, *, timeout_ms: int = 0) -> UiNode | None:
+        return await self._adb("finding an element").find(selector, timeout_ms=timeout_ms)
+
+    async def screenshot(self) -> Screenshot:
+        return await self._adb("taking a screenshot").screenshot()
+
+    async def tap(self, x: int, y: int) -> None:
+        await self._adb("tapping").tap(x, y)
+
+    async def long_press(self, x: int, y: int, duration_ms: int) -> None:
+        await self._adb("pressing").long_press(x, y, duration_ms)
+
+    async def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int) -> None:
+        await self._adb("swiping").swipe(x1, y1, x2, y2, duration_ms)
+
+    async def input_text(self, text: str, *, replace: bool = False) -> str:
+        return await self._adb("typing").input_text(text, replace=replace)
+
+    async def clear_text(self) -> None:
+        await self._adb("clearing a field").clear_text()
+
+    async def press_key(self, keycode: int) -> None:
+        await self._adb("pressing a key").press_key(keycode)
+
+    # --- apps ----------------------------------------------------------------------------------
+    async def installed_apps(self) -> list[AppInfo]:
+        return await self._adb("listing apps").installed_apps()
+
+    async def foreground(self) -> Foreground:
+        return await self._adb("reading the foreground app").foreground()
+
+    async def running_packages(self) -> list[str]:
+        return await self._adb("listing running apps").running_packages()
+
+    async def launch_app(self, package: str) -> Foreground:
+        return await self._adb("opening an app").launch_app(package)
+
+    async def stop_app(self, package: str) -> bool:
+        return await self._adb("stopping an app").stop_app(package)
+
+    async def start_intent(self, intent: Intent) -> IntentResult:
+        adb = self._adb_if_up()
+        if adb is not None:
+            return await adb.start_intent(intent)
+        plain_view = (
+            intent.kind == "activity"
+            and intent.action in ("", "android.intent.action.VIEW")
+            and intent.data
+            and not (intent.component or intent.package or intent.mime or intent.categories or intent.extras)
+        )
+        if not plain_view:
+            raise Unsupported(
+                "without the phone's own adb, only a URL can be opened (termux-open-url); "
+                f"this intent needs {self._missing_adb()}"
+            )
+        await commands.run_quiet("termux-open-url", intent.data)
+        return IntentResult(handled_by="the phone's default handler", via="termux-open-url")
+
+    # --- contacts --------------------------------------------------------------------------------
+    async def contacts(self, where: ContactFilter = ANY_CONTACT) -> list[Contact]:
+        adb = self._adb_if_up()
+        if adb is not None:  # the provider itself: ids that ADD_CONTACT's ids match, every number
+            return await adb.contacts(where)
+        rows = parse.contact_rows(await commands.run_json("termux-contact-list"))
+        out = [
+            c
+            for c in rows
+            if (where.id is None or c.id == where.id)
+            and (where.name is None or where.name.casefold() in c.name.casefold())
+            and (where.phone is None or any(same_number(where.phone, p) for p in c.phones))
+        ]
+        return out[: where.limit] if where.limit is not None else out
+
+    async def add_contact(self, name: str, phones: list[str], emails: list[str]) -> Saved:
+        return await self._adb("adding a contact (Termux:API cannot)").add_contact(name, phones, emails)
+
+    # --- SMS -------------------------------------------------------------------------------------
+    async def send_sms(self, number: str, body: str) -> str:
+        # termux-sms-send exits 0 and prints nothing whether or not the phone sent it: SEND_MESSAGE
+        # verifies against the sent box (sms_messages), as with every backend.
+        await commands.run_quiet("termux-sms-send", "-n", _number_arg(number), stdin=body)
+        return "termux-sms-send"
+
+    async def sms_messages(self, where: SmsFilter = ANY_SMS) -> list[SmsMessage]:
+        window = max(SMS_WINDOW, where.limit or 0)
+        # `-t` picks the store's folder (failed, queued and all read every folder); rows come back
+        # newest date last, so the filters and the newest-first order are applied here.
+        box = where.box if where.box in ("inbox", "sent", "outbox", "draft") else "all"
+        rows = parse.sms_rows(await commands.run_json("termux-sms-list", "-t", box, "-l", str(window)))
+        out = [
+            m
+            for m in rows
+            if (where.box is None or m.box == where.box)
+            and (where.above_id is None or int(m.id) > where.above_id)
+            and (where.since_ms is None or m.date_ms >= where.since_ms)
+            and (where.address is None or same_number(m.address, where.address))
+        ]
+        out.sort(key=lambda m: int(m.id), reverse=True)
+        return out[: where.limit] if where.limit is not None else out
+
+    async def highest_sms_id(self, *, box: str = "inbox") -> int:
+        rows = await self.sms_messages(SmsFilter(box=box))  # type: ignore[arg-type]
+        return max((int(m.id) for m in rows), default=0)
+
+    async def new_inbox(self, above_id: int) -> list[SmsMessage]:
+        return await self.sms_messages(SmsFilter(box="inbox", above_id=above_id))
+
+    # --- calls -------------------------------------------------------------------------------------
+    async def call_log(self, where: CallFilter = ANY_CALL) -> list[CallRecord]:
+        if where.above_id is not None:
+            raise Unsupported("termux-call-log prints no row ids; filter the call log by time instead")
+        window = max(CALL_WINDOW, where.limit or 0)
+        rows = parse.call_rows(await commands.run_json("termux-call-log", "-l", str(window)))
+        out = [
+            r
+            for r in rows
+            if (where.since_ms is None or r.date_ms >= where.since_ms)
+            and (where.number is None or same_number(r.number, where.number))
+        ]
+        out.sort(key=lambda r: r.date_ms, reverse=True)
+        return out[: where.limit] if where.limit is not None else out
+
+    async def recent_calls(self) -> list[CallRecord]:
+        return await self.call_log()
+
+    async def place_call(self, number: str) -> str:
+        await commands.run_quiet("termux-telephony-call", number.strip())
+        self._placed = (time.time(), number)
+        return "termux-telephony-call"
+
+    async def end_call(self) -> bool:
+        return await self._adb("hanging up (Termux:API cannot)").end_call()
+
+    async def call_state(self) -> CallState:
+        """Through the phone's own adb when it is up. Without it no Termux:API command prints the
+        call state, so it is inferred: `offhook` after this device dialed, until the call log
+        has a row for that number dated after the dialing; otherwise `idle`."""
+        adb = self._adb_if_up()
+        if adb is not None:
+            return await adb.call_state()
+        placed = self._placed
+        if placed is None or time.time() - placed[0] > CALL_GUESS_S:
+            return CallState(state="idle")
+        since_ms = int(placed[0] * 1000) - 1000  # the log is dated to the second
+        ended = await self.call_log(CallFilter(since_ms=since_ms, number=placed[1], limit=1))
+        if ended:
+            self._placed = None
+            return CallState(state="idle")
+        return CallState(state="offhook", number=placed[1])
+
+    # --- calendar, alarms: the phone's own adb ------------------------------------------------
+    async def insert_event(self, event: CalendarEvent, *, timezone: str | None = None) -> Saved:
+        return await self._adb("adding a calendar event").insert_event(event, timezone=timezone)
+
+    async def calendar_events(self, where: EventFilter = ANY_EVENT) -> list[CalendarEvent]:
+        return await self._adb("reading the calendar").calendar_events(where)
+
+    async def set_alarm(self, alarm: Alarm) -> Saved:
+        return await self._adb("setting an alarm").set_alarm(alarm)
+
+    async def alarms(self) -> list[Alarm]:
+        return await self._adb("listing alarms").alarms()
+
+    # --- clipboard, notifications --------------------------------------------------------------
+    async def set_clipboard(self, text: str) -> str:
+        await commands.run_quiet("termux-clipboard-set", stdin=text)
+        return "termux-clipboard-set"
+
+    async def get_clipboard(self) -> str:
+        return (await commands.run("termux-clipboard-get")).stdout
+
+    async def notifications(self) -> list[Notification]:
+        return parse.notification_rows(await commands.run_json("termux-notification-list"))
+
+    async def shell(self, command: str, *, timeout_s: float) -> ShellResult:
+        return await self._adb("the shell").shell(command, timeout_s=timeout_s)
+
+    # --- power, for the pollers' backoff ------------------------------------------------------
+    async def screen_on(self) -> bool | None:
+        """Whether the screen is on (`dumpsys power` through the phone's own adb); None without it."""
+        adb = self._adb_if_up()
+        if adb is None:
+            return None
+        out = (await adb.shell("dumpsys power", timeout_s=5.0)).stdout
+        return parse.screen_state(out)
+
+    async def on_battery(self) -> bool:
+        return parse.on_battery(parse.battery(await commands.run_json("termux-battery-status")))

@@ -1,0 +1,711 @@
+"""The runtime: execute, query and subscribe, independent of gRPC and WebSocket.
+
+Front ends (`rpc/`, later the gateway) translate their frames into these calls, each with
+its caller; all the contracts of design.md section 2 (validation, capabilities, deadlines,
+idempotency, policies and holds, events) are enforced here, once. Failures leave as
+`RuntimeFailure`s (errors.py): every front end keeps only a table from code to its wire.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections.abc
+import contextvars
+import logging
+import sys
+from asyncio.tasks import _enter_task, _leave_task
+from collections.abc import Coroutine, Generator, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from phoneuse_runtime.config.settings import Settings
+from phoneuse_runtime.device.base import (
+    Device,
+    Foreground,
+    ScreenSeen,
+    reset_deadline,
+    set_deadline,
+    unwatch_screen,
+    watch_screen,
+)
+from phoneuse_runtime.kernel.callers import Caller
+from phoneuse_runtime.kernel.capabilities import UI
+from phoneuse_runtime.kernel.context import ActionContext, QueryContext, missing_capability
+from phoneuse_runtime.kernel.errors import (
+    BadRequest,
+    Conflict,
+    DeviceUnavailable,
+    Internal,
+    PermissionDenied,
+    RuntimeFailure,
+    Timeout,
+    Unsupported,
+    translate,
+)
+from phoneuse_runtime.kernel.events import (
+    CallerInfo,
+    ErrorEvent,
+    EventBus,
+    Subscription,
+    TaskCompleted,
+    TaskStarted,
+    result_preview,
+)
+from phoneuse_runtime.kernel.idempotency import IdempotencyCache
+from phoneuse_runtime.kernel.limits import (
+    MAX_APP_TARGET_CHARS,
+    MAX_EVENT_TYPES,
+    MAX_ID_CHARS,
+    MAX_NAME_CHARS,
+    MAX_OFFSET_DIGITS,
+    MAX_RESPONSE_JSON_BYTES,
+    bad_id,
+    clip,
+    fit_json,
+    omitted_json,
+    too_long,
+    utf8_size,
+)
+from phoneuse_runtime.kernel.params import parse_params
+from phoneuse_runtime.kernel.policies import FrontPolicy, Policy, PolicyCall
+from phoneuse_runtime.kernel.registry import AnyActionSpec, AnyQuerySpec, Registry
+from phoneuse_runtime.kernel.turns import Turns
+from phoneuse_runtime.owner.approval_store import TerminalAnswers
+from phoneuse_runtime.owner.approvals import Approvals, how_to_answer
+from phoneuse_runtime.owner.controls import front_refusal
+from phoneuse_runtime.owner.front_guard import FrontGuard, FrontRefused, reset_guard, set_guard
+from phoneuse_runtime.screen.settle import SETTLE_KEY, Settled, attach, look_before, settle, split_settle
+
+log = logging.getLogger(__name__)
+
+SOURCE = "phoneuse.runtime"
+DEFAULT_QUERY_LIMIT = 20
+OFFSET_KEY = "offset"
+
+
+def _start_task(
+    loop: asyncio.AbstractEventLoop, work: Coroutine[Any, Any, None]
+) -> asyncio.Task[None] | None:
+    """Starts `work` in a task of its own, eagerly: its first step runs now, in the caller's
+    turn of the loop but as the task (so `current_task()`, `asyncio.timeout` and task groups
+    inside it see the task). Returns None when that step finished it (most simulated actions),
+    else the task, which carries on from where the step stopped.
+
+    Python 3.12 has eager tasks. On 3.11 this does what they do, by hand: the task object
+    exists from the start but is made a task (scheduled) only if the first step suspends, so
+    an action that finishes at once costs no task and no extra turns of the loop for its
+    caller (a third of a whole simulated Execute). 3.10 starts the task lazily."""
+    if sys.version_info >= (3, 12):
+        eager = asyncio.Task(work, loop=loop, eager_start=True)
+        if not eager.done():
+            return eager
+        eager.result()  # re-raises what the first step let escape, as on 3.11
+        return None
+    if sys.version_info < (3, 11):  # pragma: no cover
+        return loop.create_task(work)
+    task: asyncio.Task[None] = asyncio.Task.__new__(asyncio.Task)  # allocated, not yet initialised
+    context = contextvars.copy_context()
+    caller = asyncio.current_task(loop)
+    if caller is not None:
+        _leave_task(loop, caller)
+    _enter_task(loop, task)
+    try:
+        waiting_on = context.run(work.send, None)
+    except StopIteration:
+        return None
+    finally:
+        _leave_task(loop, task)
+        if caller is not None:
+            _enter_task(loop, caller)
+    task.__init__(_HandedOver(work, waiting_on), loop=loop, context=context)
+    return task
+
+
+_NOTHING = object()
+
+
+class _HandedOver(collections.abc.Coroutine):  # type: ignore[type-arg]
+    """The coroutine of a task whose first step was taken by hand (`_start_task`): its own
+    first step waits on what that step yielded; from then on it passes what the task sends or
+    throws (a cancellation, even one that comes before its first step) on to `work`."""
+
+    __slots__ = ("waiting_on", "work")
+
+    def __init__(self, work: Coroutine[Any, Any, None], waiting_on: Any) -> None:
+        self.work = work
+        self.waiting_on = waiting_on
+
+    def send(self, value: Any) -> Any:
+        waiting_on, self.waiting_on = self.waiting_on, _NOTHING
+        if waiting_on is not _NOTHING:
+            return waiting_on
+        return self.work.send(value)
+
+    def throw(self, *exc_info: Any) -> Any:
+        self.waiting_on = _NOTHING
+        return self.work.throw(*exc_info)
+
+    def close(self) -> None:
+        self.work.close()
+
+    def __await__(self) -> Generator[Any, Any, None]:
+        raise TypeError("a task's coroutine, not to be awaited")
+
+
+def _uncancel(task: asyncio.Task[Any] | None) -> None:
+    """Takes back the deadline's own cancellation, once it has been turned into TIMEOUT."""
+    if sys.version_info >= (3, 11) and task is not None:
+        task.uncancel()
+
+
+def _expire(call: PolicyCall) -> None:
+    """The call's deadline: marks it, then cancels its task. Only this makes TIMEOUT."""
+    call.expired = True
+    if call.task is not None:
+        call.task.cancel()
+
+
+@dataclass(slots=True)
+class ActionCall:
+    action_type: str
+    params: Mapping[str, str]
+    request_id: str
+    timeout_ms: int
+    app_target: str | None = None
+
+
+@dataclass(slots=True)
+class ActionOutcome:
+    request_id: str
+    success: bool
+    result_json: str
+    error: str
+    duration_ms: int
+    held_ms: int = 0  # of duration_ms, the time a policy held the call for an approval
+
+
+@dataclass(slots=True)
+class QueryCall:
+    query_type: str
+    filters: Mapping[str, str]
+    limit: int
+    timeout_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class QueryPage:
+    results: list[str]
+    total_count: int
+    has_more: bool
+
+
+class Runtime:
+    """One phone, its handlers, its policies and components, and the services handlers share."""
+
+    def __init__(
+        self,
+        *,
+        device: Device,
+        registry: Registry,
+        settings: Settings,
+        bus: EventBus,
+        policies: Sequence[Policy] = (),
+        components: Mapping[str, object] | None = None,
+    ) -> None:
+        self.device = device
+        self.registry = registry
+        self.settings = settings
+        self.bus = bus
+        self.policies = tuple(policies)
+        self._front_policies = tuple(p for p in self.policies if isinstance(p, FrontPolicy))
+        self.components: Mapping[str, object] = components or {}
+        self.approvals = Approvals(bus)
+        # The owner answers from the terminal too (`phoneuse-runtime approvals`), through the data dir.
+        self.terminal_answers = TerminalAnswers(settings.data_dir, self.approvals)
+        self._replays: IdempotencyCache[ActionOutcome] = IdempotencyCache(
+            ttl_s=settings.idempotency_ttl_s, max_entries=settings.idempotency_max_entries
+        )
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._loop: asyncio.AbstractEventLoop  # set by start
+        self._closing = False
+        # One phone, one finger: actions that drive it take turns (waiting counts against their deadline).
+        self.turns = Turns()
+
+    async def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        await self.device.start(self.bus.publish, wanted=self.bus.demanded)
+
+    async def close(self, *, grace_s: float = 0.0) -> None:
+        """Lets in-flight actions finish within `grace_s`, cancels the rest, ends all streams."""
+        self._closing = True
+        if self._tasks:
+            _, pending = await asyncio.wait(set(self._tasks), timeout=grace_s)
+            for task in pending:
+                task.cancel()
+            if pending:
+                await asyncio.wait(pending)
+        await self.terminal_answers.close()
+        await self.device.close()
+        self.bus.close()
+
+    def _supported(self, name: str, requires: frozenset[str]) -> None:
+        """UNSUPPORTED for a capability this device lacks; DEVICE_UNAVAILABLE at once, not at the
+        deadline, while the phone it needs does not answer."""
+        device = self.device
+        capabilities = device.capabilities
+        if not requires <= capabilities:
+            missing = sorted(requires - capabilities)[0]
+            raise Unsupported(f"{name}: {missing_capability(device, missing)}")
+        link = device.link
+        if not link.up:
+            raise DeviceUnavailable(
+                f"{name}: the phone ({device.kind} {link.serial or ''}) is not reachable now: {link.reason}; "
+                "the runtime keeps reconnecting and publishes DEVICE_CONNECTED when it is back"
+            )
+
+    # --- Execute -----------------------------------------------------------
+    async def execute(self, caller: Caller, request: ActionCall) -> ActionOutcome:
+        """Runs an action once per (principal, request_id). Raises BadRequest for a malformed call;
+        every other failure is the outcome's."""
+        if not 0 < len(request.action_type) <= MAX_NAME_CHARS:
+            raise BadRequest(
+                too_long("action_type", len(request.action_type), MAX_NAME_CHARS)
+                if request.action_type
+                else "action_type is empty"
+            )
+        request_id = request.request_id
+        if not (0 < len(request_id) <= MAX_ID_CHARS and request_id.isascii() and request_id.isprintable()):
+            raise BadRequest(bad_id("request_id", request_id) or "")
+        if request.timeout_ms <= 0:
+            raise BadRequest(f"timeout_ms must be > 0, got {request.timeout_ms}")
+        if request.app_target is not None and len(request.app_target) > MAX_APP_TARGET_CHARS:
+            raise BadRequest(too_long("app_target", len(request.app_target), MAX_APP_TARGET_CHARS))
+        key = (caller.principal, request.request_id)
+        # Python's hash of the content: 64 bits, within one principal's one request_id.
+        fingerprint = hash((request.action_type, request.app_target, tuple(sorted(request.params.items()))))
+        spec = self.registry.actions.get(request.action_type)  # None: UNKNOWN_ACTION, from _perform
+        # The registry's own copy of a known name: 10,000 retained ids share one string each.
+        label = spec.action_type if spec is not None else request.action_type
+        replay = self._replays.begin(key, fingerprint, label)
+        if replay is not None:
+            if replay.outcome is not None:
+                return replay.outcome
+            if replay.pending is not None:
+                return await replay.pending
+            failure = Conflict(
+                f"request_id {request.request_id!r} was already used for a different request "
+                f"({replay.conflicts_with}); use a new request_id"
+            )
+            return ActionOutcome(request.request_id, False, "{}", failure.wire(), 0)
+        loop = self._loop
+        now = loop.time()
+        call = PolicyCall(
+            caller,
+            "action",
+            request.action_type,
+            request.request_id,
+            request.app_target,
+            request.params,
+            now + request.timeout_ms / 1000,
+            self.approvals,
+            started=now,
+        )
+        # The action runs in its own task: a client that disconnects or whose own deadline
+        # passes does not cancel half an action; its retry gets the stored outcome. The caller
+        # waits on a future of its own, which its cancellation may cancel without harm.
+        try:
+            task = _start_task(loop, self._run(call, spec, key, request.timeout_ms))
+        except asyncio.CancelledError:  # a handler that raised CancelledError itself, in its first step
+            if call.outcome is None:
+                raise
+            task = None
+        if task is None:  # it finished in its first step
+            outcome: ActionOutcome = call.outcome
+            return outcome
+        call.task = task
+        call.timer = loop.call_at(call.deadline, _expire, call)
+        self._tasks.add(task)
+        call.answer = loop.create_future()
+        return await call.answer  # type: ignore[no-any-return]
+
+    async def _run(
+        self,
+        call: PolicyCall,
+        spec: AnyActionSpec | None,
+        key: tuple[str, str],
+        timeout_ms: int,
+    ) -> None:
+        """Runs the action to its outcome, records it for replays, answers and announces it."""
+        success, result_json = False, "{}"
+        failure: RuntimeFailure | None = None
+        try:
+            result_json = await self._perform(call, spec)
+            success = True
+        except BaseException as exc:
+            if call.expired:  # the deadline, however the handler let its cancellation out
+                _uncancel(call.task)
+                failure = self._deadline_passed(call, timeout_ms)
+            elif self._closing and isinstance(exc, asyncio.CancelledError):
+                failure = DeviceUnavailable("the server shut down before the action finished")
+                raise
+            else:
+                # A CancelledError nobody asked for (a handler awaited a cancelled future) is
+                # the handler's own failure, like any other it lets escape.
+                failure = self._escaped(exc, doing=call.name)
+                if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                    raise
+        finally:
+            if call.timer is not None:
+                call.timer.cancel()
+            if call.task is not None:
+                self._tasks.discard(call.task)
+            now = self._loop.time()
+            error = ""
+            if failure is not None:
+                error = failure.wire()
+                if failure.details:
+                    result_json = _json(failure.details)
+            outcome = ActionOutcome(
+                call.request_id, success, result_json, error, int((now - call.started) * 1000), call.held_ms
+            )
+            self._replays.finish(key, outcome)
+            call.outcome = outcome
+            if call.answer is not None and not call.answer.done():
+                call.answer.set_result(outcome)
+            # Building the event costs: skipped when nobody listens for this action's.
+            if self.bus.interested("TASK_COMPLETED", call.name):
+                self.bus.publish(
+                    TaskCompleted(
+                        request_id=call.request_id,
+                        action_type=call.name,
+                        success=success,
+                        error=error,
+                        duration_ms=outcome.duration_ms,
+                        held_ms=call.held_ms,
+                        caller=CallerInfo(**call.caller.as_json()),
+                        result_preview=result_preview(result_json) if success else "",
+                    ).to_event(SOURCE, subject=call.name)
+                )
+
+    def _escaped(self, exc: BaseException, *, doing: str) -> RuntimeFailure:
+        """What a handler let escape, as a failure; an unforeseen one is also an ERROR event."""
+        failure = translate(exc, doing=doing)
+        if type(failure) is Internal:
+            self.bus.publish(ErrorEvent(code=failure.code, message=failure.message).to_event(SOURCE))
+        return failure
+
+    def _deadline_passed(self, call: PolicyCall, timeout_ms: int) -> Timeout:
+        if call.holding is not None:
+            return Timeout(
+                f"no answer came to approval {call.holding} for {call.name} within {timeout_ms} ms; "
+                f"nothing was done. {how_to_answer(call.holding)}",
+                details={"approval_id": call.holding, "held_ms": call.held_ms},
+            )
+        if call.phase == "waiting" and call.waiting_on is not None:
+            return Timeout(
+                f"{call.name} waited for approval {call.waiting_on} (another call held for the owner) "
+                f"to be answered, and {timeout_ms} ms passed first; nothing was done. "
+                f"{how_to_answer(call.waiting_on)}",
+                details={"approval_id": call.waiting_on},
+            )
+        if call.phase == "turn":
+            return Timeout(
+                f"{call.name} did not get its turn on the phone within {timeout_ms} ms "
+                "(other actions held it); nothing was done"
+            )
+        return Timeout(f"{call.name} did not finish within {timeout_ms} ms; its device work was cancelled")
+
+    async def _perform(self, call: PolicyCall, spec: AnyActionSpec | None) -> str:
+        """The stages of an action, each refusing as early as it can: the checks that need no
+        person (capabilities, params, the spec's own `check`), then the policies (which may hold
+        it), then its drive stage (`_drive`), where it waits for other calls' holds, takes its
+        turn on the phone and, for a UI action, looks at what is in front."""
+        log.debug("action %s (request %s) started", call.name, call.request_id)
+        if spec is None:
+            spec = self.registry.action(call.name)  # UnknownAction, with the names it may have meant
+        if spec.requires:
+            self._supported(call.name, spec.requires)
+        wire, settle_ms = split_settle(call.wire_params) if spec.settles else (call.wire_params, 0)
+        if UI not in self.device.capabilities:
+            settle_ms = 0  # a phone whose screen cannot be read (Termux without adb) is not looked at
+        call.params = params = parse_params(
+            spec.params, wire, also_allowed=(SETTLE_KEY,) if spec.settles else ()
+        )
+        ctx = ActionContext(
+            call.name,
+            self.device,
+            self.settings,
+            call.caller,
+            self.components,
+            call.app_target or None,
+            call.request_id,
+            call.deadline,
+        )
+        if spec.check is not None:
+            spec.check(ctx, params)
+        if self.policies:
+            call.phase = "policies"
+            call.effects = spec.effects_of(params)
+            for policy in self.policies:
+                await policy.check(call)
+        if self.bus.interested("TASK_STARTED", call.name):
+            self.bus.publish(
+                TaskStarted(
+                    request_id=call.request_id,
+                    action_type=call.name,
+                    params=dict(call.wire_params),
+                    caller=CallerInfo(**call.caller.as_json()),
+                ).to_event(SOURCE, subject=call.name)
+            )
+        set_deadline(call.deadline)  # this task's own context: its primitives and their threads see it
+        if call.caller.owner or not (spec.requires or spec.drives_ui):
+            # The owner's own calls, and those that leave the phone alone (CHAT_REPLY), run as they come.
+            if spec.takes_turns:
+                return await self._in_turn(call, spec, ctx, params, settle_ms)
+            call.phase = "device"
+            return await _handle(spec, ctx, params, settle_ms)
+        return await self._drive(call, spec, ctx, params, settle_ms)
+
+    async def _in_turn(
+        self, call: PolicyCall, spec: AnyActionSpec, ctx: ActionContext, params: Any, settle_ms: int
+    ) -> str:
+        turns = self.turns
+        if not turns.take_now():
+            call.phase = "turn"
+            await turns.take()
+        try:
+            call.phase = "device"
+            return await _handle(spec, ctx, params, settle_ms)
+        finally:
+            turns.give_back()
+
+    async def _drive(
+        self, call: PolicyCall, spec: AnyActionSpec, ctx: ActionContext, params: Any, settle_ms: int
+    ) -> str:
+        """Runs a caller's device work once no other call's hold is pending (a call a person
+        approved goes on regardless: it was the one asked about), in its turn on the phone, and,
+        for a UI action, with what is in front read after the turn was taken: one of the owner's
+        controls refuses it (PERMISSION_DENIED), a package in `approve_ui_in` holds it. Holds
+        are waited for without the turn, so an approved call is never stuck behind one."""
+        turns = self.turns
+        approvals = self.approvals
+        allowed: set[str] = set()  # guarded packages a front policy let this call run in front of
+        while True:
+            if not call.approved:
+                call.phase = "waiting"
+                await approvals.settled(call)
+            took = False
+            if spec.takes_turns:
+                if not turns.take_now():
+                    call.phase = "turn"
+                    await turns.take()
+                took = True
+            try:
+                drives = spec.drives_ui_with(params)
+                guarded = drives and self.device.guards_front
+                reason = await self._front(call) if drives and not guarded else None
+                if reason is None and (call.approved or approvals.blocking(call) is None):
+                    call.phase = "device"
+                    if not guarded:
+                        return await _handle(spec, ctx, params, settle_ms)
+                    # The phone checks what is in front in the action's own command (front_guard.py).
+                    token = set_guard(FrontGuard(self._guarded_fronts(call, allowed)))
+                    try:
+                        return await _handle(spec, ctx, params, settle_ms)
+                    except FrontRefused as refused:
+                        reason = await self._refused_front(call, refused.front, allowed)
+                    finally:
+                        reset_guard(token)
+            finally:
+                if took:
+                    turns.give_back()
+            if reason is not None:
+                call.phase = "policies"
+                await call.ask(reason)
+            # else another call was held while this one waited for its turn: wait for that one.
+
+    def _guarded_fronts(self, call: PolicyCall, allowed: set[str]) -> frozenset[str]:
+        """The packages the phone must find not in front: the owner's apps, and those a front
+        policy may hold UI actions in (approve_ui_in) but this call was not let into."""
+        held = self.settings.approve_ui_in if self._front_policies else frozenset()
+        return self.settings.owner_apps | (held - allowed - {call.approved_in or ""})
+
+    async def _refused_front(self, call: PolicyCall, front: Foreground, allowed: set[str]) -> str | None:
+        """What the phone found in front when it refused: as `_judge_front`, and with no hold,
+        that package is let in front when the action runs again."""
+        reason = await self._judge_front(call, front)
+        if reason is None:
+            allowed.add(front.package)
+        return reason
+
+    async def _front(self, call: PolicyCall) -> str | None:
+        """Reads what is in front for a UI action, and judges it (`_judge_front`)."""
+        call.phase = "front"
+        return await self._judge_front(call, await self.device.foreground())
+
+    async def _judge_front(self, call: PolicyCall, front: Foreground) -> str | None:
+        """PermissionDenied for the owner's controls; the reason to hold the call when a policy
+        wants the owner to approve UI in that app (unless the owner already did); else None."""
+        refusal = front_refusal(self.settings, front)
+        if refusal is not None:
+            raise PermissionDenied(f"{call.name}: {refusal}")
+        if call.approved_in == front.package:
+            return None
+        for policy in self._front_policies:
+            reason = await policy.hold_in_front(call, front.package)
+            if reason is not None:
+                call.approved_in = front.package
+                call.approved = False
+                return reason
+        return None
+
+    # --- Query -------------------------------------------------------------
+    async def query(self, caller: Caller, request: QueryCall) -> QueryPage:
+        """One page of results. Every failure, a malformed request included, raises RuntimeFailure."""
+        spec: AnyQuerySpec | None = self.registry.queries.get(request.query_type)
+        if spec is None:
+            known = ", ".join(sorted(self.registry.queries))
+            raise BadRequest(
+                f"query_type {request.query_type or 'QUERY_TYPE_UNSPECIFIED'} is not served; use {known}"
+            )
+        if request.limit < 0:
+            raise BadRequest(f"limit must be >= 0, got {request.limit}")
+        limit = min(request.limit or DEFAULT_QUERY_LIMIT, self.settings.query_max_limit)
+        filters = dict(request.filters)
+        offset_text = filters.pop(OFFSET_KEY, "0")
+        # isdigit() alone takes "²", which int() refuses.
+        if not (
+            0 < len(offset_text) <= MAX_OFFSET_DIGITS and offset_text.isascii() and offset_text.isdigit()
+        ):
+            raise BadRequest(
+                f"filter offset must be a non-negative integer of at most {MAX_OFFSET_DIGITS} digits, "
+                f"got {clip(offset_text)}"
+            )
+        offset = int(offset_text)
+        if spec.requires:
+            self._supported(request.query_type, spec.requires)
+        parsed = parse_params(spec.filters, filters, also_allowed=(OFFSET_KEY,))
+        loop = self._loop
+        now = loop.time()
+        call = PolicyCall(
+            caller,
+            "query",
+            request.query_type,
+            "",
+            None,
+            request.filters,
+            now + request.timeout_s,
+            self.approvals,
+            params=parsed,
+            started=now,
+            effects=frozenset({request.query_type}),
+        )
+        # The deadline cancels this very task; a query changes nothing, so nothing is left half done.
+        call.task = asyncio.current_task()
+        timer = loop.call_at(call.deadline, _expire, call)
+        try:
+            for policy in self.policies:
+                await policy.check(call)
+            ctx = QueryContext(request.query_type, self.device, self.settings, caller, self.components)
+            call.phase = "device"
+            deadline_token = set_deadline(call.deadline)
+            try:
+                matches: Sequence[BaseModel] = await spec.handler(ctx, parsed)
+            finally:
+                reset_deadline(deadline_token)
+        except BaseException as exc:
+            if call.expired:  # the deadline, however the handler let its cancellation out
+                _uncancel(call.task)
+                within_ms = int(request.timeout_s * 1000)
+                if call.holding is not None:
+                    raise Timeout(
+                        f"no answer came to approval {call.holding} for {request.query_type} within "
+                        f"{within_ms} ms; nothing was read. {how_to_answer(call.holding)}",
+                        details={"approval_id": call.holding, "held_ms": call.held_ms},
+                    ) from None
+                raise Timeout(f"{request.query_type} query did not finish within {within_ms} ms") from None
+            if isinstance(exc, (asyncio.CancelledError, KeyboardInterrupt, SystemExit)):
+                raise  # the caller went away, or the process is ending
+            raise self._escaped(exc, doing=f"{request.query_type} query") from None
+        finally:
+            timer.cancel()
+        return _page(matches, offset, limit)
+
+    # --- Subscribe -----------------------------------------------------------
+    def subscribe(self, caller: Caller, subscriber_id: str, event_types: Iterable[str]) -> Subscription:
+        """A stream of events. Subscriber ids are the caller's own: another principal's same id
+        names another stream. Raises BadRequest for an id or event types past their limits, and for
+        an event type the registry does not know (the core's, the components' and plug-ins')."""
+        problem = bad_id("subscriber_id", subscriber_id, empty_ok=True)
+        if problem is not None:
+            raise BadRequest(problem)
+        types = tuple(event_types)
+        if len(types) > MAX_EVENT_TYPES:
+            raise BadRequest(f"event_types has {len(types)} entries; at most {MAX_EVENT_TYPES} are allowed")
+        longest = max(types, key=len, default="")
+        if len(longest) > MAX_NAME_CHARS:
+            raise BadRequest(too_long("event type", len(longest), MAX_NAME_CHARS))
+        unknown = [t for t in types if t not in self.registry.events]
+        if unknown:  # a typo would wait forever for an event nobody publishes
+            raise BadRequest(self.registry.unknown_event(unknown[0]))
+        return self.bus.subscribe(subscriber_id, types, scope=caller.principal)
+
+    def unsubscribe(self, sub: Subscription) -> None:
+        self.bus.unsubscribe(sub)
+
+
+def _page(matches: Sequence[BaseModel], offset: int, limit: int) -> QueryPage:
+    """Up to `limit` results from `offset`, ending early rather than pass MAX_RESPONSE_JSON_BYTES
+    (has_more then says so, and paging on by the results' count reaches everything). A result
+    too large to send on its own is replaced by the omitted-result marker, in its place."""
+    results: list[str] = []
+    budget = MAX_RESPONSE_JSON_BYTES
+    for match in matches[offset : offset + limit]:
+        text = match.model_dump_json(by_alias=True)
+        size = utf8_size(text)
+        if size > MAX_RESPONSE_JSON_BYTES:
+            text = omitted_json(size)
+            size = len(text)
+        if size > budget and results:
+            break
+        budget -= size
+        results.append(text)
+    return QueryPage(results, total_count=len(matches), has_more=offset + len(results) < len(matches))
+
+
+async def _handle(spec: AnyActionSpec, ctx: ActionContext, params: Any, settle_ms: int) -> str:
+    """Runs the handler; for a settling call (settle_ms > 0) waits for the screen to settle after
+    it (settle.py), adding what changed since the screen before it (the last one a caller was
+    given, else a look now) to the result. The screen the handler's own device work read after
+    it last acted is settling's first look."""
+    if not settle_ms:
+        return _result_json(await spec.handler(ctx, params))
+    before = await look_before(ctx.device, deadline=ctx.deadline)
+    seen = ScreenSeen()
+    token = watch_screen(seen)
+    try:
+        result = await spec.handler(ctx, params)
+    finally:
+        unwatch_screen(token)
+    settled = await settle(ctx.device, before, bound_ms=settle_ms, deadline=ctx.deadline, first=seen.xml)
+    return _result_json(result, settled)
+
+
+def _result_json(result: BaseModel, settled: Settled | None = None) -> str:
+    """`result.model_dump_json(by_alias=True)`, fitted (limits.fit_json). Through the model's
+    serializer itself where the model does not dump itself its own way: the method's wrapper
+    costs as much again as the serializing, and this runs on every Execute."""
+    model = type(result)
+    if model.model_dump_json is not BaseModel.model_dump_json:
+        text = result.model_dump_json(by_alias=True)
+    else:
+        text = model.__pydantic_serializer__.to_json(result, by_alias=True).decode()
+    return fit_json(text if settled is None else attach(text, settled))
+
+
+def _json(details: dict[str, object]) -> str:
+    import json
+
+    return json.dumps(details, ensure_ascii=False)

@@ -1,0 +1,85 @@
+"""The owner's controls: the apps and screens the agent never drives.
+
+An approval is worth only what the agent cannot do around it. On the phone itself the agent
+could tap Approve in the Iris app, pull down the notification shade and answer the approval
+notification there, type into the runtime's own Termux, or switch the runtime's guard off in
+Settings (accessibility, developer options, device admin, the default SMS app, app permissions).
+So, for every caller but the owner (`Caller.owner`):
+
+- a UI action (an `ActionSpec` with `drives_ui`: TAP, LONG_PRESS, SWIPE, SCROLL, TYPE_TEXT,
+  CLEAR_TEXT, PRESS_KEY) while one of the `owner_apps` is in front is refused with
+  PERMISSION_DENIED; the front is checked after the action got its turn on the phone: by the
+  phone itself in the action's own command where the backend can (front_guard.py: adb), else
+  read just before it runs (runtime.py). The notification shade and the lock screen are the system UI's
+  (`com.android.systemui`), which the default list holds;
+- OPEN_APP, CLOSE_APP, OPEN_URL and START_INTENT aimed at one of them (by package, component or
+  app_target), and START_INTENT of a settings screen (`android.settings.*`) or of an action
+  that changes who guards the phone (device admin, roles such as the default SMS app,
+  permissions, uninstalling), are refused with PERMISSION_DENIED before any hold.
+
+PERMISSION_DENIED, not DENIED: no person declined anything; this server does not let an agent
+do it, as with SHELL without --allow-shell. The owner changes the list with `owner_apps`
+(config.toml, PHONEUSE_OWNER_APPS); removing `com.android.settings` lets the agent into
+Settings, every screen of it (one screen cannot be kept apart: the others are a tap away).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from phoneuse_runtime.config.owner import SYSTEM_UI
+
+if TYPE_CHECKING:
+    from phoneuse_runtime.config.settings import Settings
+    from phoneuse_runtime.device.base import Foreground
+
+# Intent actions that open a screen where the runtime's guard can be switched off.
+SETTINGS_ACTION_PREFIX = "android.settings."
+GUARD_ACTIONS = frozenset(
+    {
+        "android.app.action.ADD_DEVICE_ADMIN",
+        "android.app.action.SET_NEW_PASSWORD",
+        "android.app.action.SET_NEW_PARENT_PROFILE_PASSWORD",
+        "android.app.role.action.REQUEST_ROLE",
+        "android.provider.Telephony.ACTION_CHANGE_DEFAULT",
+        "android.intent.action.MANAGE_APP_PERMISSIONS",
+        "android.intent.action.MANAGE_PERMISSIONS",
+        "android.intent.action.MANAGE_PERMISSION_APPS",
+        "android.intent.action.MANAGE_DEFAULT_APP",
+        "android.intent.action.REVIEW_PERMISSION_USAGE",
+        "android.content.pm.action.REQUEST_PERMISSIONS",
+        "android.intent.action.DELETE",
+        "android.intent.action.UNINSTALL_PACKAGE",
+        "android.intent.action.POWER_USAGE_SUMMARY",
+    }
+)
+HOW = "the agent never drives the owner's own controls (the owner_apps setting lists them)"
+
+
+def package_refusal(settings: Settings, package: str, *, what: str) -> str | None:
+    """Why `package` may not be opened, closed or sent an intent; None when it may."""
+    if package.strip() in settings.owner_apps:
+        return f"{what} {package.strip()} is one of the owner's controls: {HOW}"
+    return None
+
+
+def intent_refusal(settings: Settings, *, action: str, package: str, component: str) -> str | None:
+    """Why an intent may not be sent; None when it may."""
+    action = action.strip()
+    guarding = action.startswith(SETTINGS_ACTION_PREFIX) or action in GUARD_ACTIONS
+    if guarding and "com.android.settings" in settings.owner_apps:
+        return f"intent action {action} opens the owner's settings: {HOW}"
+    for target, what in ((package, "package"), (component.split("/", 1)[0], "component of")):
+        if target:
+            refusal = package_refusal(settings, target, what=what)
+            if refusal:
+                return refusal
+    return None
+
+
+def front_refusal(settings: Settings, front: Foreground) -> str | None:
+    """Why a UI action may not run with `front` in front; None when it may."""
+    if front.package in settings.owner_apps:
+        shown = "the notification shade or lock screen" if front.package == SYSTEM_UI else front.package
+        return f"{shown} is in front, one of the owner's controls: {HOW}; open another app first"
+    return None

@@ -56,7 +56,7 @@ def match_app(apps: list[AppInfo], name: str) -> AppInfo:
 
 
 def _not_owners(ctx: ActionContext, package: str, *, what: str = "app") -> None:
-    """PERMISSION_DENIED for one of the owner's controls (owner_controls.py), unless the owner asks."""
+    """PERMISSION_DENIED for one of the owner's controls (owner/controls.py), unless the owner asks."""
     if package and not ctx.caller.owner:
         refusal = package_refusal(ctx.settings, package, what=what)
         if refusal is not None:

@@ -406,7 +406,7 @@ class PressKeyResult(ActionResult):
 
 
 # Keys that leave what is in front, or only wake, sleep or sound the phone: allowed even in front
-# of the owner's controls (owner_controls.py), so an agent is never stuck in the shade.
+# of the owner's controls (owner/controls.py), so an agent is never stuck in the shade.
 LEAVING_KEYS = frozenset(
     KEYCODES[k] for k in ("HOME", "BACK", "WAKEUP", "SLEEP", "POWER", "VOLUME_UP", "VOLUME_DOWN")
 )

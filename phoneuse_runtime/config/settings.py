@@ -18,7 +18,6 @@ else:  # pragma: no cover
 DEFAULT_GRPC_LISTEN = "127.0.0.1:50051"
 DEFAULT_GATEWAY_LISTEN = "127.0.0.1:8765"
 TOKEN_FILE = "token"  # noqa: S105 (a file name, not a secret)
-SERVER_FILE = "server.json"
 CONFIG_FILE = "config.toml"
 
 

@@ -3,7 +3,7 @@ child process of the fleet (its own prefix, pid file, temp dirs and log in the f
 no root, nothing in /etc).
 
 One gRPC port for every phone. Each call is routed by its `x-phoneuse-device` metadata header,
-the device's serial or its name (device_names.py), to that device's runtime (`grpc_pass`). A call
+the device's serial or its name (util/device_names.py), to that device's runtime (`grpc_pass`). A call
 with no header, or one naming no device of the fleet, is answered by nginx itself, at once, with
 a Trailers-Only gRPC response: NOT_FOUND and a message naming the fleet's devices. A call for a
 device whose runtime does not answer (it is restarting) gets UNAVAILABLE, which clients retry.

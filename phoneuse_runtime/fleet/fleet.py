@@ -2,7 +2,7 @@
 
 The fleet finds its devices (N simulated phones, the devices the adb server lists as they come
 and go, and phones whose runtime runs elsewhere, by address, from the config file), names them
-(device_names.py: two serials with one name are refused), runs and supervises one `serve` per
+(util/device_names.py: two serials with one name are refused), runs and supervises one `serve` per
 local device (members.py), runs nats-server for their events unless given a NATS url, and runs
 nginx as the door (door.py), rewritten and reloaded whenever a device comes, goes, or its
 runtime restarts on a new port. `fleet.json` in the fleet data dir records the door's address

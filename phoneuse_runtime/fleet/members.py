@@ -18,9 +18,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from phoneuse_runtime.config.settings import SERVER_FILE
 from phoneuse_runtime.util.children import die_with_parent
 from phoneuse_runtime.util.display import printable
+from phoneuse_runtime.util.endpoint import SERVER_FILE
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ class Caller:
     frontend: str  # e.g. "grpc", "gateway"
     principal: str  # e.g. "agent" (the gRPC token), "device:3f2a…" (a paired phone app)
     # The phone's owner (a slash command typed in the Iris app): never held for an approval,
-    # never waits on another call's hold, and may drive the owner's controls (owner_controls.py).
+    # never waits on another call's hold, and may drive the owner's controls (owner/controls.py).
     owner: bool = False
 
     def as_json(self) -> dict[str, str]:

@@ -88,7 +88,7 @@ class ActionSpec(Generic[P, R]):
     check: Callable[[ActionContext, P], None] | None = None
     # Whether the action drives the screen (taps, types, keys), or a function of its params that
     # says (PRESS_KEY HOME only leaves): for every caller but the owner it is refused while one of
-    # the owner's controls is in front (owner_controls.py), and held while a package in
+    # the owner's controls is in front (owner/controls.py), and held while a package in
     # `approve_ui_in` is.
     drives_ui: bool | Callable[[P], bool] = False
     # Whether the call, after its handler, waits for the screen to stop changing and reports what

@@ -1,4 +1,4 @@
-"""The owner's-controls check (owner_controls.py) done by the phone, in the action's own command.
+"""The owner's-controls check (owner/controls.py) done by the phone, in the action's own command.
 
 A UI action must never run while one of the owner's apps is in front. The runtime used to read
 what is in front before each UI action (`Device.foreground`): a device round trip of its own,

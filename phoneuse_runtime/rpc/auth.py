@@ -80,7 +80,7 @@ class RefusalLog:
 class BearerAuth:
     """Checks `authorization: Bearer <token>` against SHA-256 hashes of the tokens it knows;
     each token names a principal (the server's own token is the agent's). `tokens_file` is a
-    fleet's tokens file (fleet/tokens.py): its hashes name principals too, and it is re-read
+    fleet's tokens file (auth/tokens_file.py): its hashes name principals too, and it is re-read
     when it changes, so that a token revoked there is refused from the next call on."""
 
     def __init__(self, tokens: Mapping[str, str], *, tokens_file: Path | None = None) -> None:

@@ -24,11 +24,11 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from phoneuse_runtime.config.settings import SERVER_FILE
 from phoneuse_runtime.util.files import atomic_write_text
 
 log = logging.getLogger(__name__)
 
+SERVER_FILE = "server.json"  # the record serve writes in its data dir
 SOCKET_FILE = "server.sock"
 # sockaddr_un.sun_path holds 108 bytes on Linux (104 on the BSDs), the terminating NUL included.
 SUN_PATH_MAX = 107

@@ -94,7 +94,7 @@ async def test_open_app_with_an_ambiguous_name_lists_the_candidates(client: Clie
         # Installed, but without a launcher entry: no name reaches it, its package does.
         ({"name": "System UI"}, "INVALID_PARAMS", "apps without a launcher icon open by package"),
         ({"package": "com.android.phone"}, "UNSUPPORTED", "No activities found"),
-        # The owner's controls (owner_controls.py), by package or by name.
+        # The owner's controls (owner/controls.py), by package or by name.
         ({"package": "com.android.systemui"}, "PERMISSION_DENIED", "one of the owner's controls"),
         ({"name": "Settings"}, "PERMISSION_DENIED", "com.android.settings is one of the owner's controls"),
         ({"package": CHROME, "name": "Chrome"}, "INVALID_PARAMS", "give either package or name"),

@@ -106,7 +106,7 @@ def test_a_corrupt_memory_file_stops_serve_with_one_line_and_exit_2(
         [
             sys.executable,
             "-m",
-            "phoneuse_runtime.cli.main",
+            "phoneuse_runtime",
             "serve",
             "--data-dir",
             str(data_dir),

@@ -62,7 +62,7 @@ def _send_digest(request: Request, payload: SendPayload) -> str:
 
 
 def _bound(conn: sqlite3.Connection, settings: Settings) -> None:
-    """The chat's quota and retention (config.py's gateway_chat_*), after a message is stored."""
+    """The chat's quota and retention (config/settings.py's gateway_chat_*), after a message is stored."""
     store.enforce_quota(
         conn, max_bytes=settings.gateway_chat_max_bytes, retention_days=settings.gateway_chat_retention_days
     )

@@ -1,5 +1,5 @@
 """The chat's storage is bounded: a documented quota of message bytes and a retention in days
-(config.py's gateway_chat_*), and each device's outbox copies by gateway_outbox_max_bytes; the
+(config/settings.py's gateway_chat_*), and each device's outbox copies by gateway_outbox_max_bytes; the
 oldest go first, the newest are kept (the agent's CHAT_REPLY flood: ../test_chat_storage.py)."""
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """The command line: `phoneuse-runtime` and its commands, their shared options, doctor and spec.
 
-Each package that has commands of its own (fleet, gateway, memory, mcp, nats, owner) keeps its
-`add_parser` beside its code; `main.py` puts them together.
+The commands of the other rooms live here too (`pair`, `approvals`, `memory`, `fleet`, serve's
+NATS options), each with its `add_parser`, so nothing below imports the command line; `main.py`
+puts them together.
 """

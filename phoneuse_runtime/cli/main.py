@@ -103,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one subcommand
         help="do not serve the Iris gateway",
     )
     serve.add_argument("--ntfy-url", help="ntfy server for wake-ups of offline app devices (default: none)")
-    from phoneuse_runtime.nats.cli import add_serve_options as add_nats_serve_options
+    from phoneuse_runtime.cli.nats_options import add_serve_options as add_nats_serve_options
 
     add_nats_serve_options(serve)
     serve.add_argument(
@@ -151,10 +151,10 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one subcommand
     doc.add_argument("--config", type=Path, help="TOML settings file (default DATA_DIR/config.toml)")
     doc.add_argument("--json", action="store_true", help="print the findings as one JSON object")
 
-    from phoneuse_runtime.gateway import pair_cli
+    from phoneuse_runtime.cli import pair as pair_cli
 
     pair_cli.add_parser(sub)
-    from phoneuse_runtime.owner import approvals_cli
+    from phoneuse_runtime.cli import approvals as approvals_cli
 
     approvals_cli.add_parser(sub)
 
@@ -164,13 +164,13 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one subcommand
     from phoneuse_runtime.nats.consumer import add_parser as add_events_parser
 
     add_events_parser(sub)
-    from phoneuse_runtime.memory.cli import add_parser as add_memory_parser
+    from phoneuse_runtime.cli.memory import add_parser as add_memory_parser
 
     add_memory_parser(sub)
     from phoneuse_runtime.mcp.stdio import add_parser as add_mcp_parser
 
     add_mcp_parser(sub)
-    from phoneuse_runtime.fleet.cli import add_parser as add_fleet_parser
+    from phoneuse_runtime.cli.fleet import add_parser as add_fleet_parser
 
     add_fleet_parser(sub)
     return parser
@@ -386,11 +386,11 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "doctor":
         return _doctor(args)
     if args.command == "pair":
-        from phoneuse_runtime.gateway import pair_cli
+        from phoneuse_runtime.cli import pair as pair_cli
 
         return pair_cli.main(args)
     if args.command == "approvals":
-        from phoneuse_runtime.owner import approvals_cli
+        from phoneuse_runtime.cli import approvals as approvals_cli
 
         return approvals_cli.main(args)
     if args.command == "events":
@@ -398,7 +398,7 @@ def _run(args: argparse.Namespace) -> int:
 
         return run_events(args)
     if args.command == "memory":
-        from phoneuse_runtime.memory.cli import run as run_memory
+        from phoneuse_runtime.cli.memory import run as run_memory
 
         return run_memory(args)
     if args.command == "mcp":
@@ -406,7 +406,7 @@ def _run(args: argparse.Namespace) -> int:
 
         return run_mcp(args)
     if args.command == "fleet":
-        from phoneuse_runtime.fleet.cli import main as run_fleet
+        from phoneuse_runtime.cli.fleet import main as run_fleet
 
         return run_fleet(args)
     return _spec(args)

@@ -452,7 +452,7 @@ class Device(abc.ABC):
     capabilities: frozenset[str] = frozenset()
     # How often the default `find` looks again while it waits (the runtime sets wait_poll_ms).
     find_poll_ms: int = 100
-    # Whether every UI-driving primitive (tap, tap_match, long_press, swipe, input_text, clear_text,
+    # Whether every UI-driving primitive (tap, long_press, swipe, input_text, clear_text,
     # press_key, act) refuses, before it acts, while a package of the current `FrontGuard` is in
     # front (front_guard.py); else the runtime reads `foreground()` before each UI action.
     guards_front: ClassVar[bool] = False
@@ -512,17 +512,6 @@ class Device(abc.ABC):
             if loop.time() >= give_up:
                 return False
             await asyncio.sleep(min(self.find_poll_ms / 1000, max(0.0, give_up - loop.time())))
-
-    async def tap_match(self, selector: Selector) -> bool:
-        """Taps the centre of the element `selector` picks, resolved when it taps (so an element
-        that moved is tapped where it is now); False, tapping nothing, when none matches. This
-        default reads the screen and taps: two round trips; a backend whose phone resolves
-        selectors does both in one."""
-        node = selector.find(parse_hierarchy(await self.dump_hierarchy()))
-        if node is None:
-            return False
-        await self.tap(*node.center)
-        return True
 
     async def act_on(
         self, selector: Selector, act: ElementAct, *, check: Callable[[UiNode], None] = _no_check

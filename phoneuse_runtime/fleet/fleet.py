@@ -346,9 +346,3 @@ async def run_fleet(settings: FleetSettings) -> int:
     code = await fleet.run(stop=stop, reload=reload)
     log.debug("the fleet ran %.0f s", time.monotonic() - started)
     return code
-
-
-def read_record(data_dir: Path) -> dict[str, Any]:
-    """The running fleet's fleet.json; FileNotFoundError when none runs."""
-    raw: dict[str, Any] = json.loads((data_dir / RECORD_FILE).read_text(encoding="utf-8"))
-    return raw

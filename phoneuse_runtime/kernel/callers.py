@@ -23,7 +23,3 @@ class Caller:
 
     def __str__(self) -> str:
         return f"{self.frontend}:{self.principal}"
-
-
-# Calls the runtime makes on its own behalf (start-up tasks, tests of the runtime alone).
-INTERNAL_CALLER = Caller("runtime", "runtime")

@@ -440,9 +440,6 @@ class AdbDevice(Device):
         result = self._sh(budget, cmd)
         return result.stdout + ("\n" + result.stderr if result.stderr else "")
 
-    async def _shell_text(self, what: str, cmd: str) -> str:
-        return await self._call(what, lambda b: self._out(b, cmd))
-
     # --- identity ---------------------------------------------------------------------
     async def describe(self) -> DeviceInfo:
         if self._info is None:
@@ -543,10 +540,6 @@ class AdbDevice(Device):
         await self._call(
             f"tapping ({x}, {y})", self._guarded(lambda ui, b: ui.tap(b, x, y), "tap", str(x), str(y))
         )
-
-    async def tap_match(self, selector: Selector) -> bool:
-        """One `click` with the selector: the phone finds the element and taps its centre."""
-        return await self.act_on(selector, ElementAct("tap")) is not None
 
     async def act_on(
         self, selector: Selector, act: ElementAct, *, check: Callable[[UiNode], None] = lambda _n: None

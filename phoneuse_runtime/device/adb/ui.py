@@ -521,15 +521,6 @@ class Ui:
         value = self.server.call(budget, "getClipboard")
         return value if isinstance(value, str) else ""
 
-    def look_focused(self, budget: Budget) -> UiNode | None:
-        """The element that has the input focus, in one round trip, or None."""
-        try:
-            return node_from_info(self.server.call(budget, "objInfo", FOCUSED))
-        except RpcError as exc:
-            if exc.kind == "not_found":
-                return None
-            raise
-
     def clear_text(self, budget: Budget, *, guard: FrontGuard | None = None) -> None:
         """Empties the focused field (`clearTextField`); under a guard, only in the active window
         of an app the guard does not refuse (FrontRefused, read only when nothing matched)."""

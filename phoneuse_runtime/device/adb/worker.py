@@ -79,7 +79,6 @@ class Worker:
         self.name = name
         self._jobs: queue.SimpleQueue[_Job[Any] | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
-        self.busy_with: str | None = None  # what the thread is doing now, for logs
 
     def start(self) -> None:
         if self._thread is None:
@@ -125,13 +124,10 @@ class Worker:
             if job.budget.left() <= 0:
                 error = Timeout(f"{job.what}: the deadline passed while earlier calls held the phone")
             else:
-                self.busy_with = job.what
                 try:
                     result = job.fn(job.budget)
                 except BaseException as exc:  # handed to the awaiting task, which translates it
                     error = exc
-                finally:
-                    self.busy_with = None
             if job.abandoned:
                 continue
             try:

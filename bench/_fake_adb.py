@@ -35,8 +35,9 @@ async def adb_app(
     """The app serving `phone` (default: a new FakePhone) over a fake adbd. Its settings are
     `make_settings(device=..., adb_server=..., data_dir=...)`, by default `Settings` with the
     gRPC server on port 0 and `values`."""
-    from phoneuse_runtime.app import build_app, default_components, make_device
+    from phoneuse_runtime.app import build_app, default_components
     from phoneuse_runtime.config.settings import Settings
+    from phoneuse_runtime.device.backends import make_device
     from tests.fakes.adb_server import AdbServer, BackgroundAdbd, find_adb
     from tests.fakes.phone import FakePhone
 

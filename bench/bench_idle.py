@@ -107,8 +107,9 @@ async def run_adb(seconds: float, catch_up_s: int | None) -> dict[str, Any]:
 async def run_termux(seconds: float, catch_up_s: int | None) -> dict[str, Any]:
     import json
 
-    from phoneuse_runtime.app import build_app, default_components, make_device
+    from phoneuse_runtime.app import build_app, default_components
     from phoneuse_runtime.config.settings import Settings
+    from phoneuse_runtime.device.backends import make_device
     from tests.fakes.termux.state import BIN, ENV, FakeTermux
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-idle-termux-"))

@@ -17,7 +17,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from phoneuse_runtime.auth.tokens import load_or_create_token, token_path
-from phoneuse_runtime.config.settings import ConfigError, Settings, device_problem
+from phoneuse_runtime.config.settings import ConfigError, Settings
+from phoneuse_runtime.device.backends import make_device
 from phoneuse_runtime.device.base import Device
 from phoneuse_runtime.kernel.components import Component
 from phoneuse_runtime.kernel.events import EventBus
@@ -32,25 +33,6 @@ from phoneuse_runtime.util.files import private_dir
 log = logging.getLogger(__name__)
 
 AGENT = "agent"  # the principal of the token `serve` is given or generates
-
-
-def make_device(settings: Settings) -> Device:
-    kind = settings.device_kind
-    if kind == "sim":
-        from phoneuse_runtime.device.sim.device import SimDevice
-
-        return SimDevice(state_file=settings.sim_state)
-    if kind == "adb":
-        from phoneuse_runtime.device.adb.device import AdbDevice
-
-        return AdbDevice(device=settings.device, adb_server=settings.adb_server, poll_ms=settings.poll_ms)
-    if kind == "termux":
-        from phoneuse_runtime.device.termux.device import TermuxDevice
-
-        return TermuxDevice(
-            self_adb=settings.self_adb, adb_server=settings.adb_server, poll_ms=settings.poll_ms
-        )
-    raise ConfigError(device_problem(settings.device) or f"no backend for {settings.device!r}")
 
 
 @dataclass

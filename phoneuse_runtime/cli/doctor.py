@@ -2,9 +2,9 @@
 each failure with the command or step that fixes it.
 
 The checks common to every device (the data dir, the token) live here; a backend adds its own
-through `BACKEND_CHECKS` (the adb backend: the adb binary, its server, the device's state, the
-uiautomator2 server and its input method). A check that the chosen device needs and fails makes
-`doctor` exit non-zero; a warning does not.
+through its row in the table of backends (`device/backends.py`; the adb backend: the adb binary,
+its server, the device's state, the uiautomator2 server and its input method). A check that the
+chosen device needs and fails makes `doctor` exit non-zero; a warning does not.
 """
 
 from __future__ import annotations
@@ -12,34 +12,13 @@ from __future__ import annotations
 import json
 import os
 import stat
-from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass
-from typing import Literal
+from dataclasses import asdict
 
 from phoneuse_runtime.auth.tokens import read_token_file, token_path
 from phoneuse_runtime.config.settings import Settings
+from phoneuse_runtime.device.backends import backend_for
+from phoneuse_runtime.util.checks import Check
 from phoneuse_runtime.util.files import StateFileError
-
-Status = Literal["ok", "warn", "fail"]
-
-
-@dataclass(frozen=True)
-class Check:
-    """One finding: `fix` says what to do when `status` is not ok."""
-
-    name: str
-    status: Status
-    detail: str
-    fix: str = ""
-
-
-BackendChecks = Callable[[Settings], Awaitable[list[Check]]]
-
-# Device kind -> its checks, filled in by the backends that have any (see device/*/doctor.py).
-BACKEND_CHECKS: dict[str, str] = {
-    "adb": "phoneuse_runtime.device.adb.doctor:checks",
-    "termux": "phoneuse_runtime.device.termux.doctor:checks",
-}
 
 
 def data_dir_checks(settings: Settings) -> list[Check]:
@@ -168,13 +147,9 @@ def listen_checks(settings: Settings) -> list[Check]:
 async def run_checks(settings: Settings) -> list[Check]:
     found = data_dir_checks(settings) + embeddings_checks(settings) + listen_checks(settings)
     found.append(approvals_check(settings))
-    target = BACKEND_CHECKS.get(settings.device_kind)
-    if target is not None:
-        module_name, _, attribute = target.partition(":")
-        import importlib
-
-        backend: BackendChecks = getattr(importlib.import_module(module_name), attribute)
-        found.extend(await backend(settings))
+    backend = backend_for(settings.device)
+    if backend.checks is not None:
+        found.extend(await backend.checks(settings))
     return found
 
 

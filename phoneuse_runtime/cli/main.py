@@ -19,14 +19,14 @@ from typing import Any
 
 from phoneuse_runtime import __version__
 from phoneuse_runtime.auth.tokens import read_token_file, token_path
-from phoneuse_runtime.cli.options import add_log_level
+from phoneuse_runtime.cli.options import DEVICE_HELP, add_log_level, device_settings
 from phoneuse_runtime.config.settings import (
     DEFAULT_GATEWAY_LISTEN,
     DEFAULT_GRPC_LISTEN,
     ConfigError,
     default_data_dir,
-    load_settings,
 )
+from phoneuse_runtime.device.backends import USAGE
 from phoneuse_runtime.kernel.limits import clip
 from phoneuse_runtime.mcp import McpMissing, require_sdk
 from phoneuse_runtime.util.display import PrintableFormatter, json_text, printable, safe_json
@@ -73,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one subcommand
     sub = parser.add_subparsers(dest="command", required=True)
 
     serve = sub.add_parser("serve", help="run the gRPC server")
-    serve.add_argument("--device", help="sim (default), adb[:SERIAL] or termux")
+    serve.add_argument("--device", help=DEVICE_HELP)
     serve.add_argument("--grpc-listen", help=f"HOST:PORT to listen on (default {DEFAULT_GRPC_LISTEN})")
     serve.add_argument(
         "--data-dir", type=Path, help="state dir (default $PHONEUSE_DATA_DIR, else XDG data dir)"
@@ -137,14 +137,16 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one subcommand
 
     acts = sub.add_parser("actions", help="list every registered action and query with its params")
     acts.add_argument("--json", action="store_true")
-    acts.add_argument("--device", help="device kind whose actions to list (default: as serve's settings say)")
+    acts.add_argument(
+        "--device", help=f"the device whose actions to list: {USAGE} (default: as serve's settings say)"
+    )
     acts.add_argument(
         "--data-dir", type=Path, help="state dir (default $PHONEUSE_DATA_DIR, else XDG data dir)"
     )
     acts.add_argument("--config", type=Path, help="TOML settings file (default DATA_DIR/config.toml)")
 
     doc = sub.add_parser("doctor", help="check what the chosen device and the data dir need, with fixes")
-    doc.add_argument("--device", help="sim (default), adb[:SERIAL] or termux")
+    doc.add_argument("--device", help=DEVICE_HELP)
     doc.add_argument(
         "--data-dir", type=Path, help="state dir (default $PHONEUSE_DATA_DIR, else XDG data dir)"
     )
@@ -202,7 +204,7 @@ def _serve(args: argparse.Namespace) -> int:
         "device_name": args.device_name,
     }
     try:
-        settings = load_settings(flags, config_file=args.config)
+        settings = device_settings(flags, config_file=args.config)
         if settings.mcp_listen:  # before anything is made or logged: one line says what is missing
             require_sdk()
         if args.token:
@@ -316,13 +318,16 @@ def _client(args: argparse.Namespace) -> int:
 
 
 def _actions(args: argparse.Namespace) -> int:
-    from phoneuse_runtime.app import make_device, served_registry
+    from phoneuse_runtime.app import served_registry
     from phoneuse_runtime.cli.spec import catalogue, render_catalogue_text
+    from phoneuse_runtime.device.backends import make_device
 
     try:
         # The settings `serve` would have: the components they run contribute actions (the
         # gateway's CHAT_*) and event types, listed here as served.
-        settings = load_settings({"device": args.device, "data_dir": args.data_dir}, config_file=args.config)
+        settings = device_settings(
+            {"device": args.device, "data_dir": args.data_dir}, config_file=args.config
+        )
         device = make_device(settings)
         registry = served_registry(settings)
     except ConfigError as exc:
@@ -341,7 +346,9 @@ def _doctor(args: argparse.Namespace) -> int:
     from phoneuse_runtime.cli.doctor import failed, render_json, render_text, run_checks
 
     try:
-        settings = load_settings({"device": args.device, "data_dir": args.data_dir}, config_file=args.config)
+        settings = device_settings(
+            {"device": args.device, "data_dir": args.data_dir}, config_file=args.config
+        )
     except ConfigError as exc:
         print(f"phoneuse-runtime: {printable(str(exc))}", file=sys.stderr)
         return 2

@@ -4,6 +4,21 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
+
+from phoneuse_runtime.config.settings import Settings, load_settings
+from phoneuse_runtime.device.backends import USAGE, backend_for
+
+DEVICE_HELP = f"{USAGE} (default sim)"
+
+
+def device_settings(flags: dict[str, Any], *, config_file: Path | None) -> Settings:
+    """The settings of a command that runs a device (`serve`, `doctor`, `actions`, `mcp`):
+    `load_settings`, then ConfigError unless a backend of the table takes `device`, before the
+    command makes anything (a token, a socket)."""
+    settings = load_settings(flags, config_file=config_file)
+    backend_for(settings.device)
+    return settings
 
 
 def data_dir_parent() -> argparse.ArgumentParser:

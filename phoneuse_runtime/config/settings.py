@@ -268,9 +268,6 @@ def load_settings(flags: dict[str, Any], *, config_file: Path | None = None) -> 
     }
     settings = _apply(settings, env, "environment")
     settings = _apply(settings, {k: v for k, v in flags.items() if k != "data_dir"}, "flags")
-    problem = device_problem(settings.device)
-    if problem:  # before `serve` makes a token or `doctor` passes a device it cannot run
-        raise ConfigError(problem)
     problem = nats_problem(settings)
     if problem:
         raise ConfigError(problem)
@@ -296,14 +293,3 @@ def nats_problem(settings: Settings) -> str | None:
 
         return nats_py_problem()  # before `serve` makes a token: one line, how to get nats-py
     return None
-
-
-DEVICE_KINDS = ("sim", "adb", "termux")
-
-
-def device_problem(device: str) -> str | None:
-    """Why `device` names no backend, or None: `sim`, `adb[:SERIAL]` or `termux`."""
-    kind, _, serial = device.partition(":")
-    if kind in DEVICE_KINDS and (kind == "adb" or not serial):
-        return None
-    return f"unknown device {device!r}; use sim, adb[:SERIAL] or termux"

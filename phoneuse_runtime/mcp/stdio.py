@@ -21,8 +21,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from phoneuse_runtime.cli.options import add_log_level, data_dir_parent
-from phoneuse_runtime.config.settings import ConfigError, Settings, default_data_dir, load_settings
+from phoneuse_runtime.cli.options import DEVICE_HELP, add_log_level, data_dir_parent, device_settings
+from phoneuse_runtime.config.settings import ConfigError, Settings, default_data_dir
 from phoneuse_runtime.mcp import INSTALL_HINT, McpMissing, require_sdk
 from phoneuse_runtime.util.display import printable
 
@@ -41,7 +41,7 @@ def add_parser(sub: Any) -> None:
         help="serve MCP over stdio (for Claude Desktop, Claude Code, Cursor...): attaches to the running "
         "server of the data dir, else runs the phone's runtime itself",
     )
-    cmd.add_argument("--device", help="when no server runs: sim (default), adb[:SERIAL] or termux")
+    cmd.add_argument("--device", help=f"when no server runs: {DEVICE_HELP}")
     cmd.add_argument("--sim-state", type=Path, help="when no server runs: the simulated phone's state file")
     cmd.add_argument(
         "--standalone",
@@ -67,7 +67,7 @@ def main(args: argparse.Namespace) -> int:
     quiet_libraries()
     flags = {"device": args.device, "data_dir": args.data_dir, "sim_state": args.sim_state}
     try:
-        settings = load_settings(flags, config_file=args.config)
+        settings = device_settings(flags, config_file=args.config)
         return asyncio.run(_serve(settings, standalone=args.standalone, device_given=args.device is not None))
     except (ConfigError, OSError) as exc:
         print(f"phoneuse-runtime: {printable(str(exc))}", file=sys.stderr)
@@ -148,8 +148,9 @@ async def _server_of_its_own(settings: Settings) -> AsyncIterator[App]:
 
 def _attach(settings: Settings, *, device_given: bool) -> Any:
     """A backend over the live server of the data dir, or None when none runs."""
-    from phoneuse_runtime.app import make_device, served_registry
+    from phoneuse_runtime.app import served_registry
     from phoneuse_runtime.auth.tokens import read_token_file
+    from phoneuse_runtime.device.backends import make_device
     from phoneuse_runtime.mcp.backends import GrpcBackend
     from phoneuse_runtime.util.endpoint import NoServer, find_server, served_by_live_server
 

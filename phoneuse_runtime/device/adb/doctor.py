@@ -10,7 +10,6 @@ import time
 
 import adbutils
 
-from phoneuse_runtime.cli.doctor import Check
 from phoneuse_runtime.config.settings import ConfigError, Settings
 from phoneuse_runtime.device.adb.connection import (
     STATE_ADVICE,
@@ -23,12 +22,13 @@ from phoneuse_runtime.device.adb.connection import (
 from phoneuse_runtime.device.adb.shell import command
 from phoneuse_runtime.device.adb.ui import IME_ID, U2Server
 from phoneuse_runtime.device.adb.worker import Budget
+from phoneuse_runtime.util.checks import Check
 
 TIMEOUT_S = 5.0
 
 
 async def checks(settings: Settings) -> list[Check]:
-    """The adb backend's checks (doctor.BACKEND_CHECKS), run off the event loop: adbutils blocks."""
+    """The adb backend's checks (its row in device/backends.py), run off the event loop: adbutils blocks."""
     return await asyncio.to_thread(adb_checks, settings)
 
 

@@ -14,11 +14,11 @@ import shutil
 import time
 from pathlib import Path
 
-from phoneuse_runtime.cli.doctor import Check
 from phoneuse_runtime.config.settings import ConfigError, Settings
 from phoneuse_runtime.device.termux import commands
 from phoneuse_runtime.device.termux.selfadb import SelfAdb
 from phoneuse_runtime.kernel.errors import PermissionDenied, RuntimeFailure, Timeout, Unsupported
+from phoneuse_runtime.util.checks import Check
 
 TIMEOUT_S = 5.0
 SERVICE = "phoneuse-runtime"

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from phoneuse_runtime.app import make_device
 from phoneuse_runtime.config.settings import ConfigError, Settings
+from phoneuse_runtime.device.backends import make_device
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 from tests.conftest import TOKEN, Client
 from tests.device.adb.conftest import AdbServe

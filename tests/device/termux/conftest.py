@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from phoneuse_runtime.app import make_device
 from phoneuse_runtime.config.settings import Settings
+from phoneuse_runtime.device.backends import make_device
 from tests.conftest import Client, ServerFactory
 from tests.fakes.adb_server import adb_server, fake_device_factory
 from tests.fakes.termux.state import FakeTermux

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from phoneuse_runtime.app import make_device
 from phoneuse_runtime.cli.main import build_parser, main
 from phoneuse_runtime.config.settings import ConfigError, Settings, load_settings
+from phoneuse_runtime.device.backends import make_device
 from phoneuse_runtime.device.termux.device import TermuxDevice
 
 

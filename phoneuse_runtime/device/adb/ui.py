@@ -1,8 +1,9 @@
 """The screen, through the uiautomator2 server on the phone: finding elements, the hierarchy,
 gestures, keys, typing, the clipboard and screenshots.
 
-uiautomator2 supplies the server (its `u2.jar`, started the way `uiautomator2` starts it:
-`launch_uiautomator`, then `GET /ping` until "pong") and its selector encoding. The JSON-RPC
+uiautomator2 supplies the server (its `u2.jar`, started with the command `launch_uiautomator`
+runs, on a shell stream read here (`LaunchShell`), then `GET /ping` until "pong") and its
+selector encoding. The JSON-RPC
 calls themselves are made here, one adb `tcp:9008` stream per request as uiautomator2 makes
 them, for three reasons: each socket wait is bounded by the call's own deadline (uiautomator2
 leaves adb's 600 s default on the stream); a dead server is restarted once, in the open
@@ -22,6 +23,7 @@ import io
 import json
 import logging
 import re
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -50,6 +52,8 @@ READY_POLL_S = 0.05
 LAUNCH_S = 30.0
 STOP_S = 5.0
 MAIN_CLASS = "com.wetest.uia2.Main"  # the server's class in u2.jar, as uiautomator2 launches it
+# uiautomator2.core.launch_uiautomator's command; its MockAdbProcess keeps the stream private.
+LAUNCH_COMMAND = f"CLASSPATH={JAR_REMOTE} app_process / {MAIN_CLASS} -p {PORT}"
 # uiautomator2's input method (from its app-uiautomator.apk; `python -m uiautomator2 init`).
 IME_ID = "com.github.uiautomator/.AdbKeyboard"
 # Its package: the only receiver the typed text is broadcast to. `am broadcast -a
@@ -188,7 +192,7 @@ class U2Server:
     def __init__(self, device: adbutils.AdbDevice, *, v2: bool = False) -> None:
         self.device = device
         self.v2 = v2  # whether the phone speaks shell_v2
-        self.process: Any = None  # uiautomator2.core.MockAdbProcess: the launch shell's stream
+        self.process: LaunchShell | None = None  # the shell that runs the server
         self.stats = RpcStats({})
         self.restarts = 0
 
@@ -350,7 +354,7 @@ class U2Server:
         process, self.process = self.process, None
         if process is not None:
             with contextlib.suppress(OSError):
-                process._conn.close()  # MockAdbProcess.kill would also wait 3 s for its reader
+                process.close()  # without waiting for its reader, as MockAdbProcess.kill would (3 s)
 
     def _push_jar(self, budget: Budget) -> None:
         with uiautomator2.utils.with_package_resource("assets/u2.jar") as jar:
@@ -365,19 +369,19 @@ class U2Server:
     def _launch(self, budget: Budget) -> None:
         try:
             self._push_jar(budget)
-            self.process = uiautomator2.core.launch_uiautomator(self.device, PORT)
+            self.process = LaunchShell(self.device.shell(LAUNCH_COMMAND, stream=True))
         except (adbutils.AdbError, OSError) as exc:
             raise U2Unreachable(f"could not start the uiautomator2 server: {exc}") from exc
         give_up = min(budget.until, time.monotonic() + LAUNCH_S)
         while True:
-            output = bytes(self.process.output).decode("utf-8", "replace")
+            output = self.process.output.decode("utf-8", "replace")
             if "already registered" in output:
                 self.stop()
                 raise U2Unreachable(
                     "another UiAutomation holds the phone's accessibility service ('already "
                     "registered'): stop other automation tools (Appium, an old uiautomator) and retry"
                 )
-            if self.process.pool() is not None:
+            if self.process.ended:
                 self.process = None
                 raise U2Unreachable(f"the uiautomator2 server quit at start: {output.strip()[-300:]!r}")
             if self.ping(Budget(min(give_up, time.monotonic() + 2.0))):
@@ -387,6 +391,35 @@ class U2Server:
                 self.stop()
                 raise U2Unreachable(f"the uiautomator2 server did not answer /ping within {LAUNCH_S:.0f} s")
             time.sleep(READY_POLL_S)  # the launch's readiness poll (see READY_POLL_S)
+
+
+class LaunchShell:
+    """The adb shell stream that runs the uiautomator2 server: what it has printed so far (read
+    on a thread of its own), and whether it has ended (the server quit, or the stream closed)."""
+
+    def __init__(self, conn: adbutils.AdbConnection) -> None:
+        self._conn = conn
+        self._output = bytearray()
+        self._ended = threading.Event()
+        threading.Thread(target=self._read, name="u2-launch-shell", daemon=True).start()
+
+    def _read(self) -> None:
+        with contextlib.suppress(OSError):
+            while chunk := self._conn.conn.recv(1024):
+                self._output.extend(chunk)
+        self._ended.set()
+
+    @property
+    def output(self) -> bytes:
+        return bytes(self._output)
+
+    @property
+    def ended(self) -> bool:
+        return self._ended.is_set()
+
+    def close(self) -> None:
+        """Closes the stream, which ends the server (adbd hangs up on the shell)."""
+        self._conn.close()
 
 
 @dataclass

@@ -8,6 +8,8 @@ How it is put together:
   call's deadline;
 - errors.py translates what the libraries raise, in one place;
 - shell.py / providers.py / dumpsys.py / apps.py build the commands and read their output;
+- forms.py finishes the apps' forms an intent opens (the messaging app's send button, a
+  calendar's Save);
 - ui.py speaks to the uiautomator2 server; events.py polls for events.
 
 The link: `start` connects once (for a `host:port` serial, `adb connect` first), then a monitor
@@ -34,7 +36,7 @@ from urllib.parse import quote as url_quote
 import adbutils
 
 from phoneuse_runtime.config.settings import ConfigError
-from phoneuse_runtime.device.adb import apps, dumpsys, providers
+from phoneuse_runtime.device.adb import apps, dumpsys, forms, providers
 from phoneuse_runtime.device.adb.connection import (
     STATE_ADVICE,
     Client,
@@ -93,7 +95,6 @@ from phoneuse_runtime.kernel.capabilities import (
 )
 from phoneuse_runtime.kernel.errors import (
     DeviceUnavailable,
-    ElementNotFound,
     PermissionDenied,
     RuntimeFailure,
     Unsupported,
@@ -118,54 +119,16 @@ RECONNECT_FIRST_S = 0.25  # the reconnect backoff: doubles from here...
 RECONNECT_MAX_S = 2.0  # ...up to here
 CONNECT_S = 45.0  # for setting up a phone that answers (props, the uiautomator2 server)
 DEFAULT_CALL_S = 10.0  # a call's budget outside any action (pollers, start-up reads)
-SEND_BUTTON_S = 8.0  # how long SEND_MESSAGE looks for the messaging app's send button
 SCREENSHOT_REMOTE = "/data/local/tmp/phoneuse-screen.png"
 # From Android 11 `input` is `cmd input` (a binder call, no VM started): a guarded gesture or key
 # is then one shell script that checks the front and injects.
 INPUT_CMD_SDK = 30
 RUNNING_MARK = "--phoneuse-ps--"  # between the two outputs of running_apps' one shell command
 
-# The send button of the SMS apps the runtime knows, most specific first; then any element
-# whose description starts with "Send" (what accessibility requires of an icon button).
-SEND_BUTTONS: tuple[Selector, ...] = (
-    Selector(resource_id="com.google.android.apps.messaging:id/send_message_button_icon"),
-    Selector(resource_id="com.google.android.apps.messaging:id/send_message_button_container"),
-    Selector(resource_id="com.android.messaging:id/send_message_button"),
-    Selector(resource_id="com.samsung.android.messaging:id/send_button1"),
-    Selector(resource_id="send_message_button"),
-    Selector(resource_id="send_button"),
-)
-# The Save/Done button of a calendar app's event editor, for the INSERT intent path.
-SAVE_BUTTONS: tuple[Selector, ...] = (
-    Selector(resource_id="com.google.android.calendar:id/save"),
-    Selector(resource_id="com.android.calendar:id/action_done"),
-    Selector(resource_id="save"),
-    Selector(resource_id="action_done"),
-    Selector(text="Save"),
-    Selector(text="SAVE"),
-    Selector(description="Save"),
-    Selector(text="Done"),
-)
 # The unfiltered reads (the defaults of the provider primitives).
 ANY_CONTACT, ANY_SMS, ANY_CALL, ANY_EVENT = ContactFilter(), SmsFilter(), CallFilter(), EventFilter()
 # java.util.Calendar day numbers, as AlarmClock.EXTRA_DAYS takes them.
 ALARM_DAYS = {"SUN": 1, "MON": 2, "TUE": 3, "WED": 4, "THU": 5, "FRI": 6, "SAT": 7}
-
-
-def _first_match(root: UiNode, selectors: tuple[Selector, ...], *, starts_with: str = "") -> UiNode | None:
-    for selector in selectors:
-        node = selector.find(root)
-        if node is not None and node.enabled:
-            return node
-    if starts_with:
-        for node in root.walk():
-            if (
-                node.enabled
-                and (node.clickable or node.description)
-                and node.description.startswith(starts_with)
-            ):
-                return node
-    return None
 
 
 class AdbDevice(Device):
@@ -803,19 +766,15 @@ class AdbDevice(Device):
             extras={"sms_body": body, "exit_on_sent": True},
         )
         self._start_intent(budget, intent)
-        ui = self._ui_now()
-        give_up = time.monotonic() + min(SEND_BUTTON_S, budget.left())
-        while True:
-            button = _first_match(parse_hierarchy(ui.dump(budget)), SEND_BUTTONS, starts_with="Send")
-            if button is not None:
-                break
-            if time.monotonic() + self.find_poll_ms / 1000 >= give_up:
-                raise ElementNotFound(
-                    "the messaging app opened, but no send button appeared; the message was not sent "
-                    "(it may be left as a draft)"
-                )
-            time.sleep(self.find_poll_ms / 1000)  # the UI poll (wait_poll_ms) while the composer opens
-        ui.tap(budget, *button.center)
+        forms.tap_when_shown(
+            self._ui_now(),
+            budget,
+            forms.SEND_BUTTONS,
+            starts_with=forms.SEND_PREFIX,
+            poll_s=self.find_poll_ms / 1000,
+            missing="the messaging app opened, but no send button appeared; the message was not sent "
+            "(it may be left as a draft)",
+        )
         return "sms intent + send button"
 
     async def sms_messages(self, where: SmsFilter = ANY_SMS) -> list[SmsMessage]:
@@ -899,19 +858,16 @@ class AdbDevice(Device):
             extras["description"] = event.description
         intent = Intent(action="android.intent.action.INSERT", data=providers.EVENTS_URI, extras=extras)
         self._start_intent(budget, intent, longs=frozenset({"beginTime", "endTime"}))
-        ui = self._ui_now()
-        give_up = time.monotonic() + min(SEND_BUTTON_S, budget.left())
-        while True:
-            button = _first_match(parse_hierarchy(ui.dump(budget)), SAVE_BUTTONS)
-            if button is not None:
-                break
-            if time.monotonic() + self.find_poll_ms / 1000 >= give_up:
-                raise ElementNotFound("the calendar app opened its editor, but no Save button appeared")
-            time.sleep(self.find_poll_ms / 1000)  # the UI poll (wait_poll_ms) while the editor opens
-        ui.tap(budget, *button.center)
+        forms.tap_when_shown(
+            self._ui_now(),
+            budget,
+            forms.SAVE_BUTTONS,
+            poll_s=self.find_poll_ms / 1000,
+            missing="the calendar app opened its editor, but no Save button appeared",
+        )
         event_id = ""
         if mark is not None:
-            give_up = time.monotonic() + min(SEND_BUTTON_S, budget.left())
+            give_up = time.monotonic() + min(forms.BUTTON_S, budget.left())
             while True:
                 found = providers.find_new_event(self._out, budget, mark, event.title, event.start_ms)
                 if found is not None or time.monotonic() + self.find_poll_ms / 1000 >= give_up:

@@ -8,8 +8,8 @@ How it is put together:
   call's deadline;
 - errors.py translates what the libraries raise, in one place;
 - shell.py / providers.py / dumpsys.py / apps.py build the commands and read their output;
-- forms.py finishes the apps' forms an intent opens (the messaging app's send button, a
-  calendar's Save);
+- capture.py takes screenshots; forms.py finishes the apps' forms an intent opens (the
+  messaging app's send button, a calendar's Save);
 - ui.py speaks to the uiautomator2 server; events.py polls for events.
 
 The link: `start` connects once (for a `host:port` serial, `adb connect` first), then a monitor
@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import io
 import logging
 import os
 import time
@@ -36,7 +35,7 @@ from urllib.parse import quote as url_quote
 import adbutils
 
 from phoneuse_runtime.config.settings import ConfigError
-from phoneuse_runtime.device.adb import apps, dumpsys, forms, providers
+from phoneuse_runtime.device.adb import apps, capture, dumpsys, forms, providers
 from phoneuse_runtime.device.adb.connection import (
     STATE_ADVICE,
     Client,
@@ -119,7 +118,6 @@ RECONNECT_FIRST_S = 0.25  # the reconnect backoff: doubles from here...
 RECONNECT_MAX_S = 2.0  # ...up to here
 CONNECT_S = 45.0  # for setting up a phone that answers (props, the uiautomator2 server)
 DEFAULT_CALL_S = 10.0  # a call's budget outside any action (pollers, start-up reads)
-SCREENSHOT_REMOTE = "/data/local/tmp/phoneuse-screen.png"
 # From Android 11 `input` is `cmd input` (a binder call, no VM started): a guarded gesture or key
 # is then one shell script that checks the front and injects.
 INPUT_CMD_SDK = 30
@@ -463,21 +461,9 @@ class AdbDevice(Device):
                 return False
 
     async def screenshot(self) -> Screenshot:
-        return await self._call("taking a screenshot", self._screenshot)
-
-    def _screenshot(self, budget: Budget) -> Screenshot:
-        from PIL import Image  # reads the header only: the image is not decoded here
-
-        data = self._ui_now().screenshot_jpeg(budget)
-        via, kind = "uiautomator2", "jpeg"
-        if data is None:
-            self._sh(budget, command("screencap", "-p", SCREENSHOT_REMOTE))
-            data = self._device().sync.read_bytes(SCREENSHOT_REMOTE)
-            via, kind = "screencap", "png"
-        with Image.open(io.BytesIO(data)) as image:
-            width, height = image.size
-            kind = "png" if image.format == "PNG" else "jpeg"
-        return Screenshot(data=data, format=kind, width=width, height=height, via=via)  # type: ignore[arg-type]
+        return await self._call(
+            "taking a screenshot", lambda b: capture.screenshot(b, self._ui_now(), self._device(), self._sh)
+        )
 
     def _guarded(self, fn: Callable[[Ui, Budget], T], *inject: str) -> Callable[[Budget], T | None]:
         """`fn` (a gesture at coordinates or a key, through uiautomator2) on the worker. Under the

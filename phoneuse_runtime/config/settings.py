@@ -164,10 +164,6 @@ class Settings:
     nats_spool: bool = True
 
     @property
-    def device_kind(self) -> str:
-        return self.device.split(":", 1)[0]
-
-    @property
     def resolved_device_name(self) -> str:
         """`device_name`, else the serial of `adb:SERIAL` made a name, else the device kind."""
         if self.device_name:

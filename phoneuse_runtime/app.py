@@ -12,7 +12,8 @@ import logging
 import os
 import signal
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -219,8 +220,22 @@ def _release_startup_memory() -> None:
     trim(0)
 
 
-async def serve(settings: Settings) -> int:
-    """Runs until SIGINT/SIGTERM. Returns the process exit code."""
+@dataclass
+class Serving:
+    """A running app as `serving` gives it: the app, its record, and the event SIGINT or SIGTERM
+    sets (the one stop of `serve` and of the standalone `mcp`)."""
+
+    app: App
+    record: Record
+    stop: asyncio.Event
+
+
+@asynccontextmanager
+async def serving(settings: Settings) -> AsyncIterator[Serving]:
+    """Serves the data dir as `serve` does, for as long as the block runs: the shared-directory
+    warnings, the token (given, stored or generated), the Unix socket, the app, its record
+    (gRPC, socket, gateway and MCP addresses as bound, device, names served) and the log lines;
+    then stops the app and removes its record and socket."""
     started = time.monotonic()
     # Before anything is recorded or announced: a SIGTERM right after the "serving" line (a
     # supervisor's, a test's) must stop the server cleanly, not kill it and leave its record.
@@ -228,6 +243,16 @@ async def serve(settings: Settings) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    try:
+        async with _served_app(settings, started) as (app, record):
+            yield Serving(app, record, stop)
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+
+
+@asynccontextmanager
+async def _served_app(settings: Settings, started: float) -> AsyncIterator[tuple[App, Record]]:
     warn_if_shared(settings.data_dir)  # before it is made private: the owner should know it was open
     private_dir(settings.data_dir)
     warn_if_shared(token_path(settings.data_dir))
@@ -245,10 +270,28 @@ async def serve(settings: Settings) -> int:
     app = await build_app(
         settings, token=token, components=default_components(settings, token=token, unix_socket=sock)
     )
-    if sock:
-        os.chmod(sock, 0o600)
+    record_path: Path | None = None
+    try:
+        if sock:
+            os.chmod(sock, 0o600)
+        record = _record_of(settings, app, sock)
+        record_path = write_record(settings.data_dir, record)
+        _release_startup_memory()
+        _announce(settings, app, record, started)
+        yield app, record
+    finally:
+        log.info("shutting down (grace %.1f s)", settings.shutdown_grace_s)
+        await app.stop(grace_s=settings.shutdown_grace_s)
+        if record_path is not None:
+            record_path.unlink(missing_ok=True)
+        if sock:
+            sock.unlink(missing_ok=True)  # grpc removes it too; a killed server leaves it to the next
+        log.info("stopped")
+
+
+def _record_of(settings: Settings, app: App, sock: Path | None) -> Record:
+    """What `server.json` says of this app: every address as bound, the device, the names served."""
     host = settings.grpc_listen.rsplit(":", 1)[0]
-    unix = f"unix:{sock}" if sock else None
     gateway, dial = app.components.get("gateway"), None
     if gateway is not None:
         from phoneuse_runtime.gateway.server import Gateway
@@ -256,35 +299,33 @@ async def serve(settings: Settings) -> int:
         assert isinstance(gateway, Gateway)
         # The gateway's address as bound (its real port): what `pair new` puts in the QR code.
         dial = f"{gateway.address.rsplit(':', 1)[0]}:{gateway.port}"
-    mcp_url = _mcp_url(app)
-    this = replace(
-        Record.of_this_process(f"{host}:{app.port}", unix, gateway=dial),
-        mcp=mcp_url,
+    return replace(
+        Record.of_this_process(f"{host}:{app.port}", f"unix:{sock}" if sock else None, gateway=dial),
+        mcp=_mcp_url(app),
         device=settings.device,
         served=sorted([*app.runtime.registry.actions, *app.runtime.registry.queries]),
     )
-    record = write_record(settings.data_dir, this)
-    _release_startup_memory()
+
+
+def _announce(settings: Settings, app: App, record: Record, started: float) -> None:
     log.info(
-        "serving AndroidRuntime on %s:%d%s (device %s, %d actions) in %.0f ms",
-        host,
-        app.port,
-        f" and {unix}" if unix else "",
+        "serving AndroidRuntime on %s%s (device %s, %d actions) in %.0f ms",
+        record.address,
+        f" and {record.unix}" if record.unix else "",
         settings.device,
         len(app.runtime.registry.actions),
         (time.monotonic() - started) * 1000,
     )
-    if dial is not None:
+    if record.gateway is not None:
         from phoneuse_runtime.gateway.server import WS_PATH
 
-        log.info("serving the Iris gateway on ws://%s%s", dial, WS_PATH)
-    if mcp_url is not None:
-        log.info("serving MCP (Streamable HTTP) on %s", mcp_url)
-    await stop.wait()
-    log.info("shutting down (grace %.1f s)", settings.shutdown_grace_s)
-    await app.stop(grace_s=settings.shutdown_grace_s)
-    record.unlink(missing_ok=True)
-    if sock:
-        sock.unlink(missing_ok=True)  # grpc removes it too; a killed server leaves it to the next
-    log.info("stopped")
+        log.info("serving the Iris gateway on ws://%s%s", record.gateway, WS_PATH)
+    if record.mcp is not None:
+        log.info("serving MCP (Streamable HTTP) on %s", record.mcp)
+
+
+async def serve(settings: Settings) -> int:
+    """Runs until SIGINT/SIGTERM. Returns the process exit code."""
+    async with serving(settings) as served:
+        await served.stop.wait()
     return 0

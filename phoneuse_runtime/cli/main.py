@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from phoneuse_runtime import __version__
-from phoneuse_runtime.auth.tokens import read_token_file, token_path
+from phoneuse_runtime.auth.client import Endpoint, find_endpoint
+from phoneuse_runtime.auth.tokens import token_path
 from phoneuse_runtime.cli.options import DEVICE_HELP, add_log_level, device_settings
 from phoneuse_runtime.config.settings import (
     DEFAULT_GATEWAY_LISTEN,
@@ -30,17 +31,13 @@ from phoneuse_runtime.device.backends import USAGE
 from phoneuse_runtime.kernel.limits import clip
 from phoneuse_runtime.mcp import McpMissing, require_sdk
 from phoneuse_runtime.util.display import PrintableFormatter, json_text, printable, safe_json
-from phoneuse_runtime.util.endpoint import NoServer, find_server
+from phoneuse_runtime.util.endpoint import NoEndpoint
 from phoneuse_runtime.util.files import StateFileError
 
 PS_SHOWS_FLAG = (
     "--token puts the token on the command line, where `ps` shows it to other processes; "
     "set PHONEUSE_TOKEN instead, or leave the token in %s"
 )
-
-
-class ClientSetupError(Exception):
-    """The client command cannot make its call (no live server, no token); exit status 2."""
 
 
 def _key_values(items: Sequence[str]) -> dict[str, str]:
@@ -169,7 +166,7 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one subcommand
     from phoneuse_runtime.cli.memory import add_parser as add_memory_parser
 
     add_memory_parser(sub)
-    from phoneuse_runtime.mcp.stdio import add_parser as add_mcp_parser
+    from phoneuse_runtime.cli.mcp import add_parser as add_mcp_parser
 
     add_mcp_parser(sub)
     from phoneuse_runtime.cli.fleet import add_parser as add_fleet_parser
@@ -215,26 +212,12 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
 
 
-def _resolve_target(args: argparse.Namespace) -> tuple[str, str]:
-    """The address to call and the token to send. An address the user names is theirs to choose;
-    otherwise only a live server's own record is trusted with the token (see endpoint.py)."""
+def _endpoint(args: argparse.Namespace) -> Endpoint:
+    """The address to call and the token to send (auth/client.py says which and why)."""
     data_dir = args.data_dir or default_data_dir()
-    try:
-        address = args.server or os.environ.get("PHONEUSE_SERVER") or find_server(data_dir)
-    except NoServer as exc:
-        raise ClientSetupError(str(exc)) from None
     if args.token:
         print(f"phoneuse-runtime: warning: {PS_SHOWS_FLAG % token_path(data_dir)}", file=sys.stderr)
-    try:
-        token = args.token or os.environ.get("PHONEUSE_TOKEN") or read_token_file(data_dir)
-    except StateFileError as exc:
-        raise SystemExit(f"phoneuse-runtime: {printable(str(exc))}") from None
-    if not token:
-        raise ClientSetupError(
-            "no token: pass --token, set PHONEUSE_TOKEN, "
-            f"or run `serve` once to create {token_path(data_dir)}"
-        )
-    return address, token
+    return find_endpoint(data_dir, server=args.server, token=args.token)
 
 
 def _client(args: argparse.Namespace) -> int:
@@ -244,12 +227,12 @@ def _client(args: argparse.Namespace) -> int:
     from phoneuse_runtime.rpc import protocol_pb2_grpc as pb_grpc
 
     try:
-        address, token = _resolve_target(args)
-    except ClientSetupError as exc:
+        endpoint = _endpoint(args)
+    except NoEndpoint as exc:
         print(f"phoneuse-runtime: {printable(str(exc))}", file=sys.stderr)
         return 2
-    metadata = (("authorization", f"Bearer {token}"),)
-    with grpc.insecure_channel(address) as channel:
+    metadata = (("authorization", f"Bearer {endpoint.token}"),)
+    with grpc.insecure_channel(endpoint.address) as channel:
         stub = pb_grpc.AndroidRuntimeStub(channel)
         try:
             if args.command == "exec":
@@ -409,7 +392,7 @@ def _run(args: argparse.Namespace) -> int:
 
         return run_memory(args)
     if args.command == "mcp":
-        from phoneuse_runtime.mcp.stdio import main as run_mcp
+        from phoneuse_runtime.cli.mcp import main as run_mcp
 
         return run_mcp(args)
     if args.command == "fleet":

@@ -34,7 +34,12 @@ SOCKET_FILE = "server.sock"
 SUN_PATH_MAX = 107
 
 
-class NoServer(Exception):
+class NoEndpoint(Exception):
+    """A client cannot make its call: no server to call, or no token to call it with. The message
+    says why, and what to do."""
+
+
+class NoServer(NoEndpoint):
     """No live server is recorded in the data dir; the message says why, and what to do."""
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -160,6 +161,62 @@ async def test_stdio_runs_the_runtime_itself_when_no_server_runs(tmp_path: Path)
         again = await client.call_tool("set_alarm", {"hour": 5, "minute": 55, "request_id": "shared-1"})
         assert again.structured_content == alarm.structured_content
     assert not (data_dir / "server.json").exists()  # it is gone with its process
+
+
+def test_standalone_mcp_serves_as_serve_does(tmp_path: Path) -> None:
+    """The standalone `mcp` runs serve's own lifecycle: the shared-directory warning, the record
+    with the gateway's address and the MCP URL, and a clean stop on SIGTERM."""
+    data_dir = tmp_path / "data"
+    data_dir.mkdir(mode=0o755)
+    data_dir.chmod(0o755)  # open to other users: the owner is told
+    env = subprocess_env(data_dir)
+    env["PHONEUSE_GRPC_LISTEN"] = "127.0.0.1:0"
+    env["PHONEUSE_MCP_LISTEN"] = "127.0.0.1:0"
+    proc = subprocess.Popen(
+        [*EXE, "mcp", "--standalone", "--log-level", "INFO"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert proc.stderr is not None
+    lines = []
+    for line in proc.stderr:
+        lines.append(line)
+        if "in this process" in line:  # logged once the record is written
+            break
+    head = "".join(lines)
+    assert "in this process" in head, head
+    record = json.loads((data_dir / "server.json").read_text())
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) == 0, proc.stderr.read()
+    assert f"{data_dir} is open to other users (mode 755)" in head
+    assert isinstance(record["gateway"], str) and record["gateway"].startswith("127.0.0.1:")
+    assert isinstance(record["mcp"], str) and record["mcp"].startswith("http://127.0.0.1:")
+    assert record["mcp"].endswith("/mcp")
+    assert f"serving MCP (Streamable HTTP) on {record['mcp']}" in head
+    assert not (data_dir / "server.json").exists()  # SIGTERM stopped it cleanly
+
+
+def test_attaching_with_an_unusable_token_file_says_so_without_a_traceback(tmp_path: Path) -> None:
+    served = start_serve(tmp_path / "data")
+    try:
+        (served.data_dir / "token").write_text("not\x01a token\n")
+        done = subprocess.run(
+            [*EXE, "mcp"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            env=subprocess_env(served.data_dir),
+            timeout=60,
+        )
+    finally:
+        served.proc.terminate()
+        served.proc.wait(timeout=30)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "not a token" in done.stderr
 
 
 def _without_sdk(*argv: str, data_dir: Path) -> subprocess.CompletedProcess[str]:

@@ -27,6 +27,7 @@ from phoneuse_runtime.kernel.policies import ListPolicy, Policy
 from phoneuse_runtime.kernel.registry import Contribution, Registry, build_registry
 from phoneuse_runtime.kernel.runtime import Runtime
 from phoneuse_runtime.memory import Memory
+from phoneuse_runtime.owner.approval_store import TerminalAnswers
 from phoneuse_runtime.rpc.server import GrpcLimits, GrpcServer
 from phoneuse_runtime.util.endpoint import Record, claim_socket, socket_path, warn_if_shared, write_record
 from phoneuse_runtime.util.files import private_dir
@@ -91,8 +92,9 @@ def _check_listed_names(settings: Settings, registry: Registry) -> None:
 
 
 def default_components(settings: Settings, *, token: str, unix_socket: Path | None = None) -> list[Component]:
-    """What `serve` runs: the gRPC server (also on `unix_socket`), and the Iris gateway unless
-    `settings.gateway` is off."""
+    """What `serve` runs: the gRPC server (also on `unix_socket`), the Iris gateway unless
+    `settings.gateway` is off, the terminal's answers to approvals (`phoneuse-runtime approvals`,
+    through the data dir), and the MCP and NATS front ends when asked for."""
     also = [f"unix:{unix_socket}"] if unix_socket else []
     limits = GrpcLimits.from_settings(settings)
     parts: list[Component] = [
@@ -108,6 +110,7 @@ def default_components(settings: Settings, *, token: str, unix_socket: Path | No
         from phoneuse_runtime.gateway.server import Gateway
 
         parts.append(Gateway(settings))
+    parts.append(TerminalAnswers(settings.data_dir))  # the owner answers holds from the terminal too
     if settings.mcp_listen:  # the MCP front end over Streamable HTTP, off unless asked for
         from phoneuse_runtime.mcp import require_sdk
 

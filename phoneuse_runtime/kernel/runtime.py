@@ -72,7 +72,6 @@ from phoneuse_runtime.kernel.params import parse_params
 from phoneuse_runtime.kernel.policies import FrontPolicy, Policy, PolicyCall
 from phoneuse_runtime.kernel.registry import AnyActionSpec, AnyQuerySpec, Registry
 from phoneuse_runtime.kernel.turns import Turns
-from phoneuse_runtime.owner.approval_store import TerminalAnswers
 from phoneuse_runtime.owner.approvals import Approvals, how_to_answer
 from phoneuse_runtime.owner.controls import front_refusal
 from phoneuse_runtime.owner.front_guard import FrontGuard, FrontRefused, reset_guard, set_guard
@@ -222,8 +221,6 @@ class Runtime:
         self._front_policies = tuple(p for p in self.policies if isinstance(p, FrontPolicy))
         self.components: Mapping[str, object] = components or {}
         self.approvals = Approvals(bus)
-        # The owner answers from the terminal too (`phoneuse-runtime approvals`), through the data dir.
-        self.terminal_answers = TerminalAnswers(settings.data_dir, self.approvals)
         self._replays: IdempotencyCache[ActionOutcome] = IdempotencyCache(
             ttl_s=settings.idempotency_ttl_s, max_entries=settings.idempotency_max_entries
         )
@@ -246,7 +243,6 @@ class Runtime:
                 task.cancel()
             if pending:
                 await asyncio.wait(pending)
-        await self.terminal_answers.close()
         await self.device.close()
         self.bus.close()
 

@@ -14,6 +14,7 @@ The file is opened on the first hold: a server nobody asks anything of never cre
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import sqlite3
@@ -21,12 +22,16 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from phoneuse_runtime.kernel.errors import Conflict
 from phoneuse_runtime.kernel.events import now_ms
+from phoneuse_runtime.kernel.registry import Contribution
 from phoneuse_runtime.owner.approval_text import call_line, full_params
 from phoneuse_runtime.owner.approvals import Approvals, Hold, NoSuchApproval
+
+if TYPE_CHECKING:
+    from phoneuse_runtime.kernel.runtime import Runtime
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -158,18 +163,37 @@ def still_held(conn: sqlite3.Connection, approval_id: str) -> bool:
 
 
 class TerminalAnswers:
-    """The server's side: mirrors `approvals`' holds into the store and takes the answers the
-    terminal writes there. Its file work runs on one thread of its own, in order."""
+    """The server's side, a component (name "terminal") like the app's other front ends:
+    mirrors the runtime's holds into the store and takes the answers the terminal writes there.
+    Its file work runs on one thread of its own, in order."""
 
-    def __init__(self, data_dir: Path, approvals: Approvals) -> None:
+    name = "terminal"
+
+    def __init__(self, data_dir: Path) -> None:
         self.path = store_path(data_dir)
-        self.approvals = approvals
+        self.approvals: Approvals | None = None  # the runtime's, from start
         self._pool: ThreadPoolExecutor | None = None
         self._conn: sqlite3.Connection | None = None
         self._poller: asyncio.Task[None] | None = None
+        self._quiet = asyncio.Event()  # set while nothing is held
+        self._quiet.set()
         self._version = -1
         self._closed = False
-        approvals.watch(self._changed)
+
+    def contribution(self) -> Contribution:
+        return Contribution()
+
+    async def start(self, runtime: Runtime) -> None:
+        self.approvals = runtime.approvals
+        runtime.approvals.watch(self._changed)
+
+    async def stop(self, *, grace_s: float) -> None:
+        """Goes on taking answers while calls are held, within `grace_s` (the runtime lets held
+        actions finish in its own grace), then closes the store."""
+        if not self._quiet.is_set():
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._quiet.wait(), grace_s)
+        await self.close()
 
     def _db(self) -> sqlite3.Connection:
         if self._conn is None:
@@ -187,6 +211,11 @@ class TerminalAnswers:
     def _changed(self, hold: Hold, began: bool) -> None:
         if self._closed:
             return
+        assert self.approvals is not None
+        if self.approvals.pending():
+            self._quiet.clear()
+        else:
+            self._quiet.set()
         if began:
             call = hold.call
             deadline = now_ms() + int((call.deadline - asyncio.get_running_loop().time()) * 1000)
@@ -212,6 +241,7 @@ class TerminalAnswers:
 
     async def _poll(self) -> None:
         """Takes the terminal's answers while anything is held."""
+        assert self.approvals is not None
         while self.approvals.pending():
             await asyncio.sleep(POLL_S)
             try:

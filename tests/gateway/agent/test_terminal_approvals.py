@@ -102,6 +102,33 @@ async def test_an_unknown_id_is_not_found_apart_from_errors(make_gateway: Gatewa
     assert code == 1 and err.startswith("INTERNAL: the approval store failed")
 
 
+async def test_a_terminal_answer_is_taken_while_the_server_stops(make_gateway: GatewayFactory) -> None:
+    """The terminal is a component (`terminal`, one of default_components): while the app stops,
+    within its grace, it still answers what is held, as the runtime still lets held calls finish."""
+    server = await paired(make_gateway)
+    assert "terminal" in server.app.components
+    call, approval_id = await held(server)
+    server.stopped = True
+    stopping = asyncio.ensure_future(server.app.stop(grace_s=30))
+    code, _, err = await cli(server.data_dir, "approvals", "approve", approval_id)
+    assert code == 0, err
+    response = await call
+    assert response.success, response.error
+    await server.grpc.channel.close()
+    await stopping
+    assert not (store_path(server.data_dir).exists() and still_listed(server.data_dir))
+
+
+def still_listed(data_dir: Path) -> bool:
+    from phoneuse_runtime.owner.approval_store import connect, pending
+
+    conn = connect(store_path(data_dir))
+    try:
+        return bool(pending(conn))
+    finally:
+        conn.close()
+
+
 async def test_the_timeout_names_the_approval_and_how_to_answer(make_gateway: GatewayFactory) -> None:
     server = await paired(make_gateway)
     response = await server.grpc.execute("SEND_MESSAGE", SMS, timeout_ms=300)

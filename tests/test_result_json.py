@@ -6,9 +6,13 @@ from typing import Any
 
 from pydantic import Field
 
-from phoneuse_runtime.kernel.limits import MAX_RESPONSE_JSON_BYTES, OMITTED
-from phoneuse_runtime.kernel.registry import ActionResult
-from phoneuse_runtime.kernel.runtime import _result_json
+from phoneuse_runtime.kernel.limits import MAX_RESPONSE_JSON_BYTES, OMITTED, fit_json
+from phoneuse_runtime.kernel.registry import ActionResult, result_json
+
+
+def _result_json(result: ActionResult) -> str:
+    """As an action's run makes it (ActionSpec.run): the JSON, fitted."""
+    return fit_json(result_json(result))
 
 
 class Aliased(ActionResult):

@@ -19,7 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from phoneuse_runtime.kernel.context import ActionContext, QueryContext
 from phoneuse_runtime.kernel.errors import UnknownAction
 from phoneuse_runtime.kernel.events import CORE_EVENTS, EventPayload, event_type_of
+from phoneuse_runtime.kernel.limits import fit_json
 from phoneuse_runtime.kernel.params import Params
+from phoneuse_runtime.screen.settle import Run, settling
 
 if TYPE_CHECKING:
     from phoneuse_runtime.kernel.policies import Policy
@@ -111,11 +113,35 @@ class ActionSpec(Generic[P, R]):
         """The action's own name, the effect every call of it has (one set, not one per call)."""
         return frozenset({self.action_type})
 
+    @functools.cached_property
+    def run(self) -> Run:
+        """What the runtime runs for a call, in its turn: (context, params, settle_ms) to the
+        result's JSON, fitted (limits.fit_json). The handler, and where the spec `settles` the
+        settling around it (screen/settle.py: `settling`; settle_ms 0 skips it)."""
+        if self.settles:
+            return settling(self.handler, result_json)
+        handler = self.handler
+
+        async def run(ctx: ActionContext, params: Any, settle_ms: int) -> str:
+            return fit_json(result_json(await handler(ctx, params)))
+
+        return run
+
     def effects_of(self, params: P) -> frozenset[str]:
         """What a call with these params does: the action itself, and the `effects` it names."""
         if self.effects is None:
             return self.own_effect
         return self.effects(params) | self.own_effect
+
+
+def result_json(result: BaseModel) -> str:
+    """`result.model_dump_json(by_alias=True)`. Through the model's serializer itself where the
+    model does not dump itself its own way: the method's wrapper costs as much again as the
+    serializing, and this runs on every Execute."""
+    model = type(result)
+    if model.model_dump_json is not BaseModel.model_dump_json:
+        return result.model_dump_json(by_alias=True)
+    return model.__pydantic_serializer__.to_json(result, by_alias=True).decode()
 
 
 @dataclass(frozen=True)

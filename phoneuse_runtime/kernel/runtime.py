@@ -21,15 +21,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from phoneuse_runtime.config.settings import Settings
-from phoneuse_runtime.device.base import (
-    Device,
-    Foreground,
-    ScreenSeen,
-    reset_deadline,
-    set_deadline,
-    unwatch_screen,
-    watch_screen,
-)
+from phoneuse_runtime.device.base import Device, Foreground, reset_deadline, set_deadline
 from phoneuse_runtime.kernel.callers import Caller
 from phoneuse_runtime.kernel.capabilities import UI
 from phoneuse_runtime.kernel.context import ActionContext, QueryContext, missing_capability
@@ -63,7 +55,6 @@ from phoneuse_runtime.kernel.limits import (
     MAX_RESPONSE_JSON_BYTES,
     bad_id,
     clip,
-    fit_json,
     omitted_json,
     too_long,
     utf8_size,
@@ -75,7 +66,7 @@ from phoneuse_runtime.kernel.turns import Turns
 from phoneuse_runtime.owner.approvals import Approvals, how_to_answer
 from phoneuse_runtime.owner.controls import front_refusal
 from phoneuse_runtime.owner.front_guard import FrontGuard, FrontRefused, reset_guard, set_guard
-from phoneuse_runtime.screen.settle import SETTLE_KEY, Settled, attach, look_before, settle, split_settle
+from phoneuse_runtime.screen.settle import SETTLE_KEY, split_settle
 
 log = logging.getLogger(__name__)
 
@@ -461,7 +452,7 @@ class Runtime:
             if spec.takes_turns:
                 return await self._in_turn(call, spec, ctx, params, settle_ms)
             call.phase = "device"
-            return await _handle(spec, ctx, params, settle_ms)
+            return await spec.run(ctx, params, settle_ms)
         return await self._drive(call, spec, ctx, params, settle_ms)
 
     async def _in_turn(
@@ -473,7 +464,7 @@ class Runtime:
             await turns.take()
         try:
             call.phase = "device"
-            return await _handle(spec, ctx, params, settle_ms)
+            return await spec.run(ctx, params, settle_ms)
         finally:
             turns.give_back()
 
@@ -505,11 +496,11 @@ class Runtime:
                 if reason is None and (call.approved or approvals.blocking(call) is None):
                     call.phase = "device"
                     if not guarded:
-                        return await _handle(spec, ctx, params, settle_ms)
+                        return await spec.run(ctx, params, settle_ms)
                     # The phone checks what is in front in the action's own command (front_guard.py).
                     token = set_guard(FrontGuard(self._guarded_fronts(call, allowed)))
                     try:
-                        return await _handle(spec, ctx, params, settle_ms)
+                        return await spec.run(ctx, params, settle_ms)
                     except FrontRefused as refused:
                         reason = await self._refused_front(call, refused.front, allowed)
                     finally:
@@ -669,36 +660,6 @@ def _page(matches: Sequence[BaseModel], offset: int, limit: int) -> QueryPage:
         budget -= size
         results.append(text)
     return QueryPage(results, total_count=len(matches), has_more=offset + len(results) < len(matches))
-
-
-async def _handle(spec: AnyActionSpec, ctx: ActionContext, params: Any, settle_ms: int) -> str:
-    """Runs the handler; for a settling call (settle_ms > 0) waits for the screen to settle after
-    it (settle.py), adding what changed since the screen before it (the last one a caller was
-    given, else a look now) to the result. The screen the handler's own device work read after
-    it last acted is settling's first look."""
-    if not settle_ms:
-        return _result_json(await spec.handler(ctx, params))
-    before = await look_before(ctx.device, deadline=ctx.deadline)
-    seen = ScreenSeen()
-    token = watch_screen(seen)
-    try:
-        result = await spec.handler(ctx, params)
-    finally:
-        unwatch_screen(token)
-    settled = await settle(ctx.device, before, bound_ms=settle_ms, deadline=ctx.deadline, first=seen.xml)
-    return _result_json(result, settled)
-
-
-def _result_json(result: BaseModel, settled: Settled | None = None) -> str:
-    """`result.model_dump_json(by_alias=True)`, fitted (limits.fit_json). Through the model's
-    serializer itself where the model does not dump itself its own way: the method's wrapper
-    costs as much again as the serializing, and this runs on every Execute."""
-    model = type(result)
-    if model.model_dump_json is not BaseModel.model_dump_json:
-        text = result.model_dump_json(by_alias=True)
-    else:
-        text = model.__pydantic_serializer__.to_json(result, by_alias=True).decode()
-    return fit_json(text if settled is None else attach(text, settled))
 
 
 def _json(details: dict[str, object]) -> str:

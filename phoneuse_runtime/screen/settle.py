@@ -20,22 +20,29 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from phoneuse_runtime.config.owner import SYSTEM_UI
-from phoneuse_runtime.device.base import Device
+from phoneuse_runtime.device.base import Device, ScreenSeen, unwatch_screen, watch_screen
 from phoneuse_runtime.kernel.errors import RuntimeFailure
-from phoneuse_runtime.kernel.limits import SETTLE_CHANGES_MAX, SETTLE_DEFAULT_MS, SETTLE_MAX_MS
+from phoneuse_runtime.kernel.limits import SETTLE_CHANGES_MAX, SETTLE_DEFAULT_MS, SETTLE_MAX_MS, fit_json
 from phoneuse_runtime.kernel.params import Params, parse_params
 from phoneuse_runtime.screen.refs import element_refs
 from phoneuse_runtime.screen.target import named_id
 from phoneuse_runtime.screen.text import DEFAULT_MAX_ELEMENTS, render
 from phoneuse_runtime.screen.ui import UiNode, fingerprint, parse_hierarchy
 
+if TYPE_CHECKING:
+    from phoneuse_runtime.kernel.context import ActionContext
+
 log = logging.getLogger(__name__)
+
+# An action's run: (its context, its params, settle_ms) to its result as JSON (ActionSpec.run).
+Run = Callable[["ActionContext", Any, int], Awaitable[str]]
 
 SETTLE_KEY = "settle_ms"
 
@@ -411,3 +418,28 @@ def attach(result_json: str, settled: Settled) -> str:
     if result_json == "{}":
         return extra
     return result_json[:-1] + "," + extra[1:]
+
+
+def settling(
+    handler: Callable[[ActionContext, Any], Awaitable[BaseModel]], to_json: Callable[[BaseModel], str]
+) -> Run:
+    """The run of an action whose spec `settles` (ActionSpec.run applies it): the handler, and
+    for a settling call (settle_ms > 0) the wait for the screen to settle after it, adding what
+    changed since the screen before it (the last one a caller was given, else a look now) to
+    its result (`to_json`'s, fitted). The screen the handler's own device work read after it
+    last acted is settling's first look."""
+
+    async def run(ctx: ActionContext, params: Any, settle_ms: int) -> str:
+        if not settle_ms:
+            return fit_json(to_json(await handler(ctx, params)))
+        before = await look_before(ctx.device, deadline=ctx.deadline)
+        seen = ScreenSeen()
+        token = watch_screen(seen)
+        try:
+            result = await handler(ctx, params)
+        finally:
+            unwatch_screen(token)
+        settled = await settle(ctx.device, before, bound_ms=settle_ms, deadline=ctx.deadline, first=seen.xml)
+        return fit_json(attach(to_json(result), settled))
+
+    return run

@@ -1,5 +1,5 @@
-"""Actions start eagerly: their first step runs in the caller's turn, the rest in a task of
-their own. Whichever step an outcome comes from, it is the same outcome."""
+"""Actions run in a task of their own (a plain `create_task`, the same on every Python):
+whichever step of the handler an outcome comes from, it is the same outcome, and a retry gets it."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from .extras import Extra
 class StepsParams(Params):
     steps: int = 0  # how many times the handler yields to the loop before it acts
     fail: bool = False
+    cancel: bool = False  # raises CancelledError itself (it awaited a cancelled future, say)
     wait_s: float = 0.0
 
 
@@ -27,6 +28,8 @@ async def steps(ctx: ActionContext, p: StepsParams) -> ActionResult:
         await asyncio.sleep(p.wait_s)
     if p.fail:
         raise KeyError("bug")
+    if p.cancel:
+        raise asyncio.CancelledError
     return ActionResult(via=f"after {p.steps} steps")
 
 
@@ -41,6 +44,8 @@ async def test_the_outcome_is_the_same_whatever_the_step(make_client: ServerFact
     assert failed.error == "INTERNAL: STEPS failed unexpectedly; see the server log"
     again = await client.execute("STEPS", {"steps": str(n), "fail": "true"}, request_id=f"f{n}")
     assert again.error == failed.error and again.duration_ms == failed.duration_ms
+    cancelled = await client.execute("STEPS", {"steps": str(n), "cancel": "true"}, request_id=f"c{n}")
+    assert cancelled.error == failed.error
 
 
 async def test_a_suspended_action_meets_its_deadline(make_client: ServerFactory) -> None:

@@ -9,12 +9,9 @@ idempotency, policies and holds, events) are enforced here, once. Failures leave
 from __future__ import annotations
 
 import asyncio
-import collections.abc
-import contextvars
 import logging
 import sys
-from asyncio.tasks import _enter_task, _leave_task
-from collections.abc import Coroutine, Generator, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,75 +70,6 @@ log = logging.getLogger(__name__)
 SOURCE = "phoneuse.runtime"
 DEFAULT_QUERY_LIMIT = 20
 OFFSET_KEY = "offset"
-
-
-def _start_task(
-    loop: asyncio.AbstractEventLoop, work: Coroutine[Any, Any, None]
-) -> asyncio.Task[None] | None:
-    """Starts `work` in a task of its own, eagerly: its first step runs now, in the caller's
-    turn of the loop but as the task (so `current_task()`, `asyncio.timeout` and task groups
-    inside it see the task). Returns None when that step finished it (most simulated actions),
-    else the task, which carries on from where the step stopped.
-
-    Python 3.12 has eager tasks. On 3.11 this does what they do, by hand: the task object
-    exists from the start but is made a task (scheduled) only if the first step suspends, so
-    an action that finishes at once costs no task and no extra turns of the loop for its
-    caller (a third of a whole simulated Execute). 3.10 starts the task lazily."""
-    if sys.version_info >= (3, 12):
-        eager = asyncio.Task(work, loop=loop, eager_start=True)
-        if not eager.done():
-            return eager
-        eager.result()  # re-raises what the first step let escape, as on 3.11
-        return None
-    if sys.version_info < (3, 11):  # pragma: no cover
-        return loop.create_task(work)
-    task: asyncio.Task[None] = asyncio.Task.__new__(asyncio.Task)  # allocated, not yet initialised
-    context = contextvars.copy_context()
-    caller = asyncio.current_task(loop)
-    if caller is not None:
-        _leave_task(loop, caller)
-    _enter_task(loop, task)
-    try:
-        waiting_on = context.run(work.send, None)
-    except StopIteration:
-        return None
-    finally:
-        _leave_task(loop, task)
-        if caller is not None:
-            _enter_task(loop, caller)
-    task.__init__(_HandedOver(work, waiting_on), loop=loop, context=context)
-    return task
-
-
-_NOTHING = object()
-
-
-class _HandedOver(collections.abc.Coroutine):  # type: ignore[type-arg]
-    """The coroutine of a task whose first step was taken by hand (`_start_task`): its own
-    first step waits on what that step yielded; from then on it passes what the task sends or
-    throws (a cancellation, even one that comes before its first step) on to `work`."""
-
-    __slots__ = ("waiting_on", "work")
-
-    def __init__(self, work: Coroutine[Any, Any, None], waiting_on: Any) -> None:
-        self.work = work
-        self.waiting_on = waiting_on
-
-    def send(self, value: Any) -> Any:
-        waiting_on, self.waiting_on = self.waiting_on, _NOTHING
-        if waiting_on is not _NOTHING:
-            return waiting_on
-        return self.work.send(value)
-
-    def throw(self, *exc_info: Any) -> Any:
-        self.waiting_on = _NOTHING
-        return self.work.throw(*exc_info)
-
-    def close(self) -> None:
-        self.work.close()
-
-    def __await__(self) -> Generator[Any, Any, None]:
-        raise TypeError("a task's coroutine, not to be awaited")
 
 
 def _uncancel(task: asyncio.Task[Any] | None) -> None:
@@ -302,15 +230,7 @@ class Runtime:
         # The action runs in its own task: a client that disconnects or whose own deadline
         # passes does not cancel half an action; its retry gets the stored outcome. The caller
         # waits on a future of its own, which its cancellation may cancel without harm.
-        try:
-            task = _start_task(loop, self._run(call, spec, key, request.timeout_ms))
-        except asyncio.CancelledError:  # a handler that raised CancelledError itself, in its first step
-            if call.outcome is None:
-                raise
-            task = None
-        if task is None:  # it finished in its first step
-            outcome: ActionOutcome = call.outcome
-            return outcome
+        task = loop.create_task(self._run(call, spec, key, request.timeout_ms))
         call.task = task
         call.timer = loop.call_at(call.deadline, _expire, call)
         self._tasks.add(task)

@@ -7,24 +7,24 @@ timeout_ms ends as TIMEOUT ("no answer came"), never as a hung request and never
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from phoneuse_runtime.kernel.errors import Denied
 from phoneuse_runtime.kernel.params import Params
 
 if TYPE_CHECKING:
     from phoneuse_runtime.kernel.callers import Caller
-    from phoneuse_runtime.owner.approvals import Approvals
 
 CallKind = Literal["action", "query"]
 
 
-@dataclass(slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False)
 class PolicyCall:
-    """One call in flight, as policies see it; the runtime also keeps its progress here."""
+    """One call in flight, as policies see it: what it is, read-only (`wire_params` a read-only
+    mapping, `params` a frozen model), and `ask`. The runtime keeps the call's progress (its
+    task, timer, answer, outcome, phase) in a record of its own, out of a policy's reach."""
 
     caller: Caller
     kind: CallKind
@@ -32,29 +32,16 @@ class PolicyCall:
     request_id: str  # empty for a query
     app_target: str | None
     wire_params: Mapping[str, str]  # as the caller sent them
-    deadline: float  # loop.time() at which the call times out
-    approvals: Approvals = field(repr=False)
-    params: Params | None = None  # typed, once validated (always, by the time policies run)
+    params: Params | None  # typed, validated
     # What the call would do, named as actions: its own name, plus those whose effect it has
     # (START_INTENT to CALL tel:... is also MAKE_CALL). Policies judge a call by these.
-    effects: frozenset[str] = frozenset()
-    started: float = 0.0  # loop.time() when the runtime took the call
-    # Progress, for the deadline's message and the outcome:
-    phase: str = "starting"
-    holding: str | None = None  # the approval id while held
-    approved: bool = False  # a person approved it: it no longer waits on other calls' holds
-    waiting_on: str | None = None  # the approval id of another call's hold it waits on
-    approved_in: str | None = None  # the package in front it was held for (approve_ui_in)
-    held_ms: int = 0
-    expired: bool = False  # set by the deadline, just before it cancels the call
-    timer: asyncio.TimerHandle | None = None
-    task: asyncio.Task[Any] | None = None
-    outcome: Any = None  # the runtime's answer, once there is one
-    answer: asyncio.Future[Any] | None = None  # what the caller awaits, if the call suspended
+    effects: frozenset[str]
+    deadline: float  # loop.time() at which the call times out
+    _ask: Callable[[str], Awaitable[None]] = field(repr=False)
 
     async def ask(self, reason: str) -> None:
         """Holds the call until a person approves it (returns) or denies it (Denied)."""
-        await self.approvals.hold(self, reason)
+        await self._ask(reason)
 
 
 class Policy(Protocol):

@@ -12,7 +12,8 @@ import asyncio
 import logging
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from pydantic import BaseModel
@@ -56,8 +57,8 @@ from phoneuse_runtime.kernel.limits import (
     too_long,
     utf8_size,
 )
-from phoneuse_runtime.kernel.params import parse_params
-from phoneuse_runtime.kernel.policies import FrontPolicy, Policy, PolicyCall
+from phoneuse_runtime.kernel.params import Params, parse_params
+from phoneuse_runtime.kernel.policies import CallKind, FrontPolicy, Policy, PolicyCall
 from phoneuse_runtime.kernel.registry import AnyActionSpec, AnyQuerySpec, Registry
 from phoneuse_runtime.kernel.turns import Turns
 from phoneuse_runtime.owner.approvals import Approvals, how_to_answer
@@ -78,7 +79,61 @@ def _uncancel(task: asyncio.Task[Any] | None) -> None:
         task.uncancel()
 
 
-def _expire(call: PolicyCall) -> None:
+@dataclass(slots=True, eq=False)
+class _Call:
+    """The runtime's record of one call in flight: what it is, and its progress (for the
+    deadline's message and the outcome), which holds write back (approvals.HeldCall). Policies
+    see it only through its `view`."""
+
+    caller: Caller
+    kind: CallKind
+    name: str  # the action_type or query type
+    request_id: str  # empty for a query
+    app_target: str | None
+    wire_params: Mapping[str, str]  # as the caller sent them
+    deadline: float  # loop.time() at which the call times out
+    approvals: Approvals = field(repr=False)
+    params: Params | None = None  # typed, once validated (always, by the time policies run)
+    effects: frozenset[str] = frozenset()  # set before the policies run
+    started: float = 0.0  # loop.time() when the runtime took the call
+    phase: str = "starting"
+    holding: str | None = None  # the approval id while held
+    approved: bool = False  # a person approved it: it no longer waits on other calls' holds
+    waiting_on: str | None = None  # the approval id of another call's hold it waits on
+    approved_in: str | None = None  # the package in front it was held for (approve_ui_in)
+    held_ms: int = 0
+    expired: bool = False  # set by the deadline, just before it cancels the call
+    timer: asyncio.TimerHandle | None = None
+    task: asyncio.Task[Any] | None = None
+    outcome: Any = None  # the runtime's answer, once there is one
+    answer: asyncio.Future[Any] | None = None  # what the caller awaits
+    _view: PolicyCall | None = None
+
+    @property
+    def view(self) -> PolicyCall:
+        """The call as policies see it (made once, when the policies first run)."""
+        view = self._view
+        if view is None:
+            view = self._view = PolicyCall(
+                self.caller,
+                self.kind,
+                self.name,
+                self.request_id,
+                self.app_target,
+                MappingProxyType(self.wire_params),
+                self.params,
+                self.effects,
+                self.deadline,
+                self.ask,
+            )
+        return view
+
+    async def ask(self, reason: str) -> None:
+        """Holds the call until a person approves it (returns) or denies it (Denied)."""
+        await self.approvals.hold(self, reason)
+
+
+def _expire(call: _Call) -> None:
     """The call's deadline: marks it, then cancels its task. Only this makes TIMEOUT."""
     call.expired = True
     if call.task is not None:
@@ -216,7 +271,7 @@ class Runtime:
             return ActionOutcome(request.request_id, False, "{}", failure.wire(), 0)
         loop = self._loop
         now = loop.time()
-        call = PolicyCall(
+        call = _Call(
             caller,
             "action",
             request.action_type,
@@ -239,7 +294,7 @@ class Runtime:
 
     async def _run(
         self,
-        call: PolicyCall,
+        call: _Call,
         spec: AnyActionSpec | None,
         key: tuple[str, str],
         timeout_ms: int,
@@ -303,7 +358,7 @@ class Runtime:
             self.bus.publish(ErrorEvent(code=failure.code, message=failure.message).to_event(SOURCE))
         return failure
 
-    def _deadline_passed(self, call: PolicyCall, timeout_ms: int) -> Timeout:
+    def _deadline_passed(self, call: _Call, timeout_ms: int) -> Timeout:
         if call.holding is not None:
             return Timeout(
                 f"no answer came to approval {call.holding} for {call.name} within {timeout_ms} ms; "
@@ -324,7 +379,7 @@ class Runtime:
             )
         return Timeout(f"{call.name} did not finish within {timeout_ms} ms; its device work was cancelled")
 
-    async def _perform(self, call: PolicyCall, spec: AnyActionSpec | None) -> str:
+    async def _perform(self, call: _Call, spec: AnyActionSpec | None) -> str:
         """The stages of an action, each refusing as early as it can: the checks that need no
         person (capabilities, params, the spec's own `check`), then the policies (which may hold
         it), then its drive stage (`_drive`), where it waits for other calls' holds, takes its
@@ -355,8 +410,9 @@ class Runtime:
         if self.policies:
             call.phase = "policies"
             call.effects = spec.effects_of(params)
+            view = call.view
             for policy in self.policies:
-                await policy.check(call)
+                await policy.check(view)
         if self.bus.interested("TASK_STARTED", call.name):
             self.bus.publish(
                 TaskStarted(
@@ -376,7 +432,7 @@ class Runtime:
         return await self._drive(call, spec, ctx, params, settle_ms)
 
     async def _in_turn(
-        self, call: PolicyCall, spec: AnyActionSpec, ctx: ActionContext, params: Any, settle_ms: int
+        self, call: _Call, spec: AnyActionSpec, ctx: ActionContext, params: Any, settle_ms: int
     ) -> str:
         turns = self.turns
         if not turns.take_now():
@@ -389,7 +445,7 @@ class Runtime:
             turns.give_back()
 
     async def _drive(
-        self, call: PolicyCall, spec: AnyActionSpec, ctx: ActionContext, params: Any, settle_ms: int
+        self, call: _Call, spec: AnyActionSpec, ctx: ActionContext, params: Any, settle_ms: int
     ) -> str:
         """Runs a caller's device work once no other call's hold is pending (a call a person
         approved goes on regardless: it was the one asked about), in its turn on the phone, and,
@@ -433,13 +489,13 @@ class Runtime:
                 await call.ask(reason)
             # else another call was held while this one waited for its turn: wait for that one.
 
-    def _guarded_fronts(self, call: PolicyCall, allowed: set[str]) -> frozenset[str]:
+    def _guarded_fronts(self, call: _Call, allowed: set[str]) -> frozenset[str]:
         """The packages the phone must find not in front: the owner's apps, and those a front
         policy may hold UI actions in (approve_ui_in) but this call was not let into."""
         held = self.settings.approve_ui_in if self._front_policies else frozenset()
         return self.settings.owner_apps | (held - allowed - {call.approved_in or ""})
 
-    async def _refused_front(self, call: PolicyCall, front: Foreground, allowed: set[str]) -> str | None:
+    async def _refused_front(self, call: _Call, front: Foreground, allowed: set[str]) -> str | None:
         """What the phone found in front when it refused: as `_judge_front`, and with no hold,
         that package is let in front when the action runs again."""
         reason = await self._judge_front(call, front)
@@ -447,12 +503,12 @@ class Runtime:
             allowed.add(front.package)
         return reason
 
-    async def _front(self, call: PolicyCall) -> str | None:
+    async def _front(self, call: _Call) -> str | None:
         """Reads what is in front for a UI action, and judges it (`_judge_front`)."""
         call.phase = "front"
         return await self._judge_front(call, await self.device.foreground())
 
-    async def _judge_front(self, call: PolicyCall, front: Foreground) -> str | None:
+    async def _judge_front(self, call: _Call, front: Foreground) -> str | None:
         """PermissionDenied for the owner's controls; the reason to hold the call when a policy
         wants the owner to approve UI in that app (unless the owner already did); else None."""
         refusal = front_refusal(self.settings, front)
@@ -461,7 +517,7 @@ class Runtime:
         if call.approved_in == front.package:
             return None
         for policy in self._front_policies:
-            reason = await policy.hold_in_front(call, front.package)
+            reason = await policy.hold_in_front(call.view, front.package)
             if reason is not None:
                 call.approved_in = front.package
                 call.approved = False
@@ -496,7 +552,7 @@ class Runtime:
         parsed = parse_params(spec.filters, filters, also_allowed=(OFFSET_KEY,))
         loop = self._loop
         now = loop.time()
-        call = PolicyCall(
+        call = _Call(
             caller,
             "query",
             request.query_type,
@@ -513,8 +569,10 @@ class Runtime:
         call.task = asyncio.current_task()
         timer = loop.call_at(call.deadline, _expire, call)
         try:
-            for policy in self.policies:
-                await policy.check(call)
+            if self.policies:
+                view = call.view
+                for policy in self.policies:
+                    await policy.check(view)
             ctx = QueryContext(request.query_type, self.device, self.settings, caller, self.components)
             call.phase = "device"
             deadline_token = set_deadline(call.deadline)

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 
 class HeldCall(Protocol):
-    """A call in flight as holds see it (the runtime's record of it, `policies.PolicyCall`): what
+    """A call in flight as holds see it (the runtime's own record of it, not the policies' view): what
     it is, and the progress a hold writes back."""
 
     @property

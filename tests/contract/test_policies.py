@@ -129,6 +129,44 @@ async def test_policies_see_the_caller_and_the_call(make_frontend: FrontEndFacto
     ]
 
 
+class Meddler:
+    """A policy that tries to change the call it judges, and to reach the runtime's record of it."""
+
+    name = "meddler"
+
+    def __init__(self) -> None:
+        self.refused: list[str] = []
+
+    async def check(self, call: PolicyCall) -> None:
+        def params() -> None:
+            call.wire_params["text"] = "changed"  # type: ignore[index]
+
+        def name() -> None:
+            call.name = "SHELL"  # type: ignore[misc]
+
+        for what, attempt in (
+            ("params", params),
+            ("name", name),
+            ("task", lambda: getattr(call, "task")),  # noqa: B009
+            ("phase", lambda: getattr(call, "phase")),  # noqa: B009
+            ("outcome", lambda: getattr(call, "outcome")),  # noqa: B009
+        ):
+            try:
+                attempt()
+            except (TypeError, AttributeError):
+                self.refused.append(what)
+
+
+async def test_a_policy_sees_the_call_read_only(make_frontend: FrontEndFactory) -> None:
+    meddler = Meddler()
+    frontend = await make_frontend(policies=[meddler])
+    await ok(frontend, "SET_CLIPBOARD", {"text": "as sent"})
+    assert meddler.refused == ["params", "name", "task", "phase", "outcome"]
+    assert await sim(frontend).get_clipboard() == "as sent"
+    await frontend.query("CONTACTS", {"name": "Ana"}, limit=5)
+    assert meddler.refused[5:] == ["params", "name", "task", "phase", "outcome"]
+
+
 async def test_a_policy_may_deny_by_caller(make_frontend: FrontEndFactory) -> None:
     frontend = await make_frontend(policies=[DenyClipboardFor("other")])
     assert (await frontend.execute("SET_CLIPBOARD", {"text": "mine"})).success

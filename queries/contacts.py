@@ -14,7 +14,7 @@ from phoneuse_runtime.kernel.registry import QueryContext, QueryResult, QuerySpe
 from phoneuse_runtime.memory import Memory
 from phoneuse_runtime.memory.people import Person, people
 from phoneuse_runtime.memory.resolve import e164, email_key, fold, phone_key
-from phoneuse_runtime.util.numbers import digits
+from phoneuse_runtime.util.numbers import digits, same_number
 
 # A person the memory knows only from these (an SMS short code, a caller) is not a contact.
 NAMED_SOURCES = frozenset({"contacts", "agent", "calendar"})
@@ -62,27 +62,34 @@ def _name_score(wanted: str, names: Sequence[str]) -> float:
 
 
 def _has_digits(numbers: Sequence[str], wanted: str) -> bool:
+    """Part of a number (a search: "000-1111" finds "+1 (555) 000-1111")."""
     needle = digits(wanted)
     return bool(needle) and any(needle in digits(n) for n in numbers)
 
 
-def _device_matches(c: Contact, f: ContactFilters, keys: set[str], region: str) -> bool:
+def _has_number(numbers: Sequence[str], wanted: str) -> bool:
+    """The number itself, by the one rule SEND_MESSAGE and the devices use (`same_number`), or
+    part of one."""
+    return any(same_number(n, wanted) for n in numbers) or _has_digits(numbers, wanted)
+
+
+def _device_matches(c: Contact, f: ContactFilters) -> bool:
     if f.id is not None and c.id != f.id:
         return False
-    mine = {k for p in c.phones if (k := phone_key(p, region))} | {k for e in c.emails if (k := email_key(e))}
     if f.name and _name_score(fold(f.name), [c.name]) == 0:
         return False
-    if f.phone and not (mine & keys or _has_digits(c.phones, f.phone)):
+    if f.phone and not _has_number(c.phones, f.phone):
         return False
-    if f.email and (email_key(f.email) or "") not in mine:
+    emails = {k for e in c.emails if (k := email_key(e))}
+    if f.email and (email_key(f.email) or "") not in emails:
         return False
     if f.q:
         q = fold(f.q)
         if not (
             q in fold(c.name)
             or any(q in fold(e) for e in c.emails)
-            or _has_digits(c.phones, f.q)
-            or mine & keys
+            or _has_number(c.phones, f.q)
+            or (email_key(f.q) or "") in emails
         ):
             return False
     return True
@@ -100,7 +107,9 @@ async def contacts(ctx: QueryContext, f: ContactFilters) -> Sequence[ContactResu
     q_keys = [k for k in ((phone_key(f.q, region), email_key(f.q)) if f.q else ()) if k]
     # The phone narrows by id itself; the rest (accents, any number format) is matched here.
     rows = await ctx.device.contacts(ContactFilter(id=f.id))
-    device = [c for c in rows if _device_matches(c, f, wanted_keys | set(q_keys), region)]
+    # Which of the phone's contacts are wanted is judged as SEND_MESSAGE and the phone judge a
+    # number (util/numbers.same_number); the E.164 keys only find the memory's people.
+    device = [c for c in rows if _device_matches(c, f)]
     keys = sorted(wanted_keys)
     known: list[Person] = await memory.read(
         lambda g: people(

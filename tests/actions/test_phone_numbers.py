@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from phoneuse_runtime.device.base import ContactFilter
+from phoneuse_runtime.rpc import protocol_pb2 as pb
+
 from ..conftest import Client
 from .conftest import DIALER, WHATSAPP, sim, texts
 
@@ -62,3 +65,19 @@ async def test_whatsapp_to_another_country_with_the_same_national_digits_starts_
     assert result["verified"] is True
     assert await texts(client, WHATSAPP + ":id/conversation_contact_name") == ["+444155550101"]
     assert await texts(client, WHATSAPP + ":id/message_text") == ["Hello?"]
+
+
+async def test_contacts_and_send_message_agree_on_a_national_number(client: Client) -> None:
+    """CONTACTS matched numbers by their E.164 form (read in the memory's region, US here) where
+    SEND_MESSAGE and the sim compare them with `same_number`: a contact saved in its French
+    national form was the recipient of a message to its international form, yet CONTACTS did not
+    find it by that number. One rule now."""
+    added = await client.ok("ADD_CONTACT", {"name": "Léa Martin", "phone": "06 12 34 56 78"})
+    rows, total, _ = await client.query(pb.CONTACTS, {"phone": "+33 6 12 34 56 78"})
+    assert [r["id"] for r in rows] == [added["contact_id"]] and total == 1
+    rows, _, _ = await client.query(pb.CONTACTS, {"q": "+33 6 12 34 56 78"})
+    assert [r["id"] for r in rows] == [added["contact_id"]]
+    sent = await client.ok("SEND_MESSAGE", {"to": "+33 6 12 34 56 78", "body": "Coucou"})
+    assert sent["verified"] is True
+    by_sim = await sim(client).contacts(ContactFilter(phone="+33 6 12 34 56 78"))
+    assert [c.id for c in by_sim] == [added["contact_id"]]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -78,7 +80,7 @@ def test_a_toml_boolean_can_say_false(tmp_path: Path, value: str) -> None:
     assert load_settings({"data_dir": tmp_path}).allow_shell is False
     # The default is False too: the same value over a True must win as well.
     on = Settings(allow_shell=True)
-    assert _apply(on, tomllib.loads(f"allow_shell = {value}\n"), "config.toml").allow_shell is False
+    assert _apply(on, tomllib.loads(f"allow_shell = {value}\n"), "config.toml", {}, []).allow_shell is False
 
 
 @pytest.mark.parametrize("value", ["true", '"true"', '"1"', "1"])
@@ -105,3 +107,77 @@ def test_a_config_file_that_is_not_utf8_is_a_config_error(tmp_path: Path) -> Non
     (tmp_path / "config.toml").write_bytes(b'url_schemes = ["\xff\xfe"]\n')
     with pytest.raises(ConfigError, match=r"config\.toml: 'utf-8' codec can't decode byte 0xff"):
         load_settings({"data_dir": tmp_path})
+
+
+def test_every_bad_value_is_found_at_once_with_where_it_came_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "config.toml").write_text('ntfy_url = "ftp://push.example"\n[memory]\nretention_days = -3\n')
+    monkeypatch.setenv("PHONEUSE_APPROVALS", "sometimes")
+    monkeypatch.setenv("PHONEUSE_EVENT_QUEUE_SIZE", "lots")
+    flags = {"data_dir": tmp_path, "poll_ms": 0, "grpc_listen": "nowhere", "query_max_limit": -1}
+    with pytest.raises(ConfigError) as caught:
+        load_settings(flags)
+    lines = str(caught.value).splitlines()
+    assert lines[0] == "7 settings are bad:"
+    config = str(tmp_path / "config.toml")
+    assert sorted(line.strip() for line in lines[1:]) == sorted(
+        [
+            "event_queue_size (environment): bad value: invalid literal for int() with base 10: 'lots'",
+            "poll_ms (flag): must be greater than 0, got 0",
+            "query_max_limit (flag): must be greater than 0, got -1",
+            f"memory_retention_days ({config}): must be 0 or more, got -3",
+            "grpc_listen (flag): must be HOST:PORT (a port 0 to 65535), got 'nowhere'",
+            f"ntfy_url ({config}): must be an http:// or https:// URL, got 'ftp://push.example'",
+            "approvals (environment): must be one of always, paired, off, got 'sometimes'",
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        ({"poll_ms": -5}, r"poll_ms \(flag\): must be greater than 0, got -5"),
+        ({"device": "termux", "poll_ms": 10}, r"poll_ms \(flag\): must be at least 50 on termux, got 10"),
+        ({"gateway_chat_max_bytes": 0}, r"gateway_chat_max_bytes \(flag\): must be greater than 0"),
+        ({"gateway_chat_retention_days": -1}, r"gateway_chat_retention_days \(flag\): must be 0 or more"),
+        ({"gateway_listen": "127.0.0.1:99999"}, r"gateway_listen \(flag\): must be HOST:PORT"),
+        ({"mcp_listen": ":8080"}, r"mcp_listen \(flag\): must be HOST:PORT"),
+        ({"nats_buffer_events": 0}, r"nats_buffer_events \(flag\): must be greater than 0"),
+    ],
+)
+def test_values_found_late_before_are_found_when_loading(
+    tmp_path: Path, flags: dict[str, object], message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_settings({"data_dir": tmp_path, **flags})
+
+
+def test_an_address_that_is_not_used_is_not_checked(tmp_path: Path) -> None:
+    settings = load_settings({"data_dir": tmp_path, "gateway": False, "gateway_listen": "bad"})
+    assert settings.gateway_listen == "bad"  # the gateway is off: its address is not used
+    assert load_settings({"data_dir": tmp_path, "mcp_listen": ""}).mcp_listen == ""
+
+
+def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PHONEUSE_")}
+    env.update(PHONEUSE_APPROVALS="sometimes", PHONEUSE_MEMORY_RETENTION_DAYS="-1")
+    (tmp_path / "config.toml").write_text('ntfy_url = "file:///etc/passwd"\npoll_ms = 0\n')
+    return subprocess.run(
+        [sys.executable, "-m", "phoneuse_runtime", *args, "--data-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize("command", ["serve", "doctor"])
+def test_serve_and_doctor_report_every_bad_value_before_anything_starts(tmp_path: Path, command: str) -> None:
+    done = _cli(tmp_path, command)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stderr.startswith("phoneuse-runtime: 4 settings are bad:\n")
+    for name in ("approvals (environment)", "memory_retention_days (environment)", "ntfy_url (", "poll_ms ("):
+        assert name in done.stderr
+    assert not (tmp_path / "token").exists()  # nothing was started or made

@@ -208,7 +208,7 @@ def _serve(args: argparse.Namespace) -> int:
             logging.getLogger(__name__).warning(PS_SHOWS_FLAG, token_path(settings.data_dir))
         return asyncio.run(serve(settings))
     except (ConfigError, StateFileError, OSError, McpMissing) as exc:
-        print(f"phoneuse-runtime: {printable(str(exc))}", file=sys.stderr)
+        print(f"phoneuse-runtime: {printable(str(exc), keep_newlines=True)}", file=sys.stderr)
         return 2
 
 
@@ -314,7 +314,7 @@ def _actions(args: argparse.Namespace) -> int:
         device = make_device(settings)
         registry = served_registry(settings)
     except ConfigError as exc:
-        print(f"phoneuse-runtime: {printable(str(exc))}", file=sys.stderr)
+        print(f"phoneuse-runtime: {printable(str(exc), keep_newlines=True)}", file=sys.stderr)
         return 2
     kind, capabilities = settings.device, device.capabilities
     if args.json:
@@ -333,7 +333,7 @@ def _doctor(args: argparse.Namespace) -> int:
             {"device": args.device, "data_dir": args.data_dir}, config_file=args.config
         )
     except ConfigError as exc:
-        print(f"phoneuse-runtime: {printable(str(exc))}", file=sys.stderr)
+        print(f"phoneuse-runtime: {printable(str(exc), keep_newlines=True)}", file=sys.stderr)
         return 2
     checks = asyncio.run(run_checks(settings))
     # A check's detail may quote the phone (a model name, a command's output).

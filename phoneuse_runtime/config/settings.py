@@ -215,18 +215,30 @@ def _coerce(name: str, value: Any, current: Any) -> Any:
     return None if value is None else str(value)
 
 
-def _apply(settings: Settings, values: dict[str, Any], where: str) -> Settings:
+def _apply(
+    settings: Settings,
+    values: dict[str, Any],
+    where: str,
+    origins: dict[str, str],
+    problems: list[str],
+) -> Settings:
+    """`values` over `settings`; each name given is recorded in `origins` as from `where`, and
+    each unknown name or unreadable value is added to `problems` (never raised here: the loader
+    reports every problem at once)."""
     known = {f.name for f in fields(Settings)}
     changes: dict[str, Any] = {}
     for name, value in values.items():
         if name not in known:
-            raise ConfigError(f"{where}: unknown setting {name!r}; known: {', '.join(sorted(known))}")
+            problems.append(f"{where}: unknown setting {name!r}; known: {', '.join(sorted(known))}")
+            continue
         if value is None:
             continue
         try:
             changes[name] = _coerce(name, value, getattr(settings, name))
         except (TypeError, ValueError) as exc:
-            raise ConfigError(f"{where}: bad value for {name}: {exc}") from exc
+            problems.append(f"{name} ({where}): bad value: {exc}")
+            continue
+        origins[name] = where
     return replace(settings, **changes)
 
 
@@ -243,8 +255,14 @@ def _flatten(table: dict[str, Any]) -> dict[str, Any]:
 
 
 def load_settings(flags: dict[str, Any], *, config_file: Path | None = None) -> Settings:
-    """Flags (None = not given) over PHONEUSE_<NAME> environment over the TOML file over defaults."""
+    """Flags (None = not given) over PHONEUSE_<NAME> environment over the TOML file over defaults.
+
+    Every value is checked here (`problems`), so that a bad one stops `serve` and shows in
+    `doctor` before anything starts: one ConfigError lists every problem, each with the setting,
+    where its value came from (flag, environment, the file, or the default) and what is wrong."""
     settings = Settings()
+    origins: dict[str, str] = {}
+    found: list[str] = []
     data_dir_flag = flags.get("data_dir")
     if data_dir_flag:
         settings = replace(settings, data_dir=Path(data_dir_flag).expanduser())
@@ -254,7 +272,7 @@ def load_settings(flags: dict[str, Any], *, config_file: Path | None = None) -> 
             table = tomllib.loads(path.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{path}: {exc}") from exc
-        settings = _apply(settings, _flatten(table), str(path))
+        settings = _apply(settings, _flatten(table), str(path), origins, found)
     elif config_file is not None:
         raise ConfigError(f"config file {config_file} does not exist")
     env = {
@@ -262,30 +280,97 @@ def load_settings(flags: dict[str, Any], *, config_file: Path | None = None) -> 
         for f in fields(Settings)
         if f"PHONEUSE_{f.name.upper()}" in os.environ and f.name != "data_dir"
     }
-    settings = _apply(settings, env, "environment")
-    settings = _apply(settings, {k: v for k, v in flags.items() if k != "data_dir"}, "flags")
-    problem = nats_problem(settings)
-    if problem:
-        raise ConfigError(problem)
+    settings = _apply(settings, env, "environment", origins, found)
+    settings = _apply(settings, {k: v for k, v in flags.items() if k != "data_dir"}, "flag", origins, found)
+    bad = {name for name in origins if any(p.startswith(f"{name} (") for p in found)}
+    for name, what in problems(settings):
+        if name not in bad:
+            found.append(f"{name} ({origins.get(name, 'default')}): {what}")
+    if found:
+        if len(found) == 1:
+            raise ConfigError(found[0])
+        raise ConfigError(f"{len(found)} settings are bad:\n" + "\n".join(f"  {p}" for p in found))
     return settings
 
 
-def nats_problem(settings: Settings) -> str | None:
-    """Why `nats_url` or `device_name` cannot be used, or None."""
+# How the owner's approvals apply (gateway/agent/approvals.py).
+APPROVAL_MODES = ("always", "paired", "off")
+# Numbers that may be 0 (what 0 means in Settings' comments); every other number must be above 0.
+ZERO_ALLOWED = frozenset(
+    {
+        "gateway_chat_retention_days",  # no age limit
+        "memory_retention_days",  # keep everything
+        "memory_catch_up_s",  # no timer
+        "idempotency_ttl_s",  # no replay
+        "shutdown_grace_s",  # stop at once
+    }
+)
+TERMUX_MIN_POLL_MS = 50  # Termux:API calls take tens of milliseconds each
+
+
+def listen_problem(value: str) -> str | None:
+    """Why `value` is not a HOST:PORT to listen on, or None."""
+    host, sep, port = value.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        return f"must be HOST:PORT (a port 0 to 65535), got {value!r}"
+    return None
+
+
+def problems(settings: Settings) -> list[tuple[str, str]]:
+    """(setting, what is wrong) for every value of `settings` the server cannot use."""
+    found: list[tuple[str, str]] = []
+    for f in fields(Settings):
+        value = getattr(settings, f.name)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        if f.name in ZERO_ALLOWED and value < 0:
+            found.append((f.name, f"must be 0 or more, got {value}"))
+        elif f.name not in ZERO_ALLOWED and value <= 0:
+            found.append((f.name, f"must be greater than 0, got {value}"))
+    if settings.device.partition(":")[0] == "termux" and 0 < settings.poll_ms < TERMUX_MIN_POLL_MS:
+        found.append(("poll_ms", f"must be at least {TERMUX_MIN_POLL_MS} on termux, got {settings.poll_ms}"))
+    listens = [("grpc_listen", settings.grpc_listen)]
+    if settings.gateway:
+        listens.append(("gateway_listen", settings.gateway_listen))
+    if settings.mcp_listen:
+        listens.append(("mcp_listen", settings.mcp_listen))
+    for name, listen in listens:
+        problem = listen_problem(listen)
+        if problem:
+            found.append((name, problem))
+    if settings.ntfy_url and not settings.ntfy_url.startswith(("http://", "https://")):
+        found.append(("ntfy_url", f"must be an http:// or https:// URL, got {settings.ntfy_url!r}"))
+    if settings.approvals not in APPROVAL_MODES:
+        found.append(("approvals", f"must be one of {', '.join(APPROVAL_MODES)}, got {settings.approvals!r}"))
+    found.extend(nats_problems(settings))
+    return found
+
+
+def nats_problems(settings: Settings) -> list[tuple[str, str]]:
+    """(setting, what is wrong) for `device_name` and `nats_url`."""
     from phoneuse_runtime.util.device_names import is_device_name
 
+    found: list[tuple[str, str]] = []
     if settings.device_name and not is_device_name(settings.device_name):
-        return f"device_name {settings.device_name!r} is not a device name: 1 to 64 of A-Z, a-z, 0-9, _ and -"
-    if settings.nats_buffer_events <= 0:
-        return "nats_buffer_events must be greater than 0"
+        found.append(
+            (
+                "device_name",
+                f"{settings.device_name!r} is not a device name: 1 to 64 of A-Z, a-z, 0-9, _ and -",
+            )
+        )
     url = settings.nats_url
     if url:
         scheme, sep, rest = url.partition("://")
         if not sep or scheme not in ("nats", "tls") or not rest or "@" in rest:
             # Credentials never ride in a url (ps, logs): a NATS server that wants them is not
             # supported yet.
-            return f"nats_url must be nats://HOST:PORT or tls://HOST:PORT, without credentials; got {url!r}"
-        from phoneuse_runtime.util.extras import nats_py_problem
+            found.append(
+                ("nats_url", f"must be nats://HOST:PORT or tls://HOST:PORT, without credentials; got {url!r}")
+            )
+        else:
+            from phoneuse_runtime.util.extras import nats_py_problem
 
-        return nats_py_problem()  # before `serve` makes a token: one line, how to get nats-py
-    return None
+            problem = nats_py_problem()  # before `serve` makes a token: how to get nats-py
+            if problem:
+                found.append(("nats_url", problem))
+    return found

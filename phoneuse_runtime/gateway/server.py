@@ -27,7 +27,7 @@ from websockets.http11 import Request as HttpRequest
 from websockets.http11 import Response as HttpResponse
 from websockets.typing import Origin
 
-from phoneuse_runtime.config.settings import ConfigError, Settings
+from phoneuse_runtime.config.settings import Settings
 from phoneuse_runtime.gateway import core, outbox, push
 from phoneuse_runtime.gateway.chat.channels import channel_list
 from phoneuse_runtime.gateway.db import GatewayDb, db_path
@@ -120,8 +120,6 @@ class Gateway:
         self.settings = settings
         self.address = address or settings.gateway_listen
         self.limits = GatewayLimits.from_settings(settings)
-        if settings.ntfy_url and not settings.ntfy_url.startswith(("http://", "https://")):
-            raise ConfigError(f"ntfy_url must be an http:// or https:// URL, got {settings.ntfy_url!r}")
         self.waker = push.Waker(settings.ntfy_url) if settings.ntfy_url else None
         self._guesses = GuessBudget(self.limits.auth_failures, self.limits.auth_window_s)
         self.parts: list[Part] = list(default_parts() if parts is None else parts)

@@ -202,15 +202,7 @@ class Memory:
                 f"memory.default_region must be a two-letter region such as US, GB or FR, "
                 f"got {settings.memory_default_region!r}"
             )
-        if settings.memory_catch_up_s < 0:
-            raise ConfigError(
-                f"memory.catch_up_s must be 0 (no timer) or more seconds, got {settings.memory_catch_up_s}"
-            )
-        if settings.memory_retention_days < 0:
-            raise ConfigError(
-                "memory.retention_days must be 0 (keep everything) or more, "
-                f"got {settings.memory_retention_days}"
-            )
+        # memory_catch_up_s and memory_retention_days are checked by load_settings.
         return cls(
             settings.data_dir,
             default_region=settings.memory_default_region,

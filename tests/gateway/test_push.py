@@ -8,10 +8,11 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
-from phoneuse_runtime.config.settings import ConfigError
+from phoneuse_runtime.config.settings import ConfigError, load_settings
 
 from .conftest import WAIT_S, GatewayFactory, GatewayServer
 
@@ -122,6 +123,7 @@ async def test_a_bad_topic_in_hello_is_refused(gateway_server: GatewayServer) ->
     assert answer["payload"]["code"] == "auth"
 
 
-async def test_an_ntfy_url_must_be_http(make_gateway: GatewayFactory) -> None:
-    with pytest.raises(ConfigError, match="ntfy_url"):
-        await make_gateway(ntfy_url="file:///etc/passwd")
+def test_an_ntfy_url_must_be_http(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text('ntfy_url = "file:///etc/passwd"\n')
+    with pytest.raises(ConfigError, match=r"ntfy_url \(.*config\.toml\): must be an http:// or https:// URL"):
+        load_settings({"data_dir": tmp_path})

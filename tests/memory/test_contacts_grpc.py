@@ -108,7 +108,6 @@ def test_memory_settings_come_from_the_memory_table(tmp_path: Path, monkeypatch:
     ("change", "message"),
     [
         ({"memory_default_region": "Narnia"}, "memory.default_region must be a two-letter region"),
-        ({"memory_retention_days": -1}, "memory.retention_days must be 0 (keep everything) or more, got -1"),
     ],
 )
 async def test_bad_memory_settings_stop_start_up(
@@ -119,6 +118,17 @@ async def test_bad_memory_settings_stop_start_up(
         await build_app(settings, token=TOKEN)
     assert not (tmp_path / "memory.db").exists()
     assert isinstance(Memory.from_settings(Settings(data_dir=tmp_path)), Memory)
+
+
+@pytest.mark.parametrize("name", ["memory_retention_days", "memory_catch_up_s"])
+def test_negative_memory_numbers_are_found_when_loading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    monkeypatch.setenv(f"PHONEUSE_{name.upper()}", "-1")
+    with pytest.raises(ConfigError, match=rf"{name} \(environment\): must be 0 or more, got -1"):
+        load_settings({"data_dir": tmp_path})
+    monkeypatch.setenv(f"PHONEUSE_{name.upper()}", "0")  # 0: no limit, no timer
+    assert getattr(load_settings({"data_dir": tmp_path}), name) == 0
 
 
 class SimInBritain(SimDevice):

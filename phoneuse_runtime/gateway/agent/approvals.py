@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 
 # "always": hold listed actions even with no app paired (they time out unanswered); "paired":
 # once any app device is paired (a runtime nobody paired behaves as before); "off": never.
-APPROVAL_MODES = ("always", "paired", "off")
 OWNER_FRONTEND = "gateway"  # calls made from the app itself
 
 

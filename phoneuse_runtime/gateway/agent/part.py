@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from phoneuse_runtime.config.settings import ConfigError
-from phoneuse_runtime.gateway.agent.approvals import APPROVAL_MODES, OwnerApproval
+from phoneuse_runtime.gateway.agent.approvals import OwnerApproval
 from phoneuse_runtime.gateway.agent.base import HANDLERS
 from phoneuse_runtime.gateway.agent.events import EVENTS, SOURCE, ChatMessage, MediaRef
 from phoneuse_runtime.gateway.agent.seam import ChatSeam, UserMessage, find_chat
@@ -120,10 +120,6 @@ class AgentPart:
 
     async def start(self, gateway: Gateway) -> None:
         settings = gateway.settings
-        if settings.approvals not in APPROVAL_MODES:
-            raise ConfigError(
-                f"approvals must be one of {', '.join(APPROVAL_MODES)}, got {settings.approvals!r}"
-            )
         unknown = sorted(settings.approval_actions - set(gateway.runtime.registry.actions))
         if unknown:
             raise ConfigError(f"approval_actions names no action: {', '.join(unknown)}")

@@ -139,15 +139,7 @@ class ChatPart:
                 log.exception("a user message listener failed on %s", message.message_id)
 
     async def start(self, gateway: Gateway) -> None:
-        from phoneuse_runtime.config.settings import ConfigError
-
-        settings = gateway.settings
-        if settings.gateway_chat_max_bytes <= 0 or settings.gateway_chat_retention_days < 0:
-            raise ConfigError(
-                "gateway_chat_max_bytes must be greater than 0 and gateway_chat_retention_days 0 "
-                f"(no age limit) or more, got {settings.gateway_chat_max_bytes} and "
-                f"{settings.gateway_chat_retention_days}"
-            )
+        # gateway_chat_max_bytes and gateway_chat_retention_days are checked by load_settings.
         self._gateway = gateway
         await gateway.db.run(create_tables)
         private_dir(self.media_dir)

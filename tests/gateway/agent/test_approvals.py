@@ -178,7 +178,6 @@ async def test_slash_approve_and_deny_answer_the_newest(server: GatewayServer, a
 @pytest.mark.parametrize(
     ("overrides", "problem"),
     [
-        ({"approvals": "sometimes"}, "approvals must be one of"),
         ({"approval_actions": frozenset({"FLY"})}, "FLY"),
     ],
 )
@@ -187,6 +186,11 @@ async def test_bad_approval_settings_stop_the_server(
 ) -> None:
     with pytest.raises(ConfigError, match=problem):
         await make_gateway(**overrides)
+
+
+def test_an_unknown_approvals_mode_is_found_when_loading(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"approvals \(flag\): must be one of always, paired, off"):
+        load_settings({"data_dir": tmp_path, "approvals": "sometimes"})
 
 
 def test_approvals_come_from_the_environment_and_the_config_file(

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import socket
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -13,7 +15,7 @@ import grpc
 import pytest
 
 from phoneuse_runtime.app import App, build_app, default_components
-from phoneuse_runtime.config.settings import Settings
+from phoneuse_runtime.config.settings import DEFAULT_GATEWAY_LISTEN, DEFAULT_GRPC_LISTEN, Settings
 from phoneuse_runtime.device.base import Device
 from phoneuse_runtime.kernel.components import Component
 from phoneuse_runtime.kernel.policies import Policy
@@ -131,3 +133,25 @@ def free_listen(monkeypatch: pytest.MonkeyPatch) -> None:
     the default ports may be taken on a shared machine (a server of the user's own)."""
     monkeypatch.setenv("PHONEUSE_GRPC_LISTEN", "127.0.0.1:0")
     monkeypatch.setenv("PHONEUSE_GATEWAY_LISTEN", "127.0.0.1:0")
+
+
+@pytest.fixture
+def default_ports_taken() -> Iterator[None]:
+    """The default addresses (gRPC's 127.0.0.1:50051, the gateway's 127.0.0.1:8765) taken for the
+    test, as a `serve` of the user's own would take them: a test using it proves it depends on
+    neither being free. One already taken by something else is just as taken."""
+    held: list[socket.socket] = []
+    for address in (DEFAULT_GRPC_LISTEN, DEFAULT_GATEWAY_LISTEN):
+        host, _, port = address.rpartition(":")
+        sock = socket.socket()
+        try:
+            sock.bind((host, int(port)))
+            sock.listen()
+        except OSError as exc:
+            sock.close()
+            assert exc.errno == errno.EADDRINUSE, f"cannot take {address}: {exc}"
+        else:
+            held.append(sock)
+    yield
+    for sock in held:
+        sock.close()

@@ -9,7 +9,7 @@ import pytest
 
 from phoneuse_runtime.cli.main import main
 
-pytestmark = pytest.mark.usefixtures("free_listen")
+pytestmark = pytest.mark.usefixtures("free_listen", "default_ports_taken")  # a `serve` may run beside
 
 
 def _doctor(capsys: pytest.CaptureFixture[str], data_dir: Path, *extra: str) -> tuple[int, str]:

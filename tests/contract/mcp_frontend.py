@@ -1,5 +1,8 @@
-"""The contract suite's MCP front end: the production McpHttpServer on port 0 (Streamable HTTP at
-/mcp, one token per principal) and the official SDK's client, one per principal.
+"""The contract suite's MCP front end: the production MCP face (`McpFace` over the runtime, the SDK
+`Server` that `serve --mcp-listen` serves over Streamable HTTP and `mcp` over stdio), over the app
+from the composition root, reached by the official SDK's `Client` in process (the SDK's in-memory
+connection, no socket), one client per principal. The transports are proven in tests/mcp (HTTP:
+test_http.py and the others there; stdio: test_stdio.py); here the contracts are the face's.
 
 The suite speaks the gRPC wire's terms (params as strings); this adapter writes them as the tool's
 JSON types, as an MCP client would send them: "7" becomes 7 where the schema says integer, "true"
@@ -15,6 +18,7 @@ UNKNOWN_ACTION; a subscription is the events resource, read after each resources
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import logging
 import math
@@ -24,8 +28,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from phoneuse_runtime.app import App, build_app
@@ -34,14 +37,24 @@ from phoneuse_runtime.device.base import Device
 from phoneuse_runtime.kernel.components import Component
 from phoneuse_runtime.kernel.policies import Policy
 from phoneuse_runtime.mcp import EVENTS_URI
-from phoneuse_runtime.mcp.http import McpHttpServer
+from phoneuse_runtime.mcp.backends import LocalBackend
+from phoneuse_runtime.mcp.face import McpFace
 from phoneuse_runtime.mcp.tools import ToolTable, _types_of
 
-from .frontend import PRINCIPALS, WAIT_S, Answer, Event, Page, Refused, StreamEnded
+from .frontend import WAIT_S, Answer, Event, Page, Refused, StreamEnded
 
-TOKENS = {principal: f"contract-mcp-{principal}-{uuid.uuid4().hex}" for principal in PRINCIPALS}
+TOKEN = f"contract-mcp-{uuid.uuid4().hex}"
 INVALID_PARAMS = -32602
-logging.getLogger("httpx2").setLevel(logging.WARNING)  # the client's line per request
+logging.getLogger("mcp").setLevel(logging.WARNING)  # the SDK's line per session
+# The principal of the client a request comes from: set in each client's task and around each of
+# its calls, read by the face's `principal_of` (over HTTP the token's, from the Guard).
+PRINCIPAL: contextvars.ContextVar[str] = contextvars.ContextVar("contract_mcp_principal")
+
+
+def principal_of(ctx: ServerRequestContext[Any, Any]) -> str:
+    return PRINCIPAL.get()
+
+
 INTEGER = re.compile(r"-?[0-9]{1,4000}")  # as JSON writes one (Python reads at most 4300 digits)
 
 
@@ -69,9 +82,9 @@ def typed(prop: Mapping[str, Any], defs: Mapping[str, Any], text: str) -> Any:
 class McpClient:
     """One principal's SDK client, entered and left in a task of its own (anyio's scopes ask it)."""
 
-    def __init__(self, url: str, token: str) -> None:
-        self.url = url
-        self.token = token
+    def __init__(self, face: McpFace, principal: str) -> None:
+        self.face = face
+        self.principal = principal
         self.client: Client | None = None
         self.tools: dict[str, dict[str, Any]] = {}
         self._ready = asyncio.Event()
@@ -80,9 +93,9 @@ class McpClient:
         self._task = asyncio.get_running_loop().create_task(self._run())
 
     async def _run(self) -> None:
-        http = create_mcp_http_client(headers={"Authorization": f"Bearer {self.token}"})
+        PRINCIPAL.set(self.principal)
         try:
-            async with http, Client(streamable_http_client(self.url, http_client=http)) as client:
+            async with Client(self.face.server) as client:
                 self.client = client
                 self.tools = {t.name: t.input_schema for t in (await client.list_tools()).tools}
                 self._ready.set()
@@ -127,23 +140,28 @@ class McpStream:
         body: dict[str, Any] = json.loads(result.contents[0].text)  # type: ignore[union-attr]
         return body
 
+    async def _drain(self, cursor: int) -> int:
+        """Reads every event after `cursor` into the queue; returns the new cursor."""
+        while True:
+            body = await self._read(cursor)
+            for item in body["events"]:
+                payload = item["payload"]
+                assert isinstance(payload, dict), item
+                self._queue.put_nowait(Event(item["event_type"], payload, item["source"], item["timestamp"]))
+            cursor = body["cursor"]
+            if not body["more"]:
+                return cursor
+
     async def _run(self) -> None:
         try:
             async with self._client.listen(resource_subscriptions=[EVENTS_URI]) as sub:
                 cursor = (await self._read(None))["cursor"]
                 self._live.set_result(None)
                 async for _ in sub:
-                    while True:
-                        body = await self._read(cursor)
-                        for item in body["events"]:
-                            payload = item["payload"]
-                            assert isinstance(payload, dict), item
-                            self._queue.put_nowait(
-                                Event(item["event_type"], payload, item["source"], item["timestamp"])
-                            )
-                        cursor = body["cursor"]
-                        if not body["more"]:
-                            break
+                    cursor = await self._drain(cursor)
+            # The server ended the stream: what came before its end and was not yet announced (in
+            # process, the end can overtake the last announcement) is read once more.
+            await self._drain(cursor)
         except MCPError as error:
             if not self._live.done():
                 self._live.set_exception(error)
@@ -204,10 +222,9 @@ def _split(error: str) -> tuple[str, str]:
 class McpFrontEnd:
     kind = "mcp"
 
-    def __init__(self, app: App, url: str, max_body_bytes: int) -> None:
+    def __init__(self, app: App, face: McpFace) -> None:
         self.app = app
-        self.url = url
-        self.max_body_bytes = max_body_bytes  # frontend.fits_the_wire
+        self.face = face
         self._clients: dict[str, McpClient] = {}
         self._streams: list[McpStream] = []
         self._stopped = False
@@ -221,11 +238,9 @@ class McpFrontEnd:
         policies: Sequence[Policy],
         components: Sequence[Component],
     ) -> McpFrontEnd:
-        front = McpHttpServer("127.0.0.1:0", tokens=TOKENS)
-        app = await build_app(
-            settings, token=TOKENS["agent"], device=device, policies=policies, components=[front, *components]
-        )
-        return cls(app, front.url, front.max_body_bytes)
+        app = await build_app(settings, token=TOKEN, device=device, policies=policies, components=components)
+        # As McpHttpServer.start builds it over the runtime, with the principal of the calling client.
+        return cls(app, McpFace(LocalBackend(app.runtime), principal_of=principal_of))
 
     def untyped(self, name: str, params: Mapping[str, str], *, query: bool = False) -> list[str]:
         """The params whose text reads as no JSON value of its field's type (frontend.wire_text_only)."""
@@ -246,8 +261,11 @@ class McpFrontEnd:
         ]
 
     async def _client(self, principal: str) -> McpClient:
+        # This task's requests (and the tasks it starts: a stream's pump) are the principal's; the
+        # in-process connection runs the server's handler under the caller's context.
+        PRINCIPAL.set(principal)
         if principal not in self._clients:
-            self._clients[principal] = McpClient(self.url, TOKENS[principal])
+            self._clients[principal] = McpClient(self.face, principal)
         await self._clients[principal].ready()
         return self._clients[principal]
 
@@ -344,6 +362,7 @@ class McpFrontEnd:
     async def stop(self) -> None:
         if not self._stopped:
             self._stopped = True
+            await self.face.close()  # first, as McpHttpServer.stop: its listen streams end cleanly
             await self.app.stop(grace_s=0)
 
     async def close(self) -> None:

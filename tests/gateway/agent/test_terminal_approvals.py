@@ -28,6 +28,8 @@ async def cli(data_dir: Path, *args: str) -> tuple[int, str, str]:
     """The CLI as a subprocess, awaited without blocking the server in this process."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PHONEUSE_")}
     env["PHONEUSE_DATA_DIR"] = str(data_dir)
+    # Port 0: `doctor` checks that `serve` could listen, and the default ports may be taken.
+    env.update(PHONEUSE_GRPC_LISTEN="127.0.0.1:0", PHONEUSE_GATEWAY_LISTEN="127.0.0.1:0")
     proc = await asyncio.create_subprocess_exec(
         *EXE, *args, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
     )
@@ -148,18 +150,20 @@ def expire_all(data_dir: Path) -> None:
     conn.close()
 
 
+@pytest.mark.usefixtures("default_ports_taken")  # as when the README's own `serve` runs beside
 async def test_doctor_says_when_the_last_pairing_expired(make_gateway: GatewayFactory) -> None:
     server = await paired(make_gateway)
-    code, out, _ = await cli(server.data_dir, "doctor", "--json")
+    code, out, err = await cli(server.data_dir, "doctor", "--json")
+    assert code == 0, f"doctor exited {code}: {out}{err}"
     [check] = [c for c in json.loads(out)["checks"] if c["name"] == "approvals"]
-    assert check["status"] == "ok" and "an app is paired" in check["detail"]
+    assert check["status"] == "ok" and "an app is paired" in check["detail"], check
     expire_all(server.data_dir)
-    code, out, _ = await cli(server.data_dir, "doctor", "--json")
-    assert code == 0  # a warning, not a failure
+    code, out, err = await cli(server.data_dir, "doctor", "--json")
+    assert code == 0, f"a warning, not a failure; doctor exited {code}: {out}{err}"
     [check] = [c for c in json.loads(out)["checks"] if c["name"] == "approvals"]
-    assert check["status"] == "warn"
-    assert check["detail"].startswith("the last app pairing expired on 1970-01-01 00:00 UTC")
-    assert "nothing is held any more" in check["detail"] and "pair new" in check["fix"]
+    assert check["status"] == "warn", check
+    assert check["detail"].startswith("the last app pairing expired on 1970-01-01 00:00 UTC"), check
+    assert "nothing is held any more" in check["detail"] and "pair new" in check["fix"], check
 
 
 async def test_the_log_says_when_the_last_pairing_expired(

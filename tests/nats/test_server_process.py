@@ -101,5 +101,5 @@ def test_a_bad_device_name_is_refused(tmp_path: Path, name: str) -> None:
     "url", ["127.0.0.1:4222", "http://127.0.0.1:4222", "nats://", "nats://user:pw@127.0.0.1:4222"]
 )
 def test_a_bad_nats_url_is_refused(tmp_path: Path, url: str) -> None:
-    with pytest.raises(ConfigError, match="nats_url must be"):
+    with pytest.raises(ConfigError, match=r"nats_url \(flag\): must be nats://"):
         load_settings({"data_dir": tmp_path, "nats_url": url})

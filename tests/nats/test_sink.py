@@ -170,7 +170,7 @@ async def test_past_the_buffer_the_oldest_are_dropped_counted_and_announced(
 def test_a_buffer_of_no_events_is_a_config_error(tmp_path: Path, size: str) -> None:
     from phoneuse_runtime.config.settings import ConfigError, load_settings
 
-    with pytest.raises(ConfigError, match="nats_buffer_events must be greater than 0"):
+    with pytest.raises(ConfigError, match=r"nats_buffer_events \(flag\): must be greater than 0"):
         load_settings({"data_dir": tmp_path, "nats_buffer_events": size})
 
 

@@ -53,22 +53,14 @@ class App:
         return grpc_server.port
 
     async def stop(self, *, grace_s: float) -> None:
-        """Refuses new calls, lets in-flight ones finish within the grace period, ends streams."""
-        # Components begin stopping in reverse order and get a little longer than the actions,
-        # so that the calls waiting on those actions can still answer, and streams, ended by
-        # runtime.close, finish cleanly.
-        parts = list(self.components.values())
-        stopping = [
-            asyncio.ensure_future(c.stop(grace_s=grace_s + 1.0))
-            for c in reversed(parts)
-            if not isinstance(c, Memory)
-        ]
-        await self.runtime.close(grace_s=grace_s)
-        await asyncio.gather(*stopping)
-        # The memory last: every REMEMBER the grace let finish is on disk before we return.
-        for part in parts:
-            if isinstance(part, Memory):
-                await part.stop(grace_s=grace_s)
+        """Refuses new calls, lets in-flight ones finish within the grace period and ends the
+        streams (the runtime's drain), then stops the components in the reverse order of their
+        start (the front ends first, the phone's memory, which started first, last: every
+        REMEMBER the grace let finish is on disk), then closes the device."""
+        await self.runtime.drain(grace_s=grace_s)
+        for part in reversed(self.components.values()):
+            await part.stop(grace_s=grace_s)
+        await self.runtime.close()
 
 
 def _check_listed_names(settings: Settings, registry: Registry) -> None:
@@ -116,8 +108,9 @@ def default_components(settings: Settings, *, token: str, unix_socket: Path | No
 
         require_sdk()
         from phoneuse_runtime.mcp.http import McpHttpServer
+        from phoneuse_runtime.spec.document import render_spec
 
-        parts.append(McpHttpServer.from_settings(settings, tokens={AGENT: token}))
+        parts.append(McpHttpServer.from_settings(settings, tokens={AGENT: token}, render_spec=render_spec))
     from phoneuse_runtime.nats.components import nats_components
 
     parts += nats_components(settings)
@@ -155,6 +148,13 @@ def served_registry(settings: Settings) -> Registry:
     return _registry_of([(part.name, part.contribution()) for part in parts])
 
 
+def served_spec() -> str:
+    """docs/protocol_spec.md: the spec of what `serve` serves, with the default settings' figures."""
+    from phoneuse_runtime.spec.document import render_spec
+
+    return render_spec(served_registry(Settings()))
+
+
 async def build_app(
     settings: Settings,
     *,
@@ -175,8 +175,7 @@ async def build_app(
     chain: list[Policy] = []
     if settings.allow_actions or settings.deny_actions:  # empty lists allow everything: no link
         chain.append(ListPolicy(allow=settings.allow_actions, deny=settings.deny_actions))
-    for _, contribution in contributions:
-        chain += contribution.policies
+    chain += registry.policies  # the components', in their order
     chain += policies
     runtime = Runtime(
         device=device,
@@ -193,6 +192,7 @@ async def build_app(
             await part.start(runtime)
             started.append(part)
     except BaseException:
+        await runtime.drain(grace_s=0)
         for part in reversed(started):
             await part.stop(grace_s=0)
         await runtime.close()

@@ -246,9 +246,9 @@ def test_serve_reports_a_busy_port_plainly(tmp_path: Path) -> None:
 
 
 def test_actions_marks_what_a_device_cannot_do() -> None:
-    from phoneuse_runtime.cli.spec import catalogue, render_catalogue_text
     from phoneuse_runtime.kernel.capabilities import EVERYTHING
     from phoneuse_runtime.kernel.registry import build_registry
+    from phoneuse_runtime.spec.catalogue import catalogue, render_catalogue_text
 
     registry = build_registry()
     lacking = EVERYTHING - {"ui", "sim"}

@@ -70,6 +70,27 @@ async def test_oversized_request_is_refused_and_the_server_carries_on(client: Cl
     assert (await client.execute("SET_CLIPBOARD", {"text": "small"}, request_id="big")).success
 
 
+async def test_while_the_runtime_drains_what_runs_finishes_and_nothing_new_starts(client: Client) -> None:
+    """The app's stop drains the runtime before it stops the front ends: a call that arrives then
+    is refused at once (typed, and kept for its retries), the one in flight gets its answer."""
+    runtime = client.app.runtime
+    running = asyncio.create_task(
+        runtime.execute(
+            CALLER, ActionCall("WAIT_FOR", {"text": "Hello", "timeout_ms": 200}, "in-1", timeout_ms=5_000)
+        )
+    )
+    while not runtime._tasks:  # yield until the action is running
+        await asyncio.sleep(0)
+    draining = asyncio.create_task(runtime.drain(grace_s=5))
+    await asyncio.sleep(0)
+    late = await runtime.execute(CALLER, ActionCall("GET_CLIPBOARD", {}, "late-1", timeout_ms=5_000))
+    assert not late.success and late.error.startswith("DEVICE_UNAVAILABLE: the server is stopping"), late
+    assert await runtime.execute(CALLER, ActionCall("GET_CLIPBOARD", {}, "late-1", timeout_ms=5_000)) == late
+    await draining
+    finished = await running
+    assert finished.error != late.error, finished  # it ran to its own end, not refused
+
+
 async def test_shutdown_answers_an_action_it_cuts_short(client: Client) -> None:
     runtime = client.app.runtime
     completed = runtime.subscribe(CALLER, "watcher", ["TASK_COMPLETED"])

@@ -20,7 +20,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from phoneuse_runtime.cli.spec import render_spec
+from phoneuse_runtime.app import served_spec
 from phoneuse_runtime.config.settings import ConfigError, Settings, load_settings
 from phoneuse_runtime.kernel.limits import MAX_BULK_CHARS, MAX_PARAM_CHARS
 from phoneuse_runtime.rpc import protocol_pb2 as pb
@@ -274,7 +274,7 @@ def test_limits_come_from_the_environment_and_toml(tmp_path: Path, monkeypatch: 
 
 
 def test_the_spec_documents_every_limit() -> None:
-    spec = render_spec()
+    spec = served_spec()
     names = [f.name for f in fields(Settings) if f.name.startswith("grpc_") and f.name != "grpc_listen"]
     assert len(names) == len(fields(GrpcLimits))
     for name in names:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from phoneuse_runtime.cli.spec import render_spec
+from phoneuse_runtime.app import served_spec
 from phoneuse_runtime.kernel.capabilities import CAPABILITIES
 from phoneuse_runtime.kernel.errors import FAILURES
 from phoneuse_runtime.kernel.registry import build_registry
@@ -13,13 +13,13 @@ DOC = Path(__file__).resolve().parent.parent / "docs" / "protocol_spec.md"
 
 
 def test_spec_is_up_to_date() -> None:
-    assert DOC.read_text(encoding="utf-8") == render_spec(), (
+    assert DOC.read_text(encoding="utf-8") == served_spec(), (
         "docs/protocol_spec.md is stale: run `phoneuse-runtime spec --output docs/protocol_spec.md`"
     )
 
 
 def test_spec_documents_everything() -> None:
-    text = render_spec()
+    text = served_spec()
     registry = build_registry()
     for name in registry.actions:
         assert f"### {name}\n" in text
@@ -43,7 +43,7 @@ def test_spec_documents_what_serve_serves_and_promises_nothing_that_is_there() -
     from phoneuse_runtime.app import served_registry
     from phoneuse_runtime.config.settings import Settings
 
-    text = render_spec()
+    text = served_spec()
     registry = served_registry(Settings())
     for name in [*registry.actions, *registry.events]:
         assert f"### {name}\n" in text

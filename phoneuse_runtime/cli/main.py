@@ -302,8 +302,8 @@ def _client(args: argparse.Namespace) -> int:
 
 def _actions(args: argparse.Namespace) -> int:
     from phoneuse_runtime.app import served_registry
-    from phoneuse_runtime.cli.spec import catalogue, render_catalogue_text
     from phoneuse_runtime.device.backends import make_device
+    from phoneuse_runtime.spec.catalogue import catalogue, render_catalogue_text
 
     try:
         # The settings `serve` would have: the components they run contribute actions (the
@@ -345,9 +345,9 @@ def _doctor(args: argparse.Namespace) -> int:
 
 
 def _spec(args: argparse.Namespace) -> int:
-    from phoneuse_runtime.cli.spec import render_spec
+    from phoneuse_runtime.app import served_spec
 
-    text = render_spec()
+    text = served_spec()
     if args.output:
         args.output.write_text(text, encoding="utf-8")
     else:

@@ -77,11 +77,12 @@ def main(args: argparse.Namespace) -> int:
 
 async def _run(settings: Settings, *, standalone: bool, device_given: bool) -> int:
     from phoneuse_runtime.mcp.stdio import serve_stdio
+    from phoneuse_runtime.spec.document import render_spec
 
     attached = None if standalone else _attach(settings, device_given=device_given)
     if attached is not None:
         try:
-            await serve_stdio(attached)
+            await serve_stdio(attached, render_spec=render_spec)
         finally:
             await attached.close()
         return 0
@@ -93,7 +94,7 @@ async def _run(settings: Settings, *, standalone: bool, device_given: bool) -> i
             "no server ran for %s: serving the phone (%s) in this process", settings.data_dir, settings.device
         )
         loop = asyncio.get_running_loop()
-        speaking = loop.create_task(serve_stdio(LocalBackend(served.app.runtime)))
+        speaking = loop.create_task(serve_stdio(LocalBackend(served.app.runtime), render_spec=render_spec))
         stopped = loop.create_task(served.stop.wait())
         await asyncio.wait({speaking, stopped}, return_when=asyncio.FIRST_COMPLETED)
         if speaking.done():  # the client went

@@ -1,5 +1,5 @@
 """The fleet's section of docs/protocol_spec.md: the door's header, device names, the door's own
-errors and the fleet's tokens (cli/spec.py puts it in place)."""
+errors and the fleet's tokens (spec/document.py puts it in place)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Every bound on what a caller sends and what the runtime stores or answers, in one place.
 
-The figures are part of the contract: docs/protocol_spec.md documents each one (cli/spec.py reads
+The figures are part of the contract: docs/protocol_spec.md documents each one (spec/document.py reads
 them from here), and past them a call is refused with BAD_REQUEST (a malformed request: the
 gRPC status INVALID_ARGUMENT) or INVALID_PARAMS, never stored. They are chosen so that a
 real agent never meets them; they are not settings, because clients rely on them.

@@ -202,6 +202,9 @@ class Registry:
     events: dict[str, type[EventPayload]] = field(default_factory=dict)
     origins: dict[str, str] = field(default_factory=dict)
     load_errors: list[str] = field(default_factory=list)
+    # The components' policies in the order they were added: the app's chain runs them after the
+    # configuration's lists, and the spec documents them.
+    policies: list[Policy] = field(default_factory=list)
 
     def _claim(self, key: str, origin: str) -> None:
         if key in self.origins:
@@ -229,6 +232,7 @@ class Registry:
             self.add_query(qspec, origin)
         for payload in contribution.events:
             self.add_event(payload, origin)
+        self.policies.extend(contribution.policies)
 
     def action(self, action_type: str) -> AnyActionSpec:
         spec = self.actions.get(action_type)

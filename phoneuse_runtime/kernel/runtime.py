@@ -174,6 +174,10 @@ class QueryPage:
     has_more: bool
 
 
+def _stopping() -> DeviceUnavailable:
+    return DeviceUnavailable("the server is stopping: nothing new starts; call again once it is back")
+
+
 class Runtime:
     """One phone, its handlers, its policies and components, and the services handlers share."""
 
@@ -208,8 +212,9 @@ class Runtime:
         self._loop = asyncio.get_running_loop()
         await self.device.start(self.bus.publish, wanted=self.bus.demanded)
 
-    async def close(self, *, grace_s: float = 0.0) -> None:
-        """Lets in-flight actions finish within `grace_s`, cancels the rest, ends all streams."""
+    async def drain(self, *, grace_s: float = 0.0) -> None:
+        """Refuses new calls, lets in-flight actions finish within `grace_s`, cancels the rest,
+        ends all streams. The device stays open (the components may still need it to stop)."""
         self._closing = True
         if self._tasks:
             _, pending = await asyncio.wait(set(self._tasks), timeout=grace_s)
@@ -217,8 +222,12 @@ class Runtime:
                 task.cancel()
             if pending:
                 await asyncio.wait(pending)
-        await self.device.close()
         self.bus.close()
+
+    async def close(self, *, grace_s: float = 0.0) -> None:
+        """Drains (see `drain`), then closes the device."""
+        await self.drain(grace_s=grace_s)
+        await self.device.close()
 
     def _supported(self, name: str, requires: frozenset[str]) -> None:
         """UNSUPPORTED for a capability this device lacks; DEVICE_UNAVAILABLE at once, not at the
@@ -269,6 +278,10 @@ class Runtime:
                 f"({replay.conflicts_with}); use a new request_id"
             )
             return ActionOutcome(request.request_id, False, "{}", failure.wire(), 0)
+        if self._closing:  # draining: what runs finishes (and replays), nothing new starts
+            refused = ActionOutcome(request.request_id, False, "{}", _stopping().wire(), 0)
+            self._replays.finish(key, refused)
+            return refused
         loop = self._loop
         now = loop.time()
         call = _Call(
@@ -535,6 +548,8 @@ class Runtime:
             )
         if request.limit < 0:
             raise BadRequest(f"limit must be >= 0, got {request.limit}")
+        if self._closing:
+            raise _stopping()
         limit = min(request.limit or DEFAULT_QUERY_LIMIT, self.settings.query_max_limit)
         filters = dict(request.filters)
         offset_text = filters.pop(OFFSET_KEY, "0")

@@ -36,6 +36,7 @@ from phoneuse_runtime.kernel.callers import Caller
 from phoneuse_runtime.kernel.errors import RuntimeFailure
 from phoneuse_runtime.kernel.events import Event
 from phoneuse_runtime.kernel.limits import MAX_EVENT_TYPES, MAX_NAME_CHARS, too_long
+from phoneuse_runtime.kernel.registry import Registry
 from phoneuse_runtime.kernel.runtime import ActionCall, ActionOutcome, QueryCall
 from phoneuse_runtime.mcp import EVENTS_KEPT, EVENTS_PAGE, EVENTS_URI
 from phoneuse_runtime.mcp.backends import FRONTEND, Backend, EventSource, event_json, known_types
@@ -117,11 +118,24 @@ class EventLog:
             await asyncio.gather(self._pump, return_exceptions=True)
 
 
+# docs/protocol_spec.md for a registry (spec/document.py's render_spec, given by whoever builds the
+# face: the MCP room sits below the spec, which quotes it).
+RenderSpec = Callable[[Registry], str]
+
+
 class McpFace:
     """One MCP server over a backend; `server` is the SDK's, served by stdio or HTTP."""
 
-    def __init__(self, backend: Backend, *, principal_of: PrincipalOf, principal: str = "agent") -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        *,
+        principal_of: PrincipalOf,
+        render_spec: RenderSpec,
+        principal: str = "agent",
+    ) -> None:
         self.backend = backend
+        self.render_spec = render_spec  # phoneuse://spec, handed down by the composition root
         self.table = ToolTable.of(backend.registry, backend.capabilities)
         self.principal_of = principal_of
         self.bus = InMemorySubscriptionBus()
@@ -426,9 +440,7 @@ class McpFace:
         if uri == SCREEN_URI:
             return await self._screen(ctx)
         if uri == SPEC_URI:
-            from phoneuse_runtime.cli.spec import render_spec
-
-            text = render_spec(self.backend.registry)
+            text = self.render_spec(self.backend.registry)
             return types.ReadResourceResult(
                 contents=[types.TextResourceContents(uri=uri, mime_type="text/markdown", text=text)]
             )

@@ -15,12 +15,15 @@ import json
 import logging
 import socket
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from phoneuse_runtime.config.settings import Settings
 from phoneuse_runtime.kernel.registry import Contribution
 from phoneuse_runtime.kernel.runtime import Runtime
 from phoneuse_runtime.mcp import MCP_PATH
+
+if TYPE_CHECKING:
+    from phoneuse_runtime.mcp.face import RenderSpec
 
 log = logging.getLogger(__name__)
 
@@ -93,10 +96,12 @@ class McpHttpServer:
         address: str,
         *,
         tokens: Mapping[str, str],
+        render_spec: RenderSpec,
         allowed_origins: frozenset[str] = frozenset(),
         max_body_bytes: int = 4 * 1024 * 1024,
     ) -> None:
         self.address = address
+        self.render_spec = render_spec
         self.tokens = dict(tokens)
         self.allowed_origins = allowed_origins
         self.max_body_bytes = max_body_bytes
@@ -106,10 +111,13 @@ class McpHttpServer:
         self._face: Any = None
 
     @classmethod
-    def from_settings(cls, settings: Settings, *, tokens: Mapping[str, str]) -> McpHttpServer:
+    def from_settings(
+        cls, settings: Settings, *, tokens: Mapping[str, str], render_spec: RenderSpec
+    ) -> McpHttpServer:
         return cls(
             settings.mcp_listen,
             tokens=tokens,
+            render_spec=render_spec,
             allowed_origins=settings.mcp_allowed_origins,
             max_body_bytes=settings.grpc_max_receive_bytes,
         )
@@ -125,7 +133,9 @@ class McpHttpServer:
         from phoneuse_runtime.mcp.face import McpFace
 
         quiet_libraries()
-        self._face = McpFace(LocalBackend(runtime), principal_of=principal_of_request)
+        self._face = McpFace(
+            LocalBackend(runtime), principal_of=principal_of_request, render_spec=self.render_spec
+        )
         starlette = self._face.server.streamable_http_app(
             streamable_http_path=MCP_PATH,
             # The Guard checks Origin (and the token, which a rebound page cannot have).

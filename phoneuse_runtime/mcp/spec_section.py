@@ -1,4 +1,4 @@
-"""The MCP face's section of docs/protocol_spec.md (cli/spec.py renders it; no SDK needed)."""
+"""The MCP face's section of docs/protocol_spec.md (spec/document.py renders it; no SDK needed)."""
 
 from __future__ import annotations
 

@@ -6,18 +6,23 @@ runtime it serves itself.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from phoneuse_runtime.mcp.backends import Backend
+
+if TYPE_CHECKING:
+    from phoneuse_runtime.mcp.face import RenderSpec
 
 PRINCIPAL = "agent"  # the principal of a stdio client: it is the user's own process
 
 
-async def serve_stdio(backend: Backend) -> None:
+async def serve_stdio(backend: Backend, *, render_spec: RenderSpec) -> None:
     """Serves MCP over stdio on `backend` until the client closes its end."""
     from mcp.server.stdio import stdio_server
 
     from phoneuse_runtime.mcp.face import McpFace
 
-    face = McpFace(backend, principal_of=lambda _ctx: PRINCIPAL, principal=PRINCIPAL)
+    face = McpFace(backend, principal_of=lambda _ctx: PRINCIPAL, render_spec=render_spec, principal=PRINCIPAL)
     try:
         async with stdio_server() as (read_stream, write_stream):
             await face.server.run(read_stream, write_stream, face.server.create_initialization_options())

@@ -40,6 +40,7 @@ from phoneuse_runtime.mcp import EVENTS_URI
 from phoneuse_runtime.mcp.backends import LocalBackend
 from phoneuse_runtime.mcp.face import McpFace
 from phoneuse_runtime.mcp.tools import ToolTable, _types_of
+from phoneuse_runtime.spec.document import render_spec
 
 from .frontend import WAIT_S, Answer, Event, Page, Refused, StreamEnded
 
@@ -240,7 +241,9 @@ class McpFrontEnd:
     ) -> McpFrontEnd:
         app = await build_app(settings, token=TOKEN, device=device, policies=policies, components=components)
         # As McpHttpServer.start builds it over the runtime, with the principal of the calling client.
-        return cls(app, McpFace(LocalBackend(app.runtime), principal_of=principal_of))
+        return cls(
+            app, McpFace(LocalBackend(app.runtime), principal_of=principal_of, render_spec=render_spec)
+        )
 
     def untyped(self, name: str, params: Mapping[str, str], *, query: bool = False) -> list[str]:
         """The params whose text reads as no JSON value of its field's type (frontend.wire_text_only)."""

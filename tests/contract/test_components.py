@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from phoneuse_runtime.app import build_app
-from phoneuse_runtime.cli.spec import render_spec
 from phoneuse_runtime.config.settings import ConfigError, Settings
 from phoneuse_runtime.kernel.events import EventPayload
 from phoneuse_runtime.kernel.params import Params
 from phoneuse_runtime.kernel.registry import ActionContext, ActionResult, ActionSpec, build_registry
+from phoneuse_runtime.spec.document import render_spec
 
 from ..extras import Extra
 from .frontend import FrontEndFactory, hold_the_phone, ok

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from phoneuse_runtime.cli.spec import render_spec
+from phoneuse_runtime.app import served_spec
 from phoneuse_runtime.gateway.agent.actions import CHAT_ACTIONS
 from phoneuse_runtime.gateway.agent.events import EVENTS
 
 
 def test_the_spec_documents_the_chat_actions_events_and_the_approval_policy() -> None:
-    text = render_spec()
+    text = served_spec()
     for name in CHAT_ACTIONS:
         assert f"### {name}\n" in text
     for event in EVENTS:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import inspect
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -39,15 +39,12 @@ from phoneuse_runtime.kernel.limits import (
     SETTLE_DEFAULT_MS,
     SETTLE_MAX_MS,
 )
-from phoneuse_runtime.kernel.registry import AnyActionSpec, AnyQuerySpec, Registry, build_registry
+from phoneuse_runtime.kernel.registry import AnyActionSpec, AnyQuerySpec, Registry
 from phoneuse_runtime.kernel.runtime import DEFAULT_QUERY_LIMIT
 from phoneuse_runtime.memory.embeddings import MAX_ANSWER_BYTES as EMBEDDINGS_MAX_ANSWER_BYTES
 from phoneuse_runtime.memory.embeddings import MAX_DIMENSIONS as EMBEDDINGS_MAX_DIMENSIONS
 from phoneuse_runtime.rpc.auth import REFUSAL_LOG_INTERVAL_S
 from phoneuse_runtime.rpc.frontends import FRONTEND_KEY, RELAYED
-
-if TYPE_CHECKING:
-    from phoneuse_runtime.kernel.registry import Contribution
 
 BUILTIN_MODULES = (
     "phoneuse_runtime.actions.",
@@ -443,29 +440,11 @@ of open files.
 """
 
 
-def _served_contributions() -> list[Contribution]:
-    from phoneuse_runtime.gateway.server import default_parts
-    from phoneuse_runtime.nats.components import nats_components
-
-    contributions = [part.contribution() for part in default_parts()]
-    # The leases; the event sink contributes nothing.
-    return contributions + [part.contribution() for part in nats_components(Settings())]
-
-
-def served_registry() -> Registry:
-    """What `serve` serves: the built-ins and the Iris gateway's actions and events."""
-    registry = build_registry()
-    for contribution in _served_contributions():
-        registry.add(contribution, "component gateway")
-    return registry
-
-
-def _policy_section() -> list[str]:
-    """The policies `serve`'s components add to the chain, each with its documentation."""
+def _policy_section(registry: Registry) -> list[str]:
+    """The policies the served components add to the chain, each with its documentation."""
     out = ["## Policies of the components", ""]
-    for contribution in _served_contributions():
-        for policy in contribution.policies:
-            out += [f"### {policy.name}", "", inspect.cleandoc(type(policy).__doc__ or ""), ""]
+    for policy in registry.policies:
+        out += [f"### {policy.name}", "", inspect.cleandoc(type(policy).__doc__ or ""), ""]
     return out
 
 
@@ -475,8 +454,9 @@ def _nats_section() -> str:
     return spec_section()
 
 
-def render_spec(registry: Registry | None = None) -> str:
-    registry = registry or served_registry()
+def render_spec(registry: Registry) -> str:
+    """docs/protocol_spec.md for `registry` (the composition root's `served_registry` for the
+    committed file): its built-in actions and queries, its events and its components' policies."""
     actions = [s for s in registry.actions.values() if _builtin(s)]
     queries = [s for s in registry.queries.values() if _builtin(s)]
     from phoneuse_runtime.fleet.spec_text import spec_section as fleet_section
@@ -529,7 +509,7 @@ def render_spec(registry: Registry | None = None) -> str:
     out += ["## Events", "", "Every event has `timestamp` (epoch ms) and `source` set.", ""]
     for name, payload in registry.events.items():
         out += [f"### {name}", "", (payload.__doc__ or "").strip(), "", *model_table(payload, inputs=False)]
-    out += _policy_section()
+    out += _policy_section(registry)
     out += ["## Capabilities", "", "| capability | what it is | how a device gets it |", "|---|---|---|"]
     out += [f"| `{name}` | {what} | {how} |" for name, (what, how) in CAPABILITIES.items()]
     out += ["", "## The simulated phone", "", SIM_LIMITS_INTRO, "", "| store | at most |", "|---|---|"]
@@ -638,86 +618,3 @@ def _settling_section() -> list[str]:
 
 def _key(spec: AnyActionSpec) -> tuple[bool, str]:
     return (spec.action_type.startswith("SIM_"), spec.action_type)
-
-
-def _can(requires: frozenset[str], capabilities: frozenset[str]) -> bool:
-    return requires <= capabilities
-
-
-def _params_schema(spec: AnyActionSpec) -> dict[str, Any]:
-    """The params' JSON schema; a settling action's has `settle_ms` too (its result, the
-    settle fields: see the spec's Settling section)."""
-    schema: dict[str, Any] = spec.params.model_json_schema(by_alias=True)
-    if spec.settles:
-        from phoneuse_runtime.screen.settle import SettleParams
-
-        schema.setdefault("properties", {}).update(SettleParams.model_json_schema()["properties"])
-    return schema
-
-
-def catalogue(registry: Registry, *, device: str, capabilities: frozenset[str]) -> dict[str, Any]:
-    """Actions and queries as JSON, for `phoneuse-runtime actions --json`."""
-    return {
-        "device": device,
-        "capabilities": sorted(capabilities),
-        "actions": {
-            name: {
-                "summary": spec.summary,
-                "requires": sorted(spec.requires),
-                "supported": _can(spec.requires, capabilities),
-                "params": _params_schema(spec),
-                "result": spec.result.model_json_schema(by_alias=True, mode="serialization"),
-                "origin": registry.origins.get(name, ""),
-            }
-            for name, spec in sorted(registry.actions.items())
-        },
-        "queries": {
-            name: {
-                "summary": spec.summary,
-                "requires": sorted(spec.requires),
-                "supported": _can(spec.requires, capabilities),
-                "filters": spec.filters.model_json_schema(by_alias=True),
-                "result": spec.result.model_json_schema(by_alias=True, mode="serialization"),
-            }
-            for name, spec in sorted(registry.queries.items())
-        },
-        "events": {
-            name: {
-                "summary": (payload.__doc__ or "").strip().split("\n\n")[0],
-                "payload": payload.model_json_schema(by_alias=True, mode="serialization"),
-                "origin": registry.origins.get(f"event {name}", ""),
-            }
-            for name, payload in sorted(registry.events.items())
-        },
-        "load_errors": registry.load_errors,
-    }
-
-
-def render_catalogue_text(registry: Registry, *, device: str, capabilities: frozenset[str]) -> str:
-    lines = [f"Actions on device {device} (capabilities: {', '.join(sorted(capabilities)) or 'none'}):"]
-    for name, spec in sorted(registry.actions.items()):
-        keys = ", ".join(
-            (info.alias or key) + ("" if info.is_required() else "?")
-            for key, info in spec.params.model_fields.items()
-        )
-        if spec.settles:
-            keys += ", settle_ms?"
-        missing = sorted(spec.requires - capabilities)
-        mark = " " if not missing else "-"
-        lines.append(f"{mark} {name:<22} {spec.summary}")
-        lines.append(f"  {'':<22} params: {keys or '(none)'}")
-        if missing:
-            lines.append(f"  {'':<22} UNSUPPORTED here: needs {', '.join(missing)}")
-    lines.append("Queries:")
-    for name, qspec in sorted(registry.queries.items()):
-        keys = ", ".join([*qspec.filters.model_fields, "offset"])
-        missing = sorted(qspec.requires - capabilities)
-        mark = " " if not missing else "-"
-        lines.append(f"{mark} {name:<22} {qspec.summary}; filters: {keys}")
-        if missing:
-            lines.append(f"  {'':<22} UNSUPPORTED here: needs {', '.join(missing)}")
-    lines.append("Events (subscribe names any of these; none means all):")
-    lines += [f"  {name}" for name in sorted(registry.events)]
-    for err in registry.load_errors:
-        lines.append(f"plug-in failed to load: {err}")
-    return "\n".join(lines)

@@ -76,7 +76,7 @@ async def test_while_the_runtime_drains_what_runs_finishes_and_nothing_new_start
     runtime = client.app.runtime
     running = asyncio.create_task(
         runtime.execute(
-            CALLER, ActionCall("WAIT_FOR", {"text": "Hello", "timeout_ms": 200}, "in-1", timeout_ms=5_000)
+            CALLER, ActionCall("WAIT_FOR", {"text": "Hello", "timeout_ms": "200"}, "in-1", timeout_ms=5_000)
         )
     )
     while not runtime._tasks:  # yield until the action is running

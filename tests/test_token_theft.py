@@ -10,10 +10,12 @@ from __future__ import annotations
 import json
 import os
 import selectors
+import shutil
 import signal
 import socket
 import stat
 import subprocess
+import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -258,15 +260,18 @@ def test_serve_warns_of_files_others_can_read_and_of_a_token_on_the_command_line
 def test_a_data_dir_too_long_for_a_socket_gets_one_in_a_private_temp_dir(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    # A TMPDIR short enough for a socket whatever tmp_path is (pytest-xdist's are longer).
+    short_tmp = Path(tempfile.mkdtemp(prefix="pu-"))
+    monkeypatch.setenv("TMPDIR", str(short_tmp))
     data_dir = tmp_path / ("long-" * 24)
     assert len(str(data_dir / "server.sock")) > 107
     s = _start(data_dir)
     try:
         head: str = s.proc.stderr_head  # type: ignore[attr-defined]
         unix = json.loads((data_dir / "server.json").read_text())["unix"]
+        assert unix, head
         sock = Path(unix.removeprefix("unix:"))
-        assert sock.parent == tmp_path / f"phoneuse-runtime-{os.geteuid()}"
+        assert sock.parent == short_tmp / f"phoneuse-runtime-{os.geteuid()}"
         assert f"is too long for a Unix socket (107 bytes at most): the socket is {sock} instead" in head
         assert stat.S_IMODE(sock.parent.stat().st_mode) == 0o700
         assert stat.S_IMODE(sock.lstat().st_mode) == 0o600
@@ -279,3 +284,4 @@ def test_a_data_dir_too_long_for_a_socket_gets_one_in_a_private_temp_dir(
         if s.proc.poll() is None:
             s.proc.kill()
             s.proc.wait()
+        shutil.rmtree(short_tmp, ignore_errors=True)

@@ -1,5 +1,7 @@
-"""A real `phoneuse-runtime serve` process for the tests that need one of their own (its memory,
-its open-file limit), configured through PHONEUSE_* like a user's."""
+"""Real `phoneuse-runtime serve` processes for the tests that need one of their own, configured
+through PHONEUSE_* like a user's: `start_serve` (and the `served` fixture) as a user starts it,
+with `run` for the client commands beside it; `serve` with the tests' token, for its memory, its
+open-file limit or its umask."""
 
 from __future__ import annotations
 
@@ -7,12 +9,73 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 from .conftest import TOKEN
+
+EXE = [sys.executable, "-m", "phoneuse_runtime"]
+
+
+@dataclass
+class ServeProcess:
+    """A `serve` the test started as a user would, with what it printed until it served."""
+
+    proc: subprocess.Popen[str]
+    data_dir: Path
+    address: str
+    startup_s: float
+    stderr_head: str  # stderr until "serving AndroidRuntime on"
+
+
+def cli_env(data_dir: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PHONEUSE_")}
+    env["PHONEUSE_DATA_DIR"] = str(data_dir)
+    env["PHONEUSE_GATEWAY_LISTEN"] = "127.0.0.1:0"  # never the default port: tests run side by side
+    return env
+
+
+def start_serve(data_dir: Path, *extra: str) -> ServeProcess:
+    """`python -m phoneuse_runtime serve` on 127.0.0.1:0 (DEBUG log), once it serves."""
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        [*EXE, "serve", "--grpc-listen", "127.0.0.1:0", "--log-level", "DEBUG", *extra],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=cli_env(data_dir),
+    )
+    assert proc.stderr is not None
+    lines = []
+    for line in proc.stderr:
+        lines.append(line)
+        if "serving AndroidRuntime on" in line:
+            break
+    else:
+        raise AssertionError("server did not start:\n" + "".join(lines))
+    record = json.loads((data_dir / "server.json").read_text())
+    return ServeProcess(proc, data_dir, record["address"], time.monotonic() - started, "".join(lines))
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[ServeProcess]:
+    """A `serve` of the test's own (start_serve), killed at the end if still running."""
+    s = start_serve(tmp_path / "data")
+    yield s
+    if s.proc.poll() is None:
+        s.proc.kill()
+        s.proc.wait()
+
+
+def run(served: ServeProcess, *args: str, check: bool = False) -> subprocess.CompletedProcess[str]:
+    """A client command (`exec`, `query`, ...) run as a user would, against `served`'s data dir."""
+    return subprocess.run(
+        [*EXE, *args], capture_output=True, text=True, env=cli_env(served.data_dir), timeout=60, check=check
+    )
 
 
 @dataclass(frozen=True)
@@ -39,9 +102,8 @@ def serve(
 ) -> Iterator[Served]:
     """`serve` on 127.0.0.1:0 with the tests' token; `open_files` caps its RLIMIT_NOFILE, `umask`
     sets its umask."""
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("PHONEUSE_")}
-    environ.update(PHONEUSE_DATA_DIR=str(data_dir), PHONEUSE_TOKEN=TOKEN, GRPC_VERBOSITY="ERROR")
-    environ.update(PHONEUSE_GATEWAY_LISTEN="127.0.0.1:0")
+    environ = cli_env(data_dir)
+    environ.update(PHONEUSE_TOKEN=TOKEN, GRPC_VERBOSITY="ERROR")
     environ.update(env or {})
     code = "import resource, sys\n"
     if open_files is not None:

@@ -8,99 +8,45 @@ import signal
 import stat
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from phoneuse_runtime.kernel.limits import SETTLE_DEFAULT_MS
+from tests.serving import EXE, ServeProcess, cli_env, run, served, start_serve
 
-EXE = [sys.executable, "-m", "phoneuse_runtime"]
-
-
-@dataclass
-class Served:
-    proc: subprocess.Popen[str]
-    data_dir: Path
-    address: str
-    startup_s: float
+__all__ = ["served"]  # the fixture, used by name
 
 
-def _env(data_dir: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PHONEUSE_")}
-    env["PHONEUSE_DATA_DIR"] = str(data_dir)
-    env["PHONEUSE_GATEWAY_LISTEN"] = "127.0.0.1:0"  # never the default port: tests run side by side
-    return env
-
-
-def _start(data_dir: Path, *extra: str) -> Served:
-    started = time.monotonic()
-    proc = subprocess.Popen(
-        [*EXE, "serve", "--grpc-listen", "127.0.0.1:0", "--log-level", "DEBUG", *extra],
-        stderr=subprocess.PIPE,
-        text=True,
-        env=_env(data_dir),
-    )
-    assert proc.stderr is not None
-    lines = []
-    for line in proc.stderr:
-        lines.append(line)
-        if "serving AndroidRuntime on" in line:
-            break
-    else:
-        raise AssertionError("server did not start:\n" + "".join(lines))
-    record = json.loads((data_dir / "server.json").read_text())
-    served = Served(proc, data_dir, record["address"], time.monotonic() - started)
-    served.proc.stderr_head = "".join(lines)  # type: ignore[attr-defined]
-    return served
-
-
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[Served]:
-    s = _start(tmp_path / "data")
-    yield s
-    if s.proc.poll() is None:
-        s.proc.kill()
-        s.proc.wait()
-
-
-def run(served: Served, *args: str, check: bool = False) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*EXE, *args], capture_output=True, text=True, env=_env(served.data_dir), timeout=60, check=check
-    )
-
-
-def test_serve_generates_a_private_token_and_never_prints_it(served: Served) -> None:
+def test_serve_generates_a_private_token_and_never_prints_it(served: ServeProcess) -> None:
     token_file = served.data_dir / "token"
     token = token_file.read_text().strip()
     assert len(token) >= 32
     assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
-    head: str = served.proc.stderr_head  # type: ignore[attr-defined]
+    head: str = served.stderr_head
     assert token not in head
     assert str(token_file) in head
     print(f"startup to serving: {served.startup_s * 1000:.0f} ms")
 
 
-def test_exec_query_and_failures(served: Served) -> None:
+def test_exec_query_and_failures(served: ServeProcess) -> None:
     ok = run(served, "exec", "SET_CLIPBOARD", "text=hello world; $(rm -rf /)")
     assert ok.returncode == 0, ok.stderr
     response = json.loads(ok.stdout)
     assert response["success"] is True and response["result"]["verified"] is True
     failed = run(served, "exec", "TAP", "text=Nothing like this")
-    assert failed.returncode == 1
+    assert failed.returncode == 1, failed
     assert json.loads(failed.stdout)["error"].startswith("ELEMENT_NOT_FOUND: ")
     query = run(served, "query", "CONTACTS", "name=alice", "--limit", "5")
     assert query.returncode == 0, query.stderr
     assert json.loads(query.stdout)["results"][0]["name"] == "Alice Johnson"
     bad = run(served, "query", "CONTACTS", "colour=red")
-    assert bad.returncode == 2 and "INVALID_ARGUMENT" in bad.stderr
+    assert bad.returncode == 2 and "INVALID_ARGUMENT" in bad.stderr, bad
     wrong = run(served, "exec", "DUMP_UI", "--token", "not-the-token")
-    assert wrong.returncode == 2 and "UNAUTHENTICATED" in wrong.stderr
+    assert wrong.returncode == 2 and "UNAUTHENTICATED" in wrong.stderr, wrong
 
 
-def test_server_and_token_come_from_flags_over_environment(served: Served, tmp_path: Path) -> None:
+def test_server_and_token_come_from_flags_over_environment(served: ServeProcess, tmp_path: Path) -> None:
     token = (served.data_dir / "token").read_text().strip()
     env = {k: v for k, v in os.environ.items() if not k.startswith("PHONEUSE_")}
     env.update(
@@ -119,13 +65,13 @@ def test_server_and_token_come_from_flags_over_environment(served: Served, tmp_p
     assert flagged.returncode == 0, flagged.stderr
 
 
-def test_subscribe_prints_json_lines_and_sigterm_ends_everything_cleanly(served: Served) -> None:
+def test_subscribe_prints_json_lines_and_sigterm_ends_everything_cleanly(served: ServeProcess) -> None:
     sub = subprocess.Popen(
         [*EXE, "subscribe", "TASK_COMPLETED"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=_env(served.data_dir),
+        env=cli_env(served.data_dir),
     )
     assert sub.stderr is not None and sub.stdout is not None
     assert "subscribed" in sub.stderr.readline()
@@ -138,7 +84,7 @@ def test_subscribe_prints_json_lines_and_sigterm_ends_everything_cleanly(served:
         [*EXE, "exec", "WAIT_FOR", "text=never", "--timeout-ms", "1500", "--request-id", "cli-slow"],
         stdout=subprocess.PIPE,
         text=True,
-        env=_env(served.data_dir),
+        env=cli_env(served.data_dir),
     )
     assert served.proc.stderr is not None
     for line in served.proc.stderr:
@@ -146,14 +92,14 @@ def test_subscribe_prints_json_lines_and_sigterm_ends_everything_cleanly(served:
             break
     served.proc.send_signal(signal.SIGTERM)
     out, _ = slow.communicate(timeout=30)
-    assert slow.returncode == 1
+    assert slow.returncode == 1, slow
     assert json.loads(out)["error"].startswith("TIMEOUT: ")
     assert served.proc.wait(timeout=30) == 0
     assert sub.wait(timeout=30) == 0
     assert not (served.data_dir / "server.json").exists()
 
 
-def test_sigterm_as_soon_as_it_serves_stops_it_cleanly(served: Served) -> None:
+def test_sigterm_as_soon_as_it_serves_stops_it_cleanly(served: ServeProcess) -> None:
     served.proc.send_signal(signal.SIGTERM)
     assert served.proc.wait(timeout=30) == 0
     assert not (served.data_dir / "server.json").exists()
@@ -180,10 +126,10 @@ def test_serve_refuses_an_unknown_device(tmp_path: Path) -> None:
         [*EXE, "serve", "--device", "toaster", "--grpc-listen", "127.0.0.1:0"],
         capture_output=True,
         text=True,
-        env=_env(tmp_path),
+        env=cli_env(tmp_path),
         timeout=60,
     )
-    assert done.returncode == 2
+    assert done.returncode == 2, done
     assert "unknown device 'toaster'" in done.stderr
 
 
@@ -193,10 +139,10 @@ def test_serve_refuses_a_deny_list_naming_nothing(tmp_path: Path) -> None:
         [*EXE, "serve", "--grpc-listen", "127.0.0.1:0"],
         capture_output=True,
         text=True,
-        env=_env(tmp_path),
+        env=cli_env(tmp_path),
         timeout=60,
     )
-    assert done.returncode == 2
+    assert done.returncode == 2, done
     assert "Traceback" not in done.stderr
     assert done.stderr.splitlines()[-1] == (
         "phoneuse-runtime: deny_actions names no action or query: 'make_call' (did you mean MAKE_CALL?); "
@@ -206,7 +152,7 @@ def test_serve_refuses_a_deny_list_naming_nothing(tmp_path: Path) -> None:
 
 def test_sim_state_survives_a_restart(tmp_path: Path) -> None:
     state = tmp_path / "phone.json"
-    first = _start(tmp_path / "data", "--sim-state", str(state))
+    first = start_serve(tmp_path / "data", "--sim-state", str(state))
     try:
         added = run(first, "exec", "ADD_CONTACT", "name=Persisted Pat", "phone=+1 555 0199")
         assert added.returncode == 0, added.stderr
@@ -216,7 +162,7 @@ def test_sim_state_survives_a_restart(tmp_path: Path) -> None:
         if first.proc.poll() is None:
             first.proc.kill()
     assert "Persisted Pat" in state.read_text(encoding="utf-8")
-    second = _start(tmp_path / "data", "--sim-state", str(state))
+    second = start_serve(tmp_path / "data", "--sim-state", str(state))
     try:
         found = run(second, "query", "CONTACTS", "name=persisted")
         assert found.returncode == 0, found.stderr
@@ -237,10 +183,10 @@ def test_serve_reports_a_busy_port_plainly(tmp_path: Path) -> None:
             [*EXE, "serve", "--grpc-listen", f"127.0.0.1:{port}"],
             capture_output=True,
             text=True,
-            env=_env(tmp_path),
+            env=cli_env(tmp_path),
             timeout=60,
         )
-    assert done.returncode == 2
+    assert done.returncode == 2, done
     assert f"cannot listen on 127.0.0.1:{port}" in done.stderr
     assert "Traceback" not in done.stderr
 
@@ -317,7 +263,7 @@ def test_a_corrupt_state_file_stops_serve_with_one_line_and_exit_2(
         ],
         capture_output=True,
         text=True,
-        env=_env(data_dir),
+        env=cli_env(data_dir),
         timeout=60,
     )
     assert done.returncode == 2, done.stderr
@@ -332,10 +278,10 @@ def test_a_corrupt_state_file_stops_serve_with_one_line_and_exit_2(
             [*EXE, "exec", "DUMP_UI", "--server", "127.0.0.1:1"],
             capture_output=True,
             text=True,
-            env=_env(data_dir),
+            env=cli_env(data_dir),
             timeout=60,
         )
-        assert client.returncode != 0
+        assert client.returncode != 0, client
         assert client.stderr.splitlines() == [line]
 
 
@@ -354,5 +300,5 @@ def test_a_reader_that_stops_early_costs_no_traceback() -> None:
         )
     finally:
         os.close(write_end)
-    assert done.returncode == 0
+    assert done.returncode == 0, done
     assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr

@@ -12,8 +12,7 @@ from pathlib import Path
 from websockets.sync.client import connect
 
 from phoneuse_runtime.gateway.limits import DEVICE_NAME_CHARS
-
-from .test_cli import EXE, Served, _env, run, served
+from tests.serving import EXE, ServeProcess, cli_env, run, served
 
 __all__ = ["served"]  # the fixture, used by name
 
@@ -28,14 +27,14 @@ def raw_bytes(data: bytes) -> list[bytes]:
     return [c for c in RAW if c in data]
 
 
-def run_bytes(s: Served, *args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([*EXE, *args], capture_output=True, env=_env(s.data_dir), timeout=60)
+def run_bytes(s: ServeProcess, *args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([*EXE, *args], capture_output=True, env=cli_env(s.data_dir), timeout=60)
 
 
 _PORTS: dict[int, int] = {}  # a server's pid -> its gateway's port
 
 
-def gateway_port(s: Served) -> int:
+def gateway_port(s: ServeProcess) -> int:
     if s.proc.pid in _PORTS:
         return _PORTS[s.proc.pid]
     record = json.loads((s.data_dir / "server.json").read_text())
@@ -49,7 +48,7 @@ def gateway_port(s: Served) -> int:
     return port
 
 
-def ask_to_pair(s: Served, *, name: str, device_id: str = "hostile-1") -> str:
+def ask_to_pair(s: ServeProcess, *, name: str, device_id: str = "hostile-1") -> str:
     """An app with a token of its own says hello; returns the pairing code it is shown."""
     with connect(f"ws://127.0.0.1:{gateway_port(s)}/ws") as ws:
         token = secrets.token_urlsafe(32)
@@ -61,7 +60,7 @@ def ask_to_pair(s: Served, *, name: str, device_id: str = "hostile-1") -> str:
     return message.split("pairing code: ")[1].split(maxsplit=1)[0].strip(".,;)")
 
 
-def test_pair_list_shows_an_app_named_device_escaped(served: Served) -> None:
+def test_pair_list_shows_an_app_named_device_escaped(served: ServeProcess) -> None:
     code = ask_to_pair(served, name=HOSTILE)
     table = run_bytes(served, "pair", "list")
     assert table.returncode == 0, table.stderr
@@ -79,7 +78,7 @@ def test_pair_list_shows_an_app_named_device_escaped(served: Served) -> None:
     assert b"Pixel\\x1b[8m hidden \\u202egnp.exe\\x9b31m\\x7f" in approved.stdout  # the whole name
 
 
-def test_pair_list_stays_small_with_very_long_names(served: Served) -> None:
+def test_pair_list_stays_small_with_very_long_names(served: ServeProcess) -> None:
     # 10 apps ask with names as long as the gateway takes (longer ones are refused at hello).
     for i in range(10):
         ask_to_pair(served, name=f"{i}" + "N" * (DEVICE_NAME_CHARS - 1), device_id=f"long-{i}")
@@ -92,7 +91,7 @@ def test_pair_list_stays_small_with_very_long_names(served: Served) -> None:
     assert len(table.stdout) < 3_000, len(table.stdout)
 
 
-def test_pair_new_with_a_very_long_name_still_gives_a_qr_code(served: Served) -> None:
+def test_pair_new_with_a_very_long_name_still_gives_a_qr_code(served: ServeProcess) -> None:
     made = run(served, "pair", "new", "--name", "N" * 20_000)  # a command line holds 128 KiB
     assert made.returncode == 0, made.stderr
     assert "\u2580" in made.stdout and "Traceback" not in made.stderr
@@ -100,7 +99,7 @@ def test_pair_new_with_a_very_long_name_still_gives_a_qr_code(served: Served) ->
     assert "…".encode() in table.stdout and len(table.stdout) < 1_000  # the name, cut, says so
 
 
-def test_exec_and_query_print_what_the_phone_holds_escaped(served: Served) -> None:
+def test_exec_and_query_print_what_the_phone_holds_escaped(served: ServeProcess) -> None:
     added = run_bytes(served, "exec", "ADD_CONTACT", f"name={HOSTILE}", "phone=+1 555 0142")
     assert added.returncode == 0, added.stderr
     assert raw_bytes(added.stdout) == []
@@ -115,7 +114,7 @@ def test_exec_and_query_print_what_the_phone_holds_escaped(served: Served) -> No
     assert readable.encode() in shown.stdout, shown.stdout
 
 
-def test_memory_export_and_stats_print_stored_text_escaped(served: Served) -> None:
+def test_memory_export_and_stats_print_stored_text_escaped(served: ServeProcess) -> None:
     remembered = run(served, "exec", "REMEMBER", f"kind=k{HOSTILE}", f"name={HOSTILE}", f"text={HOSTILE}")
     assert remembered.returncode == 0, remembered.stderr
     exported = run_bytes(served, "memory", "export")
@@ -129,12 +128,12 @@ def test_memory_export_and_stats_print_stored_text_escaped(served: Served) -> No
         assert raw_bytes(stats.stdout) == [], stats.stdout
 
 
-def test_a_bad_key_value_and_a_server_error_are_echoed_escaped(served: Served) -> None:
+def test_a_bad_key_value_and_a_server_error_are_echoed_escaped(served: ServeProcess) -> None:
     bad = run_bytes(served, "exec", "SET_CLIPBOARD", HOSTILE)  # no '='
-    assert bad.returncode != 0
+    assert bad.returncode != 0, bad
     assert raw_bytes(bad.stderr) == [], bad.stderr
     unknown = run_bytes(served, "query", "CONTACTS", f"{HOSTILE}=1")
-    assert unknown.returncode == 2 and b"INVALID_ARGUMENT" in unknown.stderr
+    assert unknown.returncode == 2 and b"INVALID_ARGUMENT" in unknown.stderr, unknown
     assert raw_bytes(unknown.stderr) == [], unknown.stderr
 
 
@@ -142,6 +141,6 @@ def test_a_missing_pairing_code_is_echoed_escaped(tmp_path: Path) -> None:
     done = subprocess.run(
         [*EXE, "pair", "deny", HOSTILE, "--data-dir", str(tmp_path)], capture_output=True, timeout=60
     )
-    assert done.returncode == 3
+    assert done.returncode == 3, done
     assert done.stderr.startswith(b"NOT_FOUND: ")
     assert raw_bytes(done.stderr) == [], done.stderr

@@ -8,19 +8,19 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .test_cli import _env, _start
+from tests.serving import cli_env, start_serve
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "client.py"
 
 
 def test_the_example_client_runs_against_a_real_server(tmp_path: Path) -> None:
-    served = _start(tmp_path / "data")
+    served = start_serve(tmp_path / "data")
     try:
         done = subprocess.run(
             [sys.executable, str(EXAMPLE), "--sim"],
             capture_output=True,
             text=True,
-            env=_env(served.data_dir),
+            env=cli_env(served.data_dir),
             timeout=90,
         )
     finally:

@@ -20,7 +20,7 @@ import segno
 from PIL import Image
 from websockets.sync.client import connect
 
-from .test_cli import EXE, Served, _start
+from tests.serving import EXE, ServeProcess, start_serve
 
 RGB = tuple[int, int, int]
 
@@ -170,8 +170,8 @@ def hello(url: str, token: str) -> str:
 
 
 @pytest.fixture
-def gateway_on_port_0(tmp_path: Path) -> Iterator[Served]:
-    s = _start(tmp_path / "data", "--gateway-listen", "127.0.0.1:0")
+def gateway_on_port_0(tmp_path: Path) -> Iterator[ServeProcess]:
+    s = start_serve(tmp_path / "data", "--gateway-listen", "127.0.0.1:0")
     yield s
     s.proc.kill()
     s.proc.wait()
@@ -179,7 +179,7 @@ def gateway_on_port_0(tmp_path: Path) -> Iterator[Served]:
 
 @pytest.mark.parametrize("palette", [LIGHT, DARK], ids=lambda p: p.name)
 def test_the_qr_code_holds_the_running_gateways_real_address_on_any_terminal(
-    gateway_on_port_0: Served, palette: Palette
+    gateway_on_port_0: ServeProcess, palette: Palette
 ) -> None:
     issued = pair_new(gateway_on_port_0.data_dir)
     shown = draw(qr_lines(issued.out), palette)
@@ -195,7 +195,7 @@ def test_the_qr_code_holds_the_running_gateways_real_address_on_any_terminal(
 @pytest.mark.skipif(shutil.which("zbarimg") is None, reason="zbarimg is not installed (apt: zbar-tools)")
 @pytest.mark.parametrize("palette", [LIGHT, DARK], ids=lambda p: p.name)
 def test_zbar_reads_the_qr_code_as_drawn_on_a_light_and_a_dark_terminal(
-    gateway_on_port_0: Served, palette: Palette, tmp_path: Path
+    gateway_on_port_0: ServeProcess, palette: Palette, tmp_path: Path
 ) -> None:
     issued = pair_new(gateway_on_port_0.data_dir)
     picture = image(draw(qr_lines(issued.out), palette), tmp_path / f"{palette.name}.png")
@@ -212,7 +212,7 @@ def test_zbar_reads_the_qr_code_as_drawn_on_a_light_and_a_dark_terminal(
 
 
 def test_a_wildcard_bind_gives_the_loopback_and_says_how_to_give_the_lans_url(tmp_path: Path) -> None:
-    s = _start(tmp_path / "data", "--gateway-listen", "0.0.0.0:0")
+    s = start_serve(tmp_path / "data", "--gateway-listen", "0.0.0.0:0")
     try:
         issued = pair_new(s.data_dir)
         assert re.fullmatch(r"ws://127\.0\.0\.1:\d+/ws", issued.url), issued.url
@@ -224,7 +224,7 @@ def test_a_wildcard_bind_gives_the_loopback_and_says_how_to_give_the_lans_url(tm
         s.proc.wait()
 
 
-def test_url_names_what_the_app_dials(gateway_on_port_0: Served) -> None:
+def test_url_names_what_the_app_dials(gateway_on_port_0: ServeProcess) -> None:
     issued = pair_new(gateway_on_port_0.data_dir, "--url", "wss://phone.tailnet.example/iris/ws")
     assert issued.url == "wss://phone.tailnet.example/iris/ws"
     payload = {"v": 1, "url": issued.url, "token": issued.token, "name": "phone"}

@@ -15,19 +15,20 @@ import pytest
 
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 from phoneuse_runtime.rpc import protocol_pb2_grpc as pb_grpc
-
-from .test_cli import EXE, Served, _env, _start, run
+from tests.serving import EXE, ServeProcess, cli_env, run, start_serve
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    served = _start(tmp_path_factory.mktemp("catalogue") / "data")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
+    served = start_serve(tmp_path_factory.mktemp("catalogue") / "data")
     yield served
     served.proc.kill()
     served.proc.wait()
 
 
-def _stub(served: Served) -> tuple[pb_grpc.AndroidRuntimeStub, tuple[tuple[str, str], ...], grpc.Channel]:
+def _stub(
+    served: ServeProcess,
+) -> tuple[pb_grpc.AndroidRuntimeStub, tuple[tuple[str, str], ...], grpc.Channel]:
     token = (served.data_dir / "token").read_text().strip()
     channel = grpc.insecure_channel(served.address)
     return pb_grpc.AndroidRuntimeStub(channel), (("authorization", f"Bearer {token}"),), channel
@@ -35,18 +36,18 @@ def _stub(served: Served) -> tuple[pb_grpc.AndroidRuntimeStub, tuple[tuple[str, 
 
 def _listed(data_dir: Path) -> dict[str, object]:
     done = subprocess.run(
-        [*EXE, "actions", "--json"], capture_output=True, text=True, env=_env(data_dir), timeout=60
+        [*EXE, "actions", "--json"], capture_output=True, text=True, env=cli_env(data_dir), timeout=60
     )
     assert done.returncode == 0, done.stderr
     listed: dict[str, object] = json.loads(done.stdout)
     return listed
 
 
-def test_actions_lists_exactly_what_the_server_serves(server: Served) -> None:
+def test_actions_lists_exactly_what_the_server_serves(server: ServeProcess) -> None:
     listed = _listed(server.data_dir)
     actions = listed["actions"]
     assert isinstance(actions, dict)
-    head: str = server.proc.stderr_head  # type: ignore[attr-defined]
+    head: str = server.stderr_head
     found = re.search(r"\(device sim, (\d+) actions\)", head)
     assert found, head
     assert len(actions) == int(found.group(1))  # as many as the server's registry holds
@@ -67,7 +68,7 @@ def test_actions_lists_exactly_what_the_server_serves(server: Served) -> None:
     assert {"CHAT_MESSAGE", "AGENT_STOP", "AGENT_STEER", "MESSAGE_RECEIVED", "ERROR"} <= set(events)
 
 
-def test_subscribe_refuses_an_unknown_event_type_naming_the_known_ones(server: Served) -> None:
+def test_subscribe_refuses_an_unknown_event_type_naming_the_known_ones(server: ServeProcess) -> None:
     stub, auth, channel = _stub(server)
     with channel:
         typo = pb.SubscribeRequest(event_types=["MESAGE_RECEIVED"])
@@ -81,7 +82,7 @@ def test_subscribe_refuses_an_unknown_event_type_naming_the_known_ones(server: S
     assert "CHAT_MESSAGE" in details  # the known ones, the components' included
 
 
-def test_the_cli_subscribe_says_so_and_exits(server: Served) -> None:
+def test_the_cli_subscribe_says_so_and_exits(server: ServeProcess) -> None:
     done = run(server, "subscribe", "MESAGE_RECEIVED")  # it used to print "subscribed" and wait forever
     assert done.returncode == 2, done
     assert "subscribed" not in done.stderr
@@ -89,7 +90,7 @@ def test_the_cli_subscribe_says_so_and_exits(server: Served) -> None:
     assert "did you mean MESSAGE_RECEIVED?" in done.stderr
 
 
-def test_known_event_types_still_subscribe(server: Served) -> None:
+def test_known_event_types_still_subscribe(server: ServeProcess) -> None:
     stub, auth, channel = _stub(server)
     with channel:
         stream = stub.Subscribe(

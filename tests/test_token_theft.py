@@ -10,17 +10,21 @@ from __future__ import annotations
 import json
 import os
 import selectors
+import shutil
 import signal
 import socket
 import stat
 import subprocess
+import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.test_cli import EXE, Served, _env, _start, run
+from tests.serving import EXE, ServeProcess, cli_env, run, served, start_serve
+
+__all__ = ["served"]  # the fixture, used by name
 
 # An empty SETTINGS frame, then the acknowledgement of the client's: enough for a gRPC client
 # to take the connection as ready and send the call's headers, token included.
@@ -88,15 +92,6 @@ class Squatter:
 
 
 @pytest.fixture
-def served(tmp_path: Path) -> Iterator[Served]:
-    s = _start(tmp_path / "data")
-    yield s
-    if s.proc.poll() is None:
-        s.proc.kill()
-        s.proc.wait()
-
-
-@pytest.fixture
 def squatters() -> Iterator[list[Squatter]]:
     made: list[Squatter] = []
     yield made
@@ -116,7 +111,7 @@ def _assert_nothing_reached(squatter: Squatter, token: str) -> None:
 
 
 def test_exec_goes_over_the_private_socket_and_never_to_the_recorded_tcp_port(
-    served: Served, squatters: list[Squatter], tmp_path: Path
+    served: ServeProcess, squatters: list[Squatter], tmp_path: Path
 ) -> None:
     # Whatever the record says about TCP, a client that has the socket sends the token there only.
     squatter = Squatter()
@@ -141,14 +136,14 @@ def test_exec_goes_over_the_private_socket_and_never_to_the_recorded_tcp_port(
     assert named.returncode == 0, named.stderr
 
 
-def test_after_a_clean_stop_the_client_says_no_server_runs(served: Served) -> None:
+def test_after_a_clean_stop_the_client_says_no_server_runs(served: ServeProcess) -> None:
     sock = served.data_dir / "server.sock"
     served.proc.send_signal(signal.SIGTERM)
     assert served.proc.wait(timeout=30) == 0
     assert not sock.exists()
     assert not (served.data_dir / "server.json").exists()
     refused = run(served, "exec", "DUMP_UI")
-    assert refused.returncode == 2
+    assert refused.returncode == 2, refused
     assert refused.stdout == ""
     assert f"no server is running for {served.data_dir}" in refused.stderr
     assert "phoneuse-runtime serve" in refused.stderr
@@ -159,7 +154,7 @@ def test_after_kill_9_the_stale_record_gets_no_token_and_the_next_serve_starts(
     tmp_path: Path, squatters: list[Squatter]
 ) -> None:
     data_dir = tmp_path / "data"
-    first = _start(data_dir)
+    first = start_serve(data_dir)
     first.proc.kill()
     first.proc.wait()
     # Another app takes the dead server's port, and waits for a client.
@@ -174,9 +169,9 @@ def test_after_kill_9_the_stale_record_gets_no_token_and_the_next_serve_starts(
     sock = data_dir / "server.sock"
     assert sock.exists()  # the killed server's, which nothing answers on now
     # The socket file left behind does not stop the next server, which removes it and serves.
-    second = _start(data_dir)
+    second = start_serve(data_dir)
     try:
-        head: str = second.proc.stderr_head  # type: ignore[attr-defined]
+        head: str = second.stderr_head
         assert f"removed {sock}, a socket left by a server that did not stop cleanly" in head
         ok = run(second, "exec", "DUMP_UI")
         assert ok.returncode == 0, ok.stderr
@@ -205,7 +200,7 @@ def test_a_record_whose_process_is_not_the_server_is_refused(
         for record in records:
             (data_dir / "server.json").write_text(json.dumps(record))
             command = [*EXE, "exec", "DUMP_UI", "--timeout-ms", "2000"]
-            refusals.append(subprocess.run(command, capture_output=True, text=True, env=_env(data_dir)))
+            refusals.append(subprocess.run(command, capture_output=True, text=True, env=cli_env(data_dir)))
     finally:
         zombie.wait()
     _assert_nothing_reached(squatter, _token(data_dir))
@@ -215,16 +210,16 @@ def test_a_record_whose_process_is_not_the_server_is_refused(
 
 
 def test_a_second_serve_for_the_same_data_dir_is_refused_and_leaves_the_first_its_socket(
-    served: Served,
+    served: ServeProcess,
 ) -> None:
     second = subprocess.run(
         [*EXE, "serve", "--grpc-listen", "127.0.0.1:0"],
         capture_output=True,
         text=True,
-        env=_env(served.data_dir),
+        env=cli_env(served.data_dir),
         timeout=30,
     )
-    assert second.returncode == 2
+    assert second.returncode == 2, second
     assert f"another server is already serving for {served.data_dir}" in second.stderr
     assert "Traceback" not in second.stderr
     ok = run(served, "exec", "DUMP_UI")
@@ -239,9 +234,9 @@ def test_serve_warns_of_files_others_can_read_and_of_a_token_on_the_command_line
     (data_dir / "token").write_text(stored + "\n")
     (data_dir / "token").chmod(0o644)
     flagged = "flagged-token-" + "f" * 30
-    s = _start(data_dir, "--token", flagged)
+    s = start_serve(data_dir, "--token", flagged)
     try:
-        head: str = s.proc.stderr_head  # type: ignore[attr-defined]
+        head: str = s.stderr_head
         assert f"{data_dir} is open to other users (mode 755)" in head
         assert f"{data_dir / 'token'} is open to other users (mode 644)" in head
         assert "`ps` shows it" in head and "PHONEUSE_TOKEN" in head
@@ -258,15 +253,18 @@ def test_serve_warns_of_files_others_can_read_and_of_a_token_on_the_command_line
 def test_a_data_dir_too_long_for_a_socket_gets_one_in_a_private_temp_dir(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    # A TMPDIR short enough for a socket whatever tmp_path is (pytest-xdist's are longer).
+    short_tmp = Path(tempfile.mkdtemp(prefix="pu-"))
+    monkeypatch.setenv("TMPDIR", str(short_tmp))
     data_dir = tmp_path / ("long-" * 24)
     assert len(str(data_dir / "server.sock")) > 107
-    s = _start(data_dir)
+    s = start_serve(data_dir)
     try:
-        head: str = s.proc.stderr_head  # type: ignore[attr-defined]
+        head: str = s.stderr_head
         unix = json.loads((data_dir / "server.json").read_text())["unix"]
+        assert unix, head
         sock = Path(unix.removeprefix("unix:"))
-        assert sock.parent == tmp_path / f"phoneuse-runtime-{os.geteuid()}"
+        assert sock.parent == short_tmp / f"phoneuse-runtime-{os.geteuid()}"
         assert f"is too long for a Unix socket (107 bytes at most): the socket is {sock} instead" in head
         assert stat.S_IMODE(sock.parent.stat().st_mode) == 0o700
         assert stat.S_IMODE(sock.lstat().st_mode) == 0o600
@@ -279,3 +277,4 @@ def test_a_data_dir_too_long_for_a_socket_gets_one_in_a_private_temp_dir(
         if s.proc.poll() is None:
             s.proc.kill()
             s.proc.wait()
+        shutil.rmtree(short_tmp, ignore_errors=True)

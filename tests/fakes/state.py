@@ -9,6 +9,7 @@ helpers that tests use to seed it (`receive_sms`, `add_contact`, `incoming_call`
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -395,6 +396,9 @@ class U2Status:
     # Caps waitForExists/waitUntilGone waits, so tests need not wait the client's 20 s default.
     # None (the default) waits as long as asked, like the real server.
     max_wait_s: float | None = None
+    # Set once a waitForExists/waitUntilGone has looked and is waiting (on the daemon's thread):
+    # a test changes the screen then, while the phone waits, rather than after a guessed delay.
+    waiting: threading.Event = field(default_factory=threading.Event)
 
 
 # --- the phone ----------------------------------------------------------------------------

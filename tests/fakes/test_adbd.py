@@ -203,7 +203,7 @@ class BrokenPhone(EchoPhone):
 def test_a_phone_that_raises_exits_255(fake_device_factory: FakeDeviceFactory) -> None:
     d = fake_device_factory(BrokenPhone()).adbutils_device()
     result = d.shell2("anything", timeout=TIMEOUT, v2=True)
-    assert result.returncode == 255 and "boom" in result.stderr
+    assert result.returncode == 255 and "boom" in result.stderr, result
 
 
 LARGE = b"".join(b"%d\n" % i for i in range(200_000))  # ~1.3 MiB, no two chunks alike
@@ -278,7 +278,7 @@ def test_cli_push_pull_use_stat_v2_and_ls_v2(
     adb_server.adb("-s", serial, "pull", "/sdcard/new", str(tmp_path / "tree"))
     assert (tmp_path / "tree" / "dir" / "up").read_bytes() == b"z" * 100_000
     missing = adb_server.adb("-s", serial, "pull", "/sdcard/nope", str(tmp_path / "x"), check=False)
-    assert missing.returncode != 0
+    assert missing.returncode != 0, missing
     assert "No such file or directory" in missing.stdout + missing.stderr  # adb 29 prints it on stdout
     # The CLI uses STA2 and LIS2 because the banner offers stat_v2 and ls_v2.
     requests = {r.split()[0] for r in device.adbd.daemon.sync_requests}

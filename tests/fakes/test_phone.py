@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 from PIL import Image
 
+from tests.waiting import wait_until
+
 from .contract import FileStat
 from .memio import MemoryIO
 from .phone import FakePhone
@@ -144,7 +146,7 @@ async def test_environment_prefixes_and_scripts(phone: FakePhone) -> None:
 async def test_a_long_running_command_ends_when_the_host_goes_away(phone: FakePhone) -> None:
     io_ = MemoryIO(eof=False)
     task = asyncio.ensure_future(phone.run_shell("sleep 30", io_))
-    await asyncio.sleep(0.02)
+    await wait_until(lambda: bool(phone.state.log.ran("sleep")), what="the sleep under way")
     assert not task.done()
     io_.close()
     assert await asyncio.wait_for(task, 2) == 143
@@ -510,11 +512,10 @@ async def test_a_detached_u2_server_outlives_its_adb_stream(phone: FakePhone) ->
     command = "CLASSPATH=/data/local/tmp/u2.jar nohup app_process / com.wetest.uia2.Main -p 9008"
     command += " >/dev/null 2>&1 &"
     assert await asyncio.wait_for(phone.run_shell(command, io_), 1) == 0
-    for _ in range(10):
-        await asyncio.sleep(0)
-    assert phone.state.u2.running
+    await wait_until(lambda: phone.state.u2.running, what="the detached server running")
     io_.close()
-    await asyncio.sleep(0.1)
-    assert phone.state.u2.running
+    # The stream's end has been seen by the phone once another command has run after it.
+    listed = (await phone.sh("ps -A")).stdout
+    assert phone.state.u2.running and "app_process" in listed, listed
     await phone.sh(f"kill {phone.state.u2.pid}")
     assert not phone.state.u2.running

@@ -149,6 +149,7 @@ async def _wait(state: PhoneState, sel: Any, timeout_ms: Any, *, gone: bool) -> 
             return True
         if time.monotonic() >= deadline or not state.u2.running:
             return False
+        state.u2.waiting.set()
         await asyncio.sleep(0.05)
 
 

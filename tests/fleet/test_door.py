@@ -353,7 +353,7 @@ def test_colliding_device_names_are_refused_at_start_naming_both(tmp_path: Path)
         timeout=60,
         check=False,
     )
-    assert done.returncode == 2
+    assert done.returncode == 2, done
     assert "serials 'a.b' and 'a:b' would both be named 'a_b'" in done.stderr
 
 

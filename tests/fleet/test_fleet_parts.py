@@ -70,7 +70,7 @@ def test_bad_token_commands_are_refused_and_change_nothing(
     new_token(tmp_path, "alice")
     before = (tmp_path / "tokens.json").read_bytes()
     done = cli(tmp_path, "token", *args)
-    assert done.returncode == 2
+    assert done.returncode == 2, done
     assert says in done.stderr
     assert (tmp_path / "tokens.json").read_bytes() == before
 
@@ -78,7 +78,7 @@ def test_bad_token_commands_are_refused_and_change_nothing(
 def test_a_broken_tokens_file_is_refused_by_the_commands(tmp_path: Path) -> None:
     (tmp_path / "tokens.json").write_text("{not json")
     done = cli(tmp_path, "token", "list")
-    assert done.returncode == 2 and "tokens.json: not JSON" in done.stderr
+    assert done.returncode == 2 and "tokens.json: not JSON" in done.stderr, done
 
 
 def test_serve_takes_the_fleet_tokens_and_rereads_the_file(tmp_path: Path) -> None:
@@ -192,7 +192,7 @@ def test_an_unknown_config_setting_is_refused_naming_the_known_ones(tmp_path: Pa
         timeout=60,
         check=False,
     )
-    assert done.returncode == 2
+    assert done.returncode == 2, done
     assert "unknown setting 'simm'; known: adb, adb_server," in done.stderr
 
 
@@ -308,6 +308,6 @@ def test_a_second_fleet_for_the_same_data_dir_is_refused(tmp_path: Path) -> None
             timeout=60,
             check=False,
         )
-        assert done.returncode == 2
+        assert done.returncode == 2, done
         assert "another fleet is running for" in done.stderr
         assert running.proc.poll() is None

@@ -3,8 +3,8 @@ to see them (issue 17: a phone left alone): a paired app that is away asks for n
 
 from __future__ import annotations
 
-from tests.device.termux.test_e2e_events import wait_until
 from tests.gateway.conftest import GatewayFactory
+from tests.waiting import wait_until
 
 POLLED = ("MESSAGE_RECEIVED", "NOTIFICATION_POSTED", "CALL_STATE_CHANGED")
 

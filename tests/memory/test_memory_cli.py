@@ -94,7 +94,7 @@ def test_a_bad_import_changes_nothing(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text("\n".join(lines) + "\n", encoding="utf-8")
     done = cli(data_dir, "import", str(bad))
-    assert done.returncode == 2
+    assert done.returncode == 2, done
     assert done.stderr.strip() == (
         f"phoneuse-runtime: {bad}: line 2: an edge between nodes not in the file before it; "
         "nothing was imported"
@@ -114,5 +114,5 @@ def test_a_bad_import_changes_nothing(tmp_path: Path) -> None:
 
 def test_export_and_stats_need_a_memory(tmp_path: Path) -> None:
     done = cli(tmp_path / "nothing", "stats")
-    assert done.returncode == 2
+    assert done.returncode == 2, done
     assert "no memory database here" in done.stderr and "Traceback" not in done.stderr

@@ -149,7 +149,7 @@ async def test_the_events_command_prints_seq_device_type_and_payload(
 )
 def test_bad_events_arguments_are_refused(args: tuple[str, ...], says: str) -> None:
     done = _events(*args)
-    assert done.returncode == 2 and says in done.stderr and done.stdout == ""
+    assert done.returncode == 2 and says in done.stderr and done.stdout == "", done
 
 
 def test_an_unreachable_nats_is_said_so(tmp_path: Path) -> None:
@@ -157,4 +157,4 @@ def test_an_unreachable_nats_is_said_so(tmp_path: Path) -> None:
     url = server.start_sync()
     server.stop_sync()
     done = _events("--nats-url", url)
-    assert done.returncode == 2 and f"cannot reach NATS at {url}" in done.stderr
+    assert done.returncode == 2 and f"cannot reach NATS at {url}" in done.stderr, done

@@ -72,8 +72,14 @@ async def test_the_runtime_and_the_events_command_present_the_token_from_its_fil
         ok = await asyncio.to_thread(events, "--nats-token-file", str(token_file))
         assert ok.returncode == 0 and '"MESSAGE_RECEIVED"' in ok.stdout, ok.stderr
         refused = await asyncio.to_thread(events)
-        assert refused.returncode == 2 and "cannot reach NATS" in refused.stderr
-        assert "uthorization" in refused.stderr
+        for _ in range(4):
+            assert refused.returncode == 2 and "cannot reach NATS" in refused.stderr, refused.stderr
+            if "Connection reset" not in refused.stderr:
+                break
+            # nats-server closes as it refuses, with the client's PING unread: the reset may
+            # reach the client before its -ERR does (a loaded machine). Refused all the same.
+            refused = await asyncio.to_thread(events)
+        assert "uthorization" in refused.stderr, refused.stderr
         assert token_file.read_text().strip() not in refused.stderr + ok.stderr
     finally:
         await server.stop()

@@ -235,7 +235,7 @@ def test_nats_url_without_nats_py_says_in_one_line_how_to_get_it(tmp_path: Path)
         env=env,
         timeout=60,
     )
-    assert done.returncode == 2
+    assert done.returncode == 2, done
     assert done.stderr.strip().count("\n") == 0, done.stderr
     assert "pip install 'phoneuse-runtime[nats]'" in done.stderr
 

@@ -11,9 +11,11 @@ from typing import Any
 
 import pytest
 
+from phoneuse_runtime.device.adb.device import AdbDevice
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 from tests.device.adb.conftest import AdbServe, Served
 from tests.fakes import seed
+from tests.waiting import wait_until
 
 V1 = ("cmd",)  # a daemon without shell_v2: stderr merged, the exit code from an echo
 V2 = ("shell_v2", "cmd")
@@ -264,7 +266,13 @@ async def test_events_are_polled_while_subscribed(serve_adb: AdbServe) -> None:
                 return
 
     reader = asyncio.ensure_future(read())
-    await asyncio.sleep(0.5)  # the pollers take stock first
+    device = s.client.app.runtime.device
+    assert isinstance(device, AdbDevice) and device._pollers is not None
+    pollers = device._pollers
+    # A whole poll with the stream subscribed has taken stock of every source (the first counted
+    # may have begun before it subscribed): what comes after it is new.
+    polled = pollers.polls
+    await wait_until(lambda: pollers.polls >= polled + 2, what="a whole poll with the stream subscribed")
     s.state.receive_sms("+15550199", "hello, there")
     s.state.notify("com.whatsapp", "Bob", "lunch?")
     await c.ok("OPEN_APP", {"package": seed.CHROME})

@@ -17,6 +17,11 @@ from phoneuse_runtime.rpc import protocol_pb2 as pb
 from tests.conftest import TOKEN, Client
 from tests.device.adb.conftest import AdbServe
 from tests.fakes.adb_server import AdbServer
+from tests.waiting import wait_until
+
+# "Fails fast" is a tenth of the call's own deadline: at a drop, not at the deadline.
+DEADLINE_MS = 30_000
+FAST_S = DEADLINE_MS / 1000 / 10
 
 
 class Events:
@@ -53,23 +58,26 @@ class Events:
 async def test_a_phone_that_drops_mid_call_fails_fast_and_comes_back(serve_adb: AdbServe) -> None:
     s = await serve_adb()
     c = s.client
+    bus = c.app.runtime.bus
+    subscribed = bus.subscriber_count
     events = Events(c, ["DEVICE_CONNECTED", "DEVICE_DISCONNECTED"])
-    await asyncio.sleep(0.2)  # the stream is open before the drop
+    await wait_until(lambda: bus.subscriber_count > subscribed, what="the stream subscribed before the drop")
     s.state.faults.u2_latency_s = 3.0  # the tap is in flight on the phone when it drops
-    tap = asyncio.ensure_future(c.execute("TAP", {"x": "5", "y": "5"}, timeout_ms=30_000))
-    await asyncio.sleep(0.5)
+    looked = len(s.state.log.rpc)
+    tap = asyncio.ensure_future(c.execute("TAP", {"x": "5", "y": "5"}, timeout_ms=DEADLINE_MS))
+    await wait_until(lambda: len(s.state.log.rpc) > looked, what="the tap's call reaching the phone")
     dropped = time.monotonic()
     await asyncio.to_thread(s.device.adbd.drop)
     response = await tap
     failed_after = time.monotonic() - dropped
     assert not response.success and response.error.startswith("DEVICE_UNAVAILABLE"), response.error
-    assert failed_after < 2.0
+    assert failed_after < FAST_S, failed_after
     at, lost = await events.next("DEVICE_DISCONNECTED", after=dropped, within_s=5)
-    assert at - dropped < 5.0 and lost["serial"] == s.device.serial and lost["reason"]
+    assert at - dropped < 5.0 and lost["serial"] == s.device.serial and lost["reason"], lost
     # While it is gone: at once, not at the deadline.
     started = time.monotonic()
-    assert await c.fail("TAP", {"x": "5", "y": "5"}, timeout_ms=30_000) == "DEVICE_UNAVAILABLE"
-    assert time.monotonic() - started < 1.0
+    assert await c.fail("TAP", {"x": "5", "y": "5"}, timeout_ms=DEADLINE_MS) == "DEVICE_UNAVAILABLE"
+    assert time.monotonic() - started < FAST_S, time.monotonic() - started
     s.state.faults.u2_latency_s = 0.0
     back = time.monotonic()
     await asyncio.to_thread(s.device.adbd.resume)
@@ -136,18 +144,20 @@ async def test_a_frozen_phone_times_out_at_the_deadline_and_recovers(serve_adb: 
     s = await serve_adb()
     c = s.client
     await asyncio.to_thread(s.device.adbd.hang)
+    frozen_ms = 800
     started = time.monotonic()
-    assert await c.fail("DUMP_UI", timeout_ms=800) == "TIMEOUT"
-    assert time.monotonic() - started < 2.0
+    assert await c.fail("DUMP_UI", timeout_ms=frozen_ms) == "TIMEOUT"
+    took = time.monotonic() - started
+    assert took < frozen_ms / 1000 * 2.5, took  # at the deadline, give or take the machine's load
     # The next call waits for the frozen one (bounded by its deadline), never runs beside it.
-    second = await c.execute("DUMP_UI", timeout_ms=800)
-    assert not second.success
+    second = await c.execute("DUMP_UI", timeout_ms=frozen_ms)
+    assert not second.success, second
     await asyncio.to_thread(s.device.adbd.resume)  # adbd restarts: its connections are cut
     give_up = time.monotonic() + 10
     while True:
         response = await c.execute("TAP", {"text": "Chrome"}, timeout_ms=5000)
         if response.success or time.monotonic() > give_up:
             break
-        await asyncio.sleep(0.2)
+        await asyncio.sleep(0.2)  # a retry, bounded by give_up: the daemon comes back in its own time
     assert response.success, response.error
     assert s.state.foreground().package == "com.android.chrome"

@@ -13,7 +13,7 @@ from phoneuse_runtime.memory import Filters, Memory
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 from tests.device.adb.conftest import AdbServe, Served
 from tests.device.adb.test_e2e_faults import Events
-from tests.device.termux.test_e2e_events import wait_until
+from tests.waiting import wait_until
 
 POLLED = ["MESSAGE_RECEIVED", "NOTIFICATION_POSTED", "APP_STATE_CHANGED"]
 

@@ -70,9 +70,11 @@ async def test_type_text_by_selector_is_three_round_trips(serve_adb: AdbServe) -
 async def test_wait_for_an_element_that_appears_is_one_round_trip(serve_adb: AdbServe) -> None:
     s = await serve_adb()
     before = len(s.opened())
+    s.state.u2.waiting.clear()
 
     async def open_later() -> None:
-        await asyncio.sleep(0.3)  # the element appears while the phone waits for it
+        # The element appears while the phone waits for it.
+        assert await asyncio.to_thread(s.state.u2.waiting.wait, 10), "the phone never waited"
         apps.launch_package(s.state, seed.KEEP, source="test")
 
     opener = asyncio.create_task(open_later())
@@ -86,15 +88,17 @@ async def test_wait_for_gone_is_waited_for_by_the_phone(serve_adb: AdbServe) -> 
     s = await serve_adb()
     await s.client.ok("OPEN_APP", {"package": seed.KEEP})
     before = len(s.opened())
+    s.state.u2.waiting.clear()
 
     async def leave_later() -> None:
-        await asyncio.sleep(0.3)  # the element goes while the phone waits
+        # The element goes while the phone waits.
+        assert await asyncio.to_thread(s.state.u2.waiting.wait, 10), "the phone never waited"
         apps.launch_package(s.state, seed.LAUNCHER, source="test")
 
     leaver = asyncio.create_task(leave_later())
     waited = await s.client.ok("WAIT_FOR", {"resource_id": KEEP_FIELD, "gone": "true"}, timeout_ms=5000)
     await leaver
-    assert waited["gone"] is True and waited["waited_ms"] >= 250
+    assert waited["gone"] is True and waited["waited_ms"] > 0, waited
     assert s.opened()[before:] == ["tcp:9008"] and s.state.log.rpc[-1].method == "waitUntilGone"
 
 

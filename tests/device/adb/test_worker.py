@@ -12,6 +12,7 @@ import pytest
 from phoneuse_runtime.device.adb.worker import Budget, Worker
 from phoneuse_runtime.device.base import reset_deadline, set_deadline
 from phoneuse_runtime.kernel.errors import Timeout
+from tests.waiting import wait_until
 
 
 @pytest.fixture
@@ -41,16 +42,18 @@ async def test_calls_run_one_at_a_time_in_order(worker: Worker) -> None:
 
 
 async def test_a_call_abandoned_before_it_started_never_runs(worker: Worker) -> None:
-    release = threading.Event()
+    started, release = threading.Event(), threading.Event()
     ran: list[str] = []
 
     def slow(_b: Budget) -> None:
+        started.set()
         release.wait(5)
         ran.append("slow")
 
     first = asyncio.ensure_future(worker.call("slow", slow, default_s=5))
     second = asyncio.ensure_future(worker.call("second", lambda _b: ran.append("second"), default_s=5))
-    await asyncio.sleep(0)
+    # Both queued (the tasks ran in order while this one waited), the first holding the worker.
+    assert await asyncio.to_thread(started.wait, 5), "the first call never started"
     second.cancel()
     release.set()
     await first
@@ -74,12 +77,13 @@ async def test_the_budget_is_the_calls_deadline(worker: Worker) -> None:
 async def test_a_call_whose_deadline_passed_in_the_queue_is_a_timeout(worker: Worker) -> None:
     release = threading.Event()
     blocker = asyncio.ensure_future(worker.call("blocker", lambda _b: release.wait(5), default_s=5))
-    token = set_deadline(time.monotonic() + 0.05)
+    until = time.monotonic() + 0.05
+    token = set_deadline(until)
     try:
         late = asyncio.ensure_future(worker.call("late", lambda _b: "ran", default_s=5))
     finally:
         reset_deadline(token)
-    await asyncio.sleep(0.1)
+    await wait_until(lambda: time.monotonic() > until, what="the queued call's deadline")
     release.set()
     await blocker
     with pytest.raises(Timeout, match="deadline passed"):

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import Callable
 
 from phoneuse_runtime.device.termux.device import TermuxDevice
 from tests.conftest import Client
 from tests.device.adb.test_e2e_faults import Events
 from tests.device.termux.conftest import TermuxServe
 from tests.fakes.termux.state import FakeTermux
+from tests.waiting import wait_until
 
 POLLED = ["MESSAGE_RECEIVED", "NOTIFICATION_POSTED", "CALL_STATE_CHANGED"]
 
@@ -19,13 +18,6 @@ def _device(client: Client) -> TermuxDevice:
     device = client.app.runtime.device
     assert isinstance(device, TermuxDevice)
     return device
-
-
-async def wait_until(check: Callable[[], bool], *, within_s: float = 10.0) -> None:
-    give_up = time.monotonic() + within_s
-    while not check():
-        assert time.monotonic() < give_up, "the condition did not come true in time"
-        await asyncio.sleep(0.02)  # a visible poll of the condition, not a wait for an outcome
 
 
 async def test_sms_notifications_and_calls_are_reported_while_subscribed(

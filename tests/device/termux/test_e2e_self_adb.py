@@ -11,11 +11,11 @@ from phoneuse_runtime.kernel.capabilities import UI
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 from tests.conftest import ServerFactory
 from tests.device.adb.test_e2e_faults import Events
-from tests.device.termux.test_e2e_events import wait_until
 from tests.fakes import seed
 from tests.fakes.adb_server import FakeDevice, FakeDeviceFactory
 from tests.fakes.phone import FakePhone
 from tests.fakes.termux.state import FakeTermux
+from tests.waiting import wait_until
 
 # What `adb mdns services` prints (adb's client/mdns output: name, service type, address).
 MDNS = """List of discovered mdns services

@@ -8,8 +8,9 @@ from phoneuse_runtime.memory import Memory
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 from tests.conftest import Client
 from tests.device.termux.conftest import TermuxServe
-from tests.device.termux.test_e2e_events import _device, wait_until
+from tests.device.termux.test_e2e_events import _device
 from tests.fakes.termux.state import FakeTermux
+from tests.waiting import wait_until
 
 
 async def _settled(client: Client) -> None:

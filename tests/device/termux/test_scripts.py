@@ -98,7 +98,7 @@ def test_install_says_how_to_start_when_runit_is_not_running(termux_env: Termux)
 
 def test_install_stops_before_pip_when_pkg_grpcio_is_too_old(termux_env: Termux) -> None:
     done = termux_env.sh(TERMUX / "install.sh", FAKE_GRPCIO_VERSION="1.80.0")
-    assert done.returncode == 1
+    assert done.returncode == 1, done
     assert "pkg's grpcio is 1.80.0, but phoneuse-runtime needs 1.81.1 or newer" in done.stderr
     assert not any(c.startswith("pip ") for c in termux_env.called())
     assert not (termux_env.prefix / "var" / "service").exists()
@@ -106,7 +106,7 @@ def test_install_stops_before_pip_when_pkg_grpcio_is_too_old(termux_env: Termux)
 
 def test_install_stops_when_grpcio_is_missing(termux_env: Termux) -> None:
     done = termux_env.sh(TERMUX / "install.sh", FAKE_GRPCIO_VERSION="none")
-    assert done.returncode == 1 and "pkg install python-grpcio" in done.stderr
+    assert done.returncode == 1 and "pkg install python-grpcio" in done.stderr, done
 
 
 def test_install_outside_termux_changes_nothing(termux_env: Termux, tmp_path: Path) -> None:
@@ -115,7 +115,7 @@ def test_install_outside_termux_changes_nothing(termux_env: Termux, tmp_path: Pa
     done = subprocess.run(
         ["sh", str(TERMUX / "install.sh")], env=env, capture_output=True, text=True, timeout=30
     )
-    assert done.returncode == 1 and "run this inside Termux" in done.stderr
+    assert done.returncode == 1 and "run this inside Termux" in done.stderr, done
     assert termux_env.called() == []
 
 
@@ -134,7 +134,7 @@ def test_the_installed_run_script_execs_serve_on_termux_with_stderr_logged(termu
     assert termux_env.called()[-1] == "phoneuse-runtime serve --device termux"
     log = termux_env.sh(service / "log" / "run")
     log_dir = termux_env.prefix / "var" / "log" / "sv" / SERVICE
-    assert log.returncode == 0 and termux_env.called()[-1] == f"svlogd -tt {log_dir}"
+    assert log.returncode == 0 and termux_env.called()[-1] == f"svlogd -tt {log_dir}", log
     assert log_dir.is_dir()
 
 

@@ -34,7 +34,7 @@ async def cli(data_dir: Path, *args: str) -> tuple[int, str, str]:
         *EXE, *args, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
     )
     out, err = await asyncio.wait_for(proc.communicate(), 60)
-    assert proc.returncode is not None
+    assert proc.returncode is not None, proc
     return proc.returncode, out.decode(), err.decode()
 
 

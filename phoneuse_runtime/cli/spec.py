@@ -449,7 +449,9 @@ def _served_contributions() -> list[Contribution]:
 
     contributions = [part.contribution() for part in default_parts()]
     # The leases; the event sink contributes nothing.
-    return contributions + [part.contribution() for part in nats_components(Settings())]
+    return contributions + [
+        part.contribution() for part in nats_components(Settings().nats, data_dir=Settings().data_dir)
+    ]
 
 
 def served_registry() -> Registry:

@@ -17,7 +17,7 @@ import socket
 from collections.abc import Mapping
 from typing import Any
 
-from phoneuse_runtime.config.settings import Settings
+from phoneuse_runtime.config.sections import McpSettings
 from phoneuse_runtime.kernel.registry import Contribution
 from phoneuse_runtime.kernel.runtime import Runtime
 from phoneuse_runtime.mcp import MCP_PATH
@@ -106,12 +106,13 @@ class McpHttpServer:
         self._face: Any = None
 
     @classmethod
-    def from_settings(cls, settings: Settings, *, tokens: Mapping[str, str]) -> McpHttpServer:
+    def from_settings(
+        cls, mcp: McpSettings, *, tokens: Mapping[str, str], max_body_bytes: int
+    ) -> McpHttpServer:
+        """The server of the `mcp` section; a request body is held to `max_body_bytes` (the
+        gRPC server's `grpc_max_receive_bytes`: the same params either way)."""
         return cls(
-            settings.mcp_listen,
-            tokens=tokens,
-            allowed_origins=settings.mcp_allowed_origins,
-            max_body_bytes=settings.grpc_max_receive_bytes,
+            mcp.listen, tokens=tokens, allowed_origins=mcp.allowed_origins, max_body_bytes=max_body_bytes
         )
 
     def contribution(self) -> Contribution:

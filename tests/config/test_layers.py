@@ -177,3 +177,32 @@ def test_the_fleet_uses_the_same_loader(tmp_path: Path, monkeypatch: pytest.Monk
     settings = load_fleet_settings({"data_dir": tmp_path, "sim": 3}, config_file=config)
     assert (settings.sim, settings.listen, len(settings.phones)) == (3, "127.0.0.1:2", 1)
     assert settings.fixed == {"sim", "listen"}
+
+
+def test_events_reads_its_nats_settings_through_the_loader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from phoneuse_runtime.cli.main import main
+
+    for name in ("PHONEUSE_NATS_URL", "PHONEUSE_NATS_TOKEN_FILE"):
+        monkeypatch.delenv(name, raising=False)
+    config = tmp_path / "config.toml"
+    config.write_text('nats_url = "http://nats.example"\n')
+    assert main(["events", "--data-dir", str(tmp_path)]) == 2
+    assert f"nats_url ({config}): must be nats://HOST:PORT" in capsys.readouterr().err
+    monkeypatch.setenv("PHONEUSE_NATS_URL", "nats://user:secret@h:4222")
+    assert main(["events", "--data-dir", str(tmp_path)]) == 2
+    assert "nats_url (environment): must be nats://HOST:PORT" in capsys.readouterr().err
+    from phoneuse_runtime.util.extras import nats_py_problem
+
+    missing = tmp_path / "no-token"
+    args = ["events", "--data-dir", str(tmp_path), "--nats-url", "nats://127.0.0.1:1"]
+    monkeypatch.setenv("PHONEUSE_NATS_TOKEN_FILE", str(missing))
+    assert main(args) == 2
+    said = capsys.readouterr().err
+    assert (nats_py_problem() or str(missing)).replace("--nats-url", "events") in said  # the env's file
+    config.write_text("")
+    monkeypatch.delenv("PHONEUSE_NATS_URL")
+    monkeypatch.delenv("PHONEUSE_NATS_TOKEN_FILE")
+    assert main(["events", "--data-dir", str(tmp_path)]) == 2
+    assert "events needs --nats-url" in capsys.readouterr().err

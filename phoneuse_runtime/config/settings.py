@@ -1,4 +1,5 @@
-"""Server settings: command-line flags over PHONEUSE_* environment over a TOML file over defaults."""
+"""Server settings: command-line flags over PHONEUSE_* environment over a TOML file over defaults,
+read by the one loader (config/layers.py) and checked, every value, by the sections."""
 
 from __future__ import annotations
 
@@ -56,7 +57,10 @@ def default_data_dir() -> Path:
 
 @dataclass(frozen=True)
 class Settings:
-    """Everything the server is configured with. Built by `load_settings`; immutable afterwards."""
+    """Everything the server is configured with, flat, as config.toml and the PHONEUSE_*
+    variables name it. Built by `load_settings`; immutable afterwards. Each part reads its
+    frozen section (`grpc`, `gateway_section`, `mcp`, `memory`, `nats`, `device_section`,
+    `owner`: config/sections.py); the kernel keeps the whole record."""
 
     device: str = "sim"
     grpc_listen: str = DEFAULT_GRPC_LISTEN

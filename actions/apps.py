@@ -58,7 +58,7 @@ def match_app(apps: list[AppInfo], name: str) -> AppInfo:
 def _not_owners(ctx: ActionContext, package: str, *, what: str = "app") -> None:
     """PERMISSION_DENIED for one of the owner's controls (owner/controls.py), unless the owner asks."""
     if package and not ctx.caller.owner:
-        refusal = package_refusal(ctx.settings, package, what=what)
+        refusal = package_refusal(ctx.settings.owner, package, what=what)
         if refusal is not None:
             raise PermissionDenied(f"{ctx.name}: {refusal}")
 
@@ -247,7 +247,10 @@ def _check_start_intent(ctx: ActionContext, p: StartIntentParams) -> None:
         _require_scheme(ctx, "data ", p.data)
     if not ctx.caller.owner:
         refusal = intent_refusal(
-            ctx.settings, action=p.action, package=p.package or ctx.app_target or "", component=p.component
+            ctx.settings.owner,
+            action=p.action,
+            package=p.package or ctx.app_target or "",
+            component=p.component,
         )
         if refusal is not None:
             raise PermissionDenied(f"{ctx.name}: {refusal}")

@@ -73,7 +73,9 @@ async def sink_round(url: str, data_dir: Path, events: list[Event], chunk: int, 
     settings = Settings(
         data_dir=data_dir, gateway=False, memory_ingest=False, nats_url=url, device_name=DEVICE
     )
-    app = await build_app(settings, token="bench-" + "x" * 32, components=nats_components(settings))
+    app = await build_app(
+        settings, token="bench-" + "x" * 32, components=nats_components(settings.nats, data_dir=data_dir)
+    )
     try:
         sink = app.components["nats-events"]
         assert isinstance(sink, JetStreamSink)

@@ -88,7 +88,7 @@ def default_components(settings: Settings, *, token: str, unix_socket: Path | No
     `settings.gateway` is off, the terminal's answers to approvals (`phoneuse-runtime approvals`,
     through the data dir), and the MCP and NATS front ends when asked for."""
     also = [f"unix:{unix_socket}"] if unix_socket else []
-    limits = GrpcLimits.from_settings(settings)
+    limits = GrpcLimits.from_settings(settings.grpc)
     parts: list[Component] = [
         GrpcServer(
             settings.grpc_listen,
@@ -110,10 +110,17 @@ def default_components(settings: Settings, *, token: str, unix_socket: Path | No
         from phoneuse_runtime.mcp.http import McpHttpServer
         from phoneuse_runtime.spec.document import render_spec
 
-        parts.append(McpHttpServer.from_settings(settings, tokens={AGENT: token}, render_spec=render_spec))
+        parts.append(
+            McpHttpServer.from_settings(
+                settings.mcp,
+                tokens={AGENT: token},
+                max_body_bytes=settings.grpc.max_receive_bytes,
+                render_spec=render_spec,
+            )
+        )
     from phoneuse_runtime.nats.components import nats_components
 
-    parts += nats_components(settings)
+    parts += nats_components(settings.nats, data_dir=settings.data_dir)
     return parts
 
 
@@ -125,7 +132,7 @@ def _with_memory(settings: Settings, components: Sequence[Component]) -> list[Co
     if len(set(names)) != len(names):
         raise ConfigError(f"component names must be unique, got {', '.join(names)}")
     if not any(isinstance(c, Memory) for c in parts):  # the phone's memory is always there
-        parts.insert(0, Memory.from_settings(settings))
+        parts.insert(0, Memory.from_settings(settings.memory, data_dir=settings.data_dir))
     return parts
 
 

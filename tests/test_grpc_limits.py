@@ -215,7 +215,7 @@ def test_limits_become_grpc_core_options() -> None:
             grpc_idle_timeout_s=40,
             grpc_keepalive_s=50,
             grpc_keepalive_timeout_s=6,
-        )
+        ).grpc
     )
     expected = {
         "grpc.max_receive_message_length": 1000,
@@ -262,7 +262,7 @@ def test_limits_must_be_positive(
 ) -> None:
     monkeypatch.setenv(f"PHONEUSE_{name.upper()}", value)
     with pytest.raises(ConfigError, match=name):
-        GrpcLimits.from_settings(load_settings({"data_dir": tmp_path}))
+        GrpcLimits.from_settings(load_settings({"data_dir": tmp_path}).grpc)
 
 
 def test_limits_come_from_the_environment_and_toml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

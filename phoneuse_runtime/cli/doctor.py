@@ -149,7 +149,7 @@ async def run_checks(settings: Settings) -> list[Check]:
     found.append(approvals_check(settings))
     backend = backend_for(settings.device)
     if backend.checks is not None:
-        found.extend(await backend.checks(settings))
+        found.extend(await backend.checks(settings.device_section))
     return found
 
 

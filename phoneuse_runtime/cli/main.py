@@ -160,7 +160,7 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one subcommand
     spec = sub.add_parser("spec", help="print docs/protocol_spec.md, generated from the handler models")
     spec.add_argument("--output", type=Path, help="write to this file instead of stdout")
 
-    from phoneuse_runtime.nats.consumer import add_parser as add_events_parser
+    from phoneuse_runtime.cli.events import add_parser as add_events_parser
 
     add_events_parser(sub)
     from phoneuse_runtime.cli.memory import add_parser as add_memory_parser
@@ -384,7 +384,7 @@ def _run(args: argparse.Namespace) -> int:
 
         return approvals_cli.main(args)
     if args.command == "events":
-        from phoneuse_runtime.nats.consumer import main as run_events
+        from phoneuse_runtime.cli.events import main as run_events
 
         return run_events(args)
     if args.command == "memory":

@@ -1,19 +1,30 @@
-"""Server settings: command-line flags over PHONEUSE_* environment over a TOML file over defaults."""
+"""Server settings: command-line flags over PHONEUSE_* environment over a TOML file over defaults,
+read by the one loader (config/layers.py) and checked, every value, by the sections."""
 
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass, field, fields, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from phoneuse_runtime.config.errors import ConfigError
+from phoneuse_runtime.config.layers import FileProblem, flatten, load_layers, read_table
 from phoneuse_runtime.config.owner import DEFAULT_OWNER_APPS
+from phoneuse_runtime.config.sections import (
+    SECTIONS,
+    DeviceSettings,
+    GatewaySettings,
+    GrpcSettings,
+    McpSettings,
+    MemorySettings,
+    NatsSettings,
+    OwnerSettings,
+    number_problem,
+)
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+__all__ = ["ConfigError", "Settings", "load_settings"]
 
 DEFAULT_GRPC_LISTEN = "127.0.0.1:50051"
 DEFAULT_GATEWAY_LISTEN = "127.0.0.1:8765"
@@ -46,7 +57,10 @@ def default_data_dir() -> Path:
 
 @dataclass(frozen=True)
 class Settings:
-    """Everything the server is configured with. Built by `load_settings`; immutable afterwards."""
+    """Everything the server is configured with, flat, as config.toml and the PHONEUSE_*
+    variables name it. Built by `load_settings`; immutable afterwards. Each part reads its
+    frozen section (`grpc`, `gateway_section`, `mcp`, `memory`, `nats`, `device_section`,
+    `owner`: config/sections.py); the kernel keeps the whole record."""
 
     device: str = "sim"
     grpc_listen: str = DEFAULT_GRPC_LISTEN
@@ -163,7 +177,7 @@ class Settings:
     # runtime killed meanwhile publishes it at its next start (nats/spool.py).
     nats_spool: bool = True
 
-    @property
+    @cached_property
     def resolved_device_name(self) -> str:
         """`device_name`, else the serial of `adb:SERIAL` made a name, else the device kind."""
         if self.device_name:
@@ -173,204 +187,87 @@ class Settings:
         kind, _, serial = self.device.partition(":")
         return device_name(serial or kind)
 
+    # The sections (config/sections.py): each part's frozen view, which checks its own values;
+    # `gateway` and `device` being settings themselves, their sections are `*_section`.
+    @cached_property
+    def grpc(self) -> GrpcSettings:
+        return GrpcSettings.of(self)
 
-class ConfigError(Exception):
-    """A setting has a value the server cannot use."""
+    @cached_property
+    def gateway_section(self) -> GatewaySettings:
+        return GatewaySettings.of(self)
 
+    @cached_property
+    def mcp(self) -> McpSettings:
+        return McpSettings.of(self)
 
-def positive_group(settings: Settings, prefix: str, names: list[str]) -> dict[str, Any]:
-    """The settings `prefix + name` by name, for a component's limits; ConfigError naming every
-    one that is not greater than 0."""
-    values = {name: getattr(settings, prefix + name) for name in names}
-    bad = [prefix + name for name, value in values.items() if value <= 0]
-    if bad:
-        raise ConfigError(f"{', '.join(bad)} must be greater than 0")
-    return values
+    @cached_property
+    def memory(self) -> MemorySettings:
+        return MemorySettings.of(self)
 
+    @cached_property
+    def nats(self) -> NatsSettings:
+        return NatsSettings.of(self)
 
-def coerce_bool(value: Any) -> bool:
-    """A switch as a config file, a flag or the environment spells it."""
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("1", "true", "yes", "on"):
-        return True
-    if text in ("0", "false", "no", "off", ""):
-        return False
-    raise ValueError(f"expected true or false, got {value!r}")
+    @cached_property
+    def device_section(self) -> DeviceSettings:
+        return DeviceSettings.of(self)
 
-
-def _coerce(name: str, value: Any, current: Any) -> Any:
-    if isinstance(current, bool):
-        return coerce_bool(value)
-    if isinstance(current, frozenset):
-        items = value.split(",") if isinstance(value, str) else value
-        return frozenset(str(v).strip() for v in items if str(v).strip())
-    if isinstance(current, Path) or name in ("sim_state", "data_dir", "tokens_file"):
-        return Path(str(value)).expanduser() if value not in (None, "") else None
-    if isinstance(current, int):
-        return int(value)
-    if isinstance(current, float):
-        return float(value)
-    return None if value is None else str(value)
+    @cached_property
+    def owner(self) -> OwnerSettings:
+        return OwnerSettings.of(self)
 
 
-def _apply(
-    settings: Settings,
-    values: dict[str, Any],
-    where: str,
-    origins: dict[str, str],
-    problems: list[str],
-) -> Settings:
-    """`values` over `settings`; each name given is recorded in `origins` as from `where`, and
-    each unknown name or unreadable value is added to `problems` (never raised here: the loader
-    reports every problem at once)."""
-    known = {f.name for f in fields(Settings)}
-    changes: dict[str, Any] = {}
-    for name, value in values.items():
-        if name not in known:
-            problems.append(f"{where}: unknown setting {name!r}; known: {', '.join(sorted(known))}")
-            continue
-        if value is None:
-            continue
-        try:
-            changes[name] = _coerce(name, value, getattr(settings, name))
-        except (TypeError, ValueError) as exc:
-            problems.append(f"{name} ({where}): bad value: {exc}")
-            continue
-        origins[name] = where
-    return replace(settings, **changes)
-
-
-def _flatten(table: dict[str, Any]) -> dict[str, Any]:
-    """`[memory] retention_days = 30` as `memory_retention_days`: a table's keys are settings
-    named with the table's name in front, as the PHONEUSE_MEMORY_* variables name them."""
-    flat: dict[str, Any] = {}
-    for key, value in table.items():
-        if isinstance(value, dict):  # [memory.embeddings] url: memory_embeddings_url
-            flat.update({f"{key}_{inner}": v for inner, v in _flatten(value).items()})
-        else:
-            flat[key] = value
-    return flat
+def problems(settings: Settings) -> list[tuple[str, str]]:
+    """(setting, what is wrong) for every value of `settings` the server cannot use: each
+    section's own, then the numbers of the kernel's settings, which belong to no section."""
+    found: list[tuple[str, str]] = []
+    read: set[str] = set()
+    for section in SECTIONS:
+        found += section.of(settings).problems()
+        read.update(section.settings_read())
+    for f in fields(Settings):
+        problem = None if f.name in read else number_problem(f.name, getattr(settings, f.name))
+        if problem:
+            found.append((f.name, problem))
+    return found
 
 
 def load_settings(flags: dict[str, Any], *, config_file: Path | None = None) -> Settings:
-    """Flags (None = not given) over PHONEUSE_<NAME> environment over the TOML file over defaults.
+    """Flags (None = not given) over PHONEUSE_<NAME> environment over the TOML file over defaults,
+    by the one layered loader (config/layers.py).
 
     Every value is checked here (`problems`), so that a bad one stops `serve` and shows in
     `doctor` before anything starts: one ConfigError lists every problem, each with the setting,
     where its value came from (flag, environment, the file, or the default) and what is wrong."""
-    settings = Settings()
-    origins: dict[str, str] = {}
-    found: list[str] = []
+    base = Settings()
     data_dir_flag = flags.get("data_dir")
     if data_dir_flag:
-        settings = replace(settings, data_dir=Path(data_dir_flag).expanduser())
-    path = config_file or settings.data_dir / CONFIG_FILE
+        base = replace(base, data_dir=Path(data_dir_flag).expanduser())
+    path = config_file or base.data_dir / CONFIG_FILE
+    file = None
     if path.is_file():
         try:
-            table = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{path}: {exc}") from exc
-        settings = _apply(settings, _flatten(table), str(path), origins, found)
+            file = (str(path), flatten(read_table(path)))
+        except FileProblem as exc:
+            raise ConfigError(str(exc)) from exc
     elif config_file is not None:
         raise ConfigError(f"config file {config_file} does not exist")
-    env = {
-        f.name: os.environ[f"PHONEUSE_{f.name.upper()}"]
-        for f in fields(Settings)
-        if f"PHONEUSE_{f.name.upper()}" in os.environ and f.name != "data_dir"
-    }
-    settings = _apply(settings, env, "environment", origins, found)
-    settings = _apply(settings, {k: v for k, v in flags.items() if k != "data_dir"}, "flag", origins, found)
-    bad = {name for name in origins if any(p.startswith(f"{name} (") for p in found)}
-    for name, what in problems(settings):
+    loaded = load_layers(
+        Settings,
+        base=base,
+        prefix="PHONEUSE_",
+        flags={k: v for k, v in flags.items() if k != "data_dir"},
+        file=file,
+        not_from_env=("data_dir",),  # PHONEUSE_DATA_DIR is the default's (default_data_dir)
+    )
+    found = list(loaded.problems)
+    bad = {p.partition(" (")[0] for p in found}
+    for name, what in problems(loaded.value):
         if name not in bad:
-            found.append(f"{name} ({origins.get(name, 'default')}): {what}")
+            found.append(f"{name} ({loaded.origin(name)}): {what}")
     if found:
         if len(found) == 1:
             raise ConfigError(found[0])
         raise ConfigError(f"{len(found)} settings are bad:\n" + "\n".join(f"  {p}" for p in found))
-    return settings
-
-
-# How the owner's approvals apply (gateway/agent/approvals.py).
-APPROVAL_MODES = ("always", "paired", "off")
-# Numbers that may be 0 (what 0 means in Settings' comments); every other number must be above 0.
-ZERO_ALLOWED = frozenset(
-    {
-        "gateway_chat_retention_days",  # no age limit
-        "memory_retention_days",  # keep everything
-        "memory_catch_up_s",  # no timer
-        "idempotency_ttl_s",  # no replay
-        "shutdown_grace_s",  # stop at once
-    }
-)
-TERMUX_MIN_POLL_MS = 50  # Termux:API calls take tens of milliseconds each
-
-
-def listen_problem(value: str) -> str | None:
-    """Why `value` is not a HOST:PORT to listen on, or None."""
-    host, sep, port = value.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
-        return f"must be HOST:PORT (a port 0 to 65535), got {value!r}"
-    return None
-
-
-def problems(settings: Settings) -> list[tuple[str, str]]:
-    """(setting, what is wrong) for every value of `settings` the server cannot use."""
-    found: list[tuple[str, str]] = []
-    for f in fields(Settings):
-        value = getattr(settings, f.name)
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            continue
-        if f.name in ZERO_ALLOWED and value < 0:
-            found.append((f.name, f"must be 0 or more, got {value}"))
-        elif f.name not in ZERO_ALLOWED and value <= 0:
-            found.append((f.name, f"must be greater than 0, got {value}"))
-    if settings.device.partition(":")[0] == "termux" and 0 < settings.poll_ms < TERMUX_MIN_POLL_MS:
-        found.append(("poll_ms", f"must be at least {TERMUX_MIN_POLL_MS} on termux, got {settings.poll_ms}"))
-    listens = [("grpc_listen", settings.grpc_listen)]
-    if settings.gateway:
-        listens.append(("gateway_listen", settings.gateway_listen))
-    if settings.mcp_listen:
-        listens.append(("mcp_listen", settings.mcp_listen))
-    for name, listen in listens:
-        problem = listen_problem(listen)
-        if problem:
-            found.append((name, problem))
-    if settings.ntfy_url and not settings.ntfy_url.startswith(("http://", "https://")):
-        found.append(("ntfy_url", f"must be an http:// or https:// URL, got {settings.ntfy_url!r}"))
-    if settings.approvals not in APPROVAL_MODES:
-        found.append(("approvals", f"must be one of {', '.join(APPROVAL_MODES)}, got {settings.approvals!r}"))
-    found.extend(nats_problems(settings))
-    return found
-
-
-def nats_problems(settings: Settings) -> list[tuple[str, str]]:
-    """(setting, what is wrong) for `device_name` and `nats_url`."""
-    from phoneuse_runtime.util.device_names import is_device_name
-
-    found: list[tuple[str, str]] = []
-    if settings.device_name and not is_device_name(settings.device_name):
-        found.append(
-            (
-                "device_name",
-                f"{settings.device_name!r} is not a device name: 1 to 64 of A-Z, a-z, 0-9, _ and -",
-            )
-        )
-    url = settings.nats_url
-    if url:
-        scheme, sep, rest = url.partition("://")
-        if not sep or scheme not in ("nats", "tls") or not rest or "@" in rest:
-            # Credentials never ride in a url (ps, logs): a NATS server that wants them is not
-            # supported yet.
-            found.append(
-                ("nats_url", f"must be nats://HOST:PORT or tls://HOST:PORT, without credentials; got {url!r}")
-            )
-        else:
-            from phoneuse_runtime.util.extras import nats_py_problem
-
-            problem = nats_py_problem()  # before `serve` makes a token: how to get nats-py
-            if problem:
-                found.append(("nats_url", problem))
-    return found
+    return loaded.value

@@ -2,9 +2,10 @@
 factory that makes its `Device` and its `doctor` checks. A new backend is its room under
 `device/` and one row here.
 
-Each row imports its room only when called, so that `--device sim` never imports adbutils. The
-settings (`config/`) do not check `device`: this table does, when a command that runs a device
-loads them (`cli/options.device_settings`), before anything is made.
+Each row imports its room only when called, so that `--device sim` never imports adbutils. A
+factory and the checks take the device section (`config/sections.DeviceSettings`, whose values
+load_settings has checked). The settings do not check `device` itself: this table does, when
+a command that runs a device loads them (`cli/options.device_settings`), before anything is made.
 """
 
 from __future__ import annotations
@@ -12,11 +13,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from phoneuse_runtime.config.sections import DeviceSettings
 from phoneuse_runtime.config.settings import ConfigError, Settings
 from phoneuse_runtime.device.base import Device
 from phoneuse_runtime.util.checks import Check
 
-BackendChecks = Callable[[Settings], Awaitable[list[Check]]]
+BackendChecks = Callable[[DeviceSettings], Awaitable[list[Check]]]
 
 
 @dataclass(frozen=True)
@@ -24,7 +26,7 @@ class Backend:
     """One device kind: `name`, then `:ARGUMENT` when `argument` names one (adb's serial)."""
 
     name: str
-    make: Callable[[Settings], Device]
+    make: Callable[[DeviceSettings], Device]  # of the `device` section (Settings.device_section)
     checks: BackendChecks | None = None
     argument: str = ""  # what follows `name:`, for the help text; "" = the kind takes none
 
@@ -33,31 +35,31 @@ class Backend:
         return f"{self.name}[:{self.argument}]" if self.argument else self.name
 
 
-def _sim(settings: Settings) -> Device:
+def _sim(settings: DeviceSettings) -> Device:
     from phoneuse_runtime.device.sim.device import SimDevice
 
     return SimDevice(state_file=settings.sim_state)
 
 
-def _adb(settings: Settings) -> Device:
+def _adb(settings: DeviceSettings) -> Device:
     from phoneuse_runtime.device.adb.device import AdbDevice
 
     return AdbDevice(device=settings.device, adb_server=settings.adb_server, poll_ms=settings.poll_ms)
 
 
-async def _adb_checks(settings: Settings) -> list[Check]:
+async def _adb_checks(settings: DeviceSettings) -> list[Check]:
     from phoneuse_runtime.device.adb.doctor import checks
 
     return await checks(settings)
 
 
-def _termux(settings: Settings) -> Device:
+def _termux(settings: DeviceSettings) -> Device:
     from phoneuse_runtime.device.termux.device import TermuxDevice
 
     return TermuxDevice(self_adb=settings.self_adb, adb_server=settings.adb_server, poll_ms=settings.poll_ms)
 
 
-async def _termux_checks(settings: Settings) -> list[Check]:
+async def _termux_checks(settings: DeviceSettings) -> list[Check]:
     from phoneuse_runtime.device.termux.doctor import checks
 
     return await checks(settings)
@@ -91,5 +93,5 @@ def backend_for(device: str) -> Backend:
 
 
 def make_device(settings: Settings) -> Device:
-    """The `Device` of `settings.device`, not yet started."""
-    return backend_for(settings.device).make(settings)
+    """The `Device` of `settings.device`, not yet started, made of the device section."""
+    return backend_for(settings.device).make(settings.device_section)

@@ -9,7 +9,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from phoneuse_runtime.device.adb.connection import Client, TrackDevices, server_address
+from phoneuse_runtime.config.addresses import server_address
+from phoneuse_runtime.device.adb.connection import Client, TrackDevices
 
 log = logging.getLogger(__name__)
 

@@ -1,5 +1,6 @@
 """The fleet's settings: command-line flags over PHONEUSE_FLEET_* environment over the fleet's
-TOML (or JSON) config file over defaults, as config.py does for `serve`.
+TOML (or JSON) config file over defaults, by the loader `serve`'s settings use (config/layers.py);
+the `phones` table is the fleet's own, read here.
 
 The file is `fleet.toml` in the fleet data dir unless `--config` names one:
 
@@ -21,25 +22,20 @@ simulated phones as `sim` says, unless `--sim` (or PHONEUSE_FLEET_SIM) set their
 
 from __future__ import annotations
 
-import json
-import os
-import sys
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from phoneuse_runtime.config.settings import coerce_bool, data_dir_from_env
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from phoneuse_runtime.config.errors import ConfigError
+from phoneuse_runtime.config.layers import FileProblem, load_layers
+from phoneuse_runtime.config.layers import read_table as read_layer_table
+from phoneuse_runtime.config.settings import data_dir_from_env
 
 CONFIG_FILE = "fleet.toml"
 DEFAULT_LISTEN = "127.0.0.1:50050"
 
 
-class FleetConfigError(Exception):
+class FleetConfigError(ConfigError):
     """A fleet setting has a value the fleet cannot use."""
 
 
@@ -72,82 +68,77 @@ class FleetSettings:
     fixed: frozenset[str] = frozenset()
 
 
-_SCALARS = {f.name for f in fields(FleetSettings)} - {"data_dir", "phones", "config_file", "fixed"}
-
-
-def _coerce(name: str, value: Any, current: Any) -> Any:
-    if isinstance(current, bool):
-        return coerce_bool(value)
-    if isinstance(current, int):
-        number = int(value)
-        if number < 0:
-            raise ValueError(f"must be 0 or more, got {number}")
-        return number
-    return str(value)
+_SCALARS = frozenset(f.name for f in fields(FleetSettings)) - {"data_dir", "phones", "config_file", "fixed"}
+_COUNTS = ("sim",)  # numbers that may be 0, never below
 
 
 def _phones(raw: Any, where: str) -> tuple[RemotePhone, ...]:
     if not isinstance(raw, list):
-        raise FleetConfigError(f"{where}: phones must be a list of {{serial, address}} tables")
+        raise FleetConfigError(f"phones ({where}): must be a list of {{serial, address}} tables")
     out = []
     for i, entry in enumerate(raw):
         if not isinstance(entry, dict) or set(entry) != {"serial", "address"}:
-            raise FleetConfigError(f"{where}: phones[{i}] must have exactly serial and address")
+            raise FleetConfigError(f"phones[{i}] ({where}): must have exactly serial and address")
         serial, address = str(entry["serial"]), str(entry["address"])
         if not serial or ":" not in address:
-            raise FleetConfigError(f"{where}: phones[{i}] needs a serial and an address HOST:PORT")
+            raise FleetConfigError(f"phones[{i}] ({where}): needs a serial and an address HOST:PORT")
         out.append(RemotePhone(serial, address))
     return tuple(out)
 
 
-def _apply(settings: FleetSettings, values: dict[str, Any], where: str) -> FleetSettings:
-    changes: dict[str, Any] = {}
-    for name, value in values.items():
-        if value is None:
-            continue
-        if name == "phones":
-            changes["phones"] = _phones(value, where)
-            continue
-        if name not in _SCALARS:
-            known = ", ".join(sorted(_SCALARS | {"phones"}))
-            raise FleetConfigError(f"{where}: unknown setting {name!r}; known: {known}")
-        try:
-            changes[name] = _coerce(name, value, getattr(settings, name))
-        except (TypeError, ValueError) as exc:
-            raise FleetConfigError(f"{where}: bad value for {name}: {exc}") from exc
-    return replace(settings, **changes)
-
-
 def read_file(path: Path) -> dict[str, Any]:
     try:
-        text = path.read_text(encoding="utf-8")
-        table: Any = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
-    except (OSError, UnicodeDecodeError, ValueError) as exc:  # TOMLDecodeError is a ValueError
-        raise FleetConfigError(f"{path}: {exc}") from exc
-    if not isinstance(table, dict):
-        raise FleetConfigError(f"{path}: expected a table of settings")
-    return table
+        return read_layer_table(path)
+    except FileProblem as exc:
+        raise FleetConfigError(str(exc)) from exc
+
+
+def _raise(found: list[str]) -> None:
+    if len(found) == 1:
+        raise FleetConfigError(found[0])
+    if found:
+        raise FleetConfigError(f"{len(found)} fleet settings are bad:\n" + "\n".join(f"  {p}" for p in found))
+
+
+def _count_problems(settings: FleetSettings, origin: Any) -> list[str]:
+    return [
+        f"{name} ({origin(name)}): must be 0 or more, got {getattr(settings, name)}"
+        for name in _COUNTS
+        if getattr(settings, name) < 0
+    ]
 
 
 def load_fleet_settings(flags: dict[str, Any], *, config_file: Path | None = None) -> FleetSettings:
-    """Flags (None = not given) over PHONEUSE_FLEET_<NAME> over the file over defaults."""
-    settings = FleetSettings()
+    """Flags (None = not given) over PHONEUSE_FLEET_<NAME> over the file over defaults; one
+    FleetConfigError lists every problem ("setting (where from): what is wrong")."""
+    base = FleetSettings()
     if flags.get("data_dir"):
-        settings = replace(settings, data_dir=Path(flags["data_dir"]).expanduser())
-    path = config_file or settings.data_dir / CONFIG_FILE
+        base = replace(base, data_dir=Path(flags["data_dir"]).expanduser())
+    path = config_file or base.data_dir / CONFIG_FILE
+    file = None
     if path.is_file():
-        settings = _apply(settings, read_file(path), str(path))
+        table = read_file(path)
+        if "phones" in table:
+            base = replace(base, phones=_phones(table["phones"], str(path)))
+        file = (str(path), table)
     elif config_file is not None:
         raise FleetConfigError(f"config file {config_file} does not exist")
-    env = {
-        name: os.environ[f"PHONEUSE_FLEET_{name.upper()}"]
-        for name in _SCALARS
-        if f"PHONEUSE_FLEET_{name.upper()}" in os.environ
-    }
-    settings = _apply(settings, env, "environment")
-    given = {k: v for k, v in flags.items() if k != "data_dir" and v is not None}
-    settings = _apply(settings, given, "flags")
-    return replace(settings, config_file=path, fixed=frozenset(env) | frozenset(given))
+    loaded = load_layers(
+        FleetSettings,
+        base=base,
+        prefix="PHONEUSE_FLEET_",
+        flags={k: v for k, v in flags.items() if k != "data_dir"},
+        file=file,
+        names=_SCALARS,
+        own=("phones",),
+    )
+    bad = {p.partition(" (")[0] for p in loaded.problems}
+    found = loaded.problems + [
+        p for p in _count_problems(loaded.value, loaded.origin) if p.partition(" (")[0] not in bad
+    ]
+    _raise(found)
+    fixed = loaded.given("flag", "environment")
+    return replace(loaded.value, config_file=path, fixed=fixed)
 
 
 @dataclass(frozen=True)
@@ -160,13 +151,22 @@ class Reloaded:
 
 
 def reload_file(settings: FleetSettings) -> Reloaded:
+    """The file's phones and `sim` (unless fixed) as `load_fleet_settings` reads them; the
+    file's other settings are read at start only."""
     path = settings.config_file
     table = read_file(path) if path is not None and path.is_file() else {}
     where = str(path)
-    sim = None
-    if "sim" not in settings.fixed:
-        try:
-            sim = _coerce("sim", table.get("sim", 0), 0)
-        except (TypeError, ValueError) as exc:
-            raise FleetConfigError(f"{where}: bad value for sim: {exc}") from exc
-    return Reloaded(_phones(table.get("phones", []), where), sim)
+    phones = _phones(table.get("phones", []), where)
+    if "sim" in settings.fixed:
+        return Reloaded(phones, None)
+    loaded = load_layers(
+        FleetSettings,
+        base=FleetSettings(data_dir=settings.data_dir),
+        prefix="PHONEUSE_FLEET_",
+        flags={},
+        file=(where, {"sim": table.get("sim", 0)}),
+        names=("sim",),
+        environ={},
+    )
+    _raise(loaded.problems + _count_problems(loaded.value, loaded.origin))
+    return Reloaded(phones, loaded.value.sim)

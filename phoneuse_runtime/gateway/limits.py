@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from phoneuse_runtime.config.settings import Settings, positive_group
+from phoneuse_runtime.config.sections import GatewaySettings
+from phoneuse_runtime.config.settings import Settings
 from phoneuse_runtime.kernel.limits import MAX_ID_CHARS
 
 # A hello's fields, in characters; a longer one is refused (`bad hello payload`), never clipped:
@@ -36,8 +37,9 @@ class GatewayLimits:
     max_pending_requests: int
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> GatewayLimits:
-        return cls(**positive_group(settings, "gateway_", [f.name for f in fields(cls)]))
+    def from_settings(cls, gateway: GatewaySettings) -> GatewayLimits:
+        """The limits of the `gateway` section (checked by load_settings)."""
+        return cls(**{f.name: getattr(gateway, f.name) for f in fields(cls)})
 
     def caps(self) -> dict[str, int]:
         """The extra `server_caps` fields."""

@@ -119,7 +119,7 @@ class Gateway:
         self.name = name
         self.settings = settings
         self.address = address or settings.gateway_listen
-        self.limits = GatewayLimits.from_settings(settings)
+        self.limits = GatewayLimits.from_settings(settings.gateway_section)
         self.waker = push.Waker(settings.ntfy_url) if settings.ntfy_url else None
         self._guesses = GuessBudget(self.limits.auth_failures, self.limits.auth_window_s)
         self.parts: list[Part] = list(default_parts() if parts is None else parts)

@@ -524,7 +524,7 @@ class Runtime:
     async def _judge_front(self, call: _Call, front: Foreground) -> str | None:
         """PermissionDenied for the owner's controls; the reason to hold the call when a policy
         wants the owner to approve UI in that app (unless the owner already did); else None."""
-        refusal = front_refusal(self.settings, front)
+        refusal = front_refusal(self.settings.owner, front)
         if refusal is not None:
             raise PermissionDenied(f"{call.name}: {refusal}")
         if call.approved_in == front.package:

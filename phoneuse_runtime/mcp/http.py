@@ -17,7 +17,7 @@ import socket
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from phoneuse_runtime.config.settings import Settings
+from phoneuse_runtime.config.sections import McpSettings
 from phoneuse_runtime.kernel.registry import Contribution
 from phoneuse_runtime.kernel.runtime import Runtime
 from phoneuse_runtime.mcp import MCP_PATH
@@ -112,14 +112,16 @@ class McpHttpServer:
 
     @classmethod
     def from_settings(
-        cls, settings: Settings, *, tokens: Mapping[str, str], render_spec: RenderSpec
+        cls, mcp: McpSettings, *, tokens: Mapping[str, str], max_body_bytes: int, render_spec: RenderSpec
     ) -> McpHttpServer:
+        """The server of the `mcp` section; a request body is held to `max_body_bytes` (the
+        gRPC server's `grpc_max_receive_bytes`: the same params either way)."""
         return cls(
-            settings.mcp_listen,
+            mcp.listen,
             tokens=tokens,
             render_spec=render_spec,
-            allowed_origins=settings.mcp_allowed_origins,
-            max_body_bytes=settings.grpc_max_receive_bytes,
+            allowed_origins=mcp.allowed_origins,
+            max_body_bytes=max_body_bytes,
         )
 
     def contribution(self) -> Contribution:

@@ -51,7 +51,7 @@ from phoneuse_runtime.memory.store import Graph, Node
 from phoneuse_runtime.util.tasks import cancel_and_wait
 
 if TYPE_CHECKING:
-    from phoneuse_runtime.config.settings import Settings
+    from phoneuse_runtime.config.sections import MemorySettings
     from phoneuse_runtime.kernel.runtime import Runtime
     from phoneuse_runtime.memory.ingest import Ingestor
 
@@ -193,24 +193,16 @@ class Memory:
         self.dimensions: int | None = None  # fixed by the first vectors stored (embeddings.py)
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> Memory:
-        from phoneuse_runtime.config.settings import ConfigError
-        from phoneuse_runtime.memory.resolve import valid_region
-
-        if not valid_region(settings.memory_default_region):
-            raise ConfigError(
-                f"memory.default_region must be a two-letter region such as US, GB or FR, "
-                f"got {settings.memory_default_region!r}"
-            )
-        # memory_catch_up_s and memory_retention_days are checked by load_settings.
+    def from_settings(cls, memory: MemorySettings, *, data_dir: Path) -> Memory:
+        """The memory of the `memory` section (checked by load_settings), in `data_dir`."""
         return cls(
-            settings.data_dir,
-            default_region=settings.memory_default_region,
-            retention_days=settings.memory_retention_days,
-            ingest=settings.memory_ingest,
-            catch_up_s=settings.memory_catch_up_s,
-            embeddings_url=settings.memory_embeddings_url,
-            embeddings_model=settings.memory_embeddings_model,
+            data_dir,
+            default_region=memory.default_region,
+            retention_days=memory.retention_days,
+            ingest=memory.ingest,
+            catch_up_s=memory.catch_up_s,
+            embeddings_url=memory.embeddings_url,
+            embeddings_model=memory.embeddings_model,
         )
 
     # --- lifecycle ---------------------------------------------------------------

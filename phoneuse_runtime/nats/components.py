@@ -8,13 +8,17 @@ from typing import TYPE_CHECKING
 from phoneuse_runtime.nats.leases import KvLeaseStore, Leases, LeaseStore, MemoryLeaseStore
 
 if TYPE_CHECKING:
-    from phoneuse_runtime.config.settings import Settings
+    from pathlib import Path
+
+    from phoneuse_runtime.config.sections import NatsSettings
     from phoneuse_runtime.kernel.components import Component
 
 
-def nats_components(settings: Settings) -> list[Component]:
-    device = settings.resolved_device_name
-    if not settings.nats_url:
+def nats_components(nats: NatsSettings, *, data_dir: Path) -> list[Component]:
+    """The leases and, with a url, the sink of the `nats` section (Settings.nats), the sink
+    spooling into `data_dir`."""
+    device = nats.device_name
+    if not nats.url:
         store: LeaseStore = MemoryLeaseStore()
         return [Leases(device_name=device, store=store)]
     from phoneuse_runtime.nats.link import NatsLink, read_nats_token, require_nats
@@ -22,14 +26,14 @@ def nats_components(settings: Settings) -> list[Component]:
     from phoneuse_runtime.nats.spool import SPOOL_FILE
 
     require_nats()
-    token = read_nats_token(settings.nats_token_file) if settings.nats_token_file else None
-    link = NatsLink(settings.nats_url, name=f"phoneuse-runtime {device}", token=token)
+    token = read_nats_token(nats.token_file) if nats.token_file else None
+    link = NatsLink(nats.url, name=f"phoneuse-runtime {device}", token=token)
     return [
         JetStreamSink(
             link,
             device_name=device,
-            buffer_events=settings.nats_buffer_events,
-            spool=settings.data_dir / SPOOL_FILE if settings.nats_spool else None,
+            buffer_events=nats.buffer_events,
+            spool=data_dir / SPOOL_FILE if nats.spool else None,
         ),
         Leases(device_name=device, store=KvLeaseStore(link), link=link),
     ]

@@ -16,13 +16,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from phoneuse_runtime.nats.sink import STREAM, SUBJECT_ROOT, SUBJECTS
+
+if TYPE_CHECKING:
+    from phoneuse_runtime.config.sections import NatsSettings
 
 CONNECT_TIMEOUT_S = 5.0
 HEARTBEAT_S = 1.0  # the ordered consumer's idle heartbeat: how soon a lost consumer is re-made
@@ -116,38 +118,20 @@ async def read_events(
         await sub.unsubscribe()
 
 
-# --- the command line --------------------------------------------------------------------
+# --- the command line (its parser: cli/events.py) ------------------------------------------
 
 
-def add_parser(sub: Any) -> None:
-    p = sub.add_parser(
-        "events",
-        help="print the fleet's events from NATS JetStream (every phone's, in order, from a cursor)",
-    )
-    p.add_argument("--nats-url", help="NATS server (default $PHONEUSE_NATS_URL)")
-    p.add_argument(
-        "--nats-token-file",
-        help="a file holding the NATS server's token (default $PHONEUSE_NATS_TOKEN_FILE; none)",
-    )
-    p.add_argument("--device", help="only this phone's events (its device name)")
-    p.add_argument(
-        "--since",
-        type=int,
-        default=0,
-        metavar="SEQ",
-        help="print the events after this stream sequence (the last seq you handled; default 0: all)",
-    )
-    p.add_argument("--follow", action="store_true", help="keep printing new events as they are stored")
-    p.add_argument("--json", action="store_true", help="one JSON object per line")
-
-
-def main(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace, nats: NatsSettings) -> int:
+    """`phoneuse-runtime events`, with the NATS server and token file of the `nats` section
+    (flags > PHONEUSE_NATS_* > config.toml > defaults, as load_settings read them)."""
     from phoneuse_runtime.util.device_names import is_device_name
     from phoneuse_runtime.util.display import printable, safe_json
 
-    url = args.nats_url or os.environ.get("PHONEUSE_NATS_URL", "")
+    url = nats.url
     if not url:
-        print("phoneuse-runtime: events needs --nats-url (or $PHONEUSE_NATS_URL)", file=sys.stderr)
+        print(
+            "phoneuse-runtime: events needs --nats-url (or $PHONEUSE_NATS_URL, or nats_url)", file=sys.stderr
+        )
         return 2
     if args.device is not None and not is_device_name(args.device):
         print(f"phoneuse-runtime: {printable(repr(args.device))} is not a device name", file=sys.stderr)
@@ -155,18 +139,11 @@ def main(args: argparse.Namespace) -> int:
     if args.since < 0:
         print("phoneuse-runtime: --since must be 0 or a stream sequence", file=sys.stderr)
         return 2
-    from phoneuse_runtime.util.extras import nats_py_problem
-
-    problem = nats_py_problem()
-    if problem:
-        print(f"phoneuse-runtime: {problem.replace('--nats-url', 'events')}", file=sys.stderr)
-        return 2
     from phoneuse_runtime.config.settings import ConfigError
     from phoneuse_runtime.nats.link import read_nats_token
 
-    token_file = args.nats_token_file or os.environ.get("PHONEUSE_NATS_TOKEN_FILE", "")
     try:
-        token = read_nats_token(token_file) if token_file else None
+        token = read_nats_token(nats.token_file) if nats.token_file else None
     except ConfigError as exc:
         print(f"phoneuse-runtime: {printable(str(exc))}", file=sys.stderr)
         return 2

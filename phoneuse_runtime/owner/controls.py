@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from phoneuse_runtime.config.owner import SYSTEM_UI
 
 if TYPE_CHECKING:
-    from phoneuse_runtime.config.settings import Settings
+    from phoneuse_runtime.config.sections import OwnerSettings
     from phoneuse_runtime.device.base import Foreground
 
 # Intent actions that open a screen where the runtime's guard can be switched off.
@@ -56,30 +56,30 @@ GUARD_ACTIONS = frozenset(
 HOW = "the agent never drives the owner's own controls (the owner_apps setting lists them)"
 
 
-def package_refusal(settings: Settings, package: str, *, what: str) -> str | None:
+def package_refusal(owner: OwnerSettings, package: str, *, what: str) -> str | None:
     """Why `package` may not be opened, closed or sent an intent; None when it may."""
-    if package.strip() in settings.owner_apps:
+    if package.strip() in owner.owner_apps:
         return f"{what} {package.strip()} is one of the owner's controls: {HOW}"
     return None
 
 
-def intent_refusal(settings: Settings, *, action: str, package: str, component: str) -> str | None:
+def intent_refusal(owner: OwnerSettings, *, action: str, package: str, component: str) -> str | None:
     """Why an intent may not be sent; None when it may."""
     action = action.strip()
     guarding = action.startswith(SETTINGS_ACTION_PREFIX) or action in GUARD_ACTIONS
-    if guarding and "com.android.settings" in settings.owner_apps:
+    if guarding and "com.android.settings" in owner.owner_apps:
         return f"intent action {action} opens the owner's settings: {HOW}"
     for target, what in ((package, "package"), (component.split("/", 1)[0], "component of")):
         if target:
-            refusal = package_refusal(settings, target, what=what)
+            refusal = package_refusal(owner, target, what=what)
             if refusal:
                 return refusal
     return None
 
 
-def front_refusal(settings: Settings, front: Foreground) -> str | None:
+def front_refusal(owner: OwnerSettings, front: Foreground) -> str | None:
     """Why a UI action may not run with `front` in front; None when it may."""
-    if front.package in settings.owner_apps:
+    if front.package in owner.owner_apps:
         shown = "the notification shade or lock screen" if front.package == SYSTEM_UI else front.package
         return f"{shown} is in front, one of the owner's controls: {HOW}; open another app first"
     return None

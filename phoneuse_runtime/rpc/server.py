@@ -16,7 +16,8 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2_grpc
 
-from phoneuse_runtime.config.settings import Settings, positive_group
+from phoneuse_runtime.config.sections import GrpcSettings
+from phoneuse_runtime.config.settings import Settings
 from phoneuse_runtime.kernel.registry import Contribution
 from phoneuse_runtime.kernel.runtime import Runtime
 from phoneuse_runtime.rpc import protocol_pb2 as pb
@@ -54,8 +55,9 @@ class GrpcLimits:
     keepalive_timeout_s: float  # and closed if the ping is not answered in time (a frozen app)
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> GrpcLimits:
-        return cls(**positive_group(settings, "grpc_", [f.name for f in fields(cls)]))
+    def from_settings(cls, grpc: GrpcSettings) -> GrpcLimits:
+        """The limits of the `grpc` section (checked by load_settings)."""
+        return cls(**{f.name: getattr(grpc, f.name) for f in fields(cls)})
 
     def within_open_files(self) -> GrpcLimits:
         """These limits with the connection cap lowered, if need be, so that connections can
@@ -122,7 +124,7 @@ class GrpcServer:
         self.address = address
         self.also = tuple(also)
         self.auth = BearerAuth(tokens, tokens_file=tokens_file)  # keeps only the tokens' hashes
-        self.limits = limits or GrpcLimits.from_settings(Settings())
+        self.limits = limits or GrpcLimits.from_settings(Settings().grpc)
         self.port = 0
         self._server: grpc.aio.Server | None = None
 

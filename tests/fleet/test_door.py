@@ -285,7 +285,7 @@ def test_a_broken_config_on_reload_keeps_the_phones(farm: RunningFleet) -> None:
     config.write_text("phones = [ {serial = 'x'} ]\n")
     farm.proc.send_signal(signal.SIGHUP)
     poll("the refusal logged", lambda: "kept the phones as they were" in farm.log_text(), timeout_s=20)
-    assert "phones[0] must have exactly serial and address" in farm.log_text()
+    assert f"phones[0] ({config}): must have exactly serial and address" in farm.log_text()
     config.write_text("phones = []\n")
     assert farm.proc.poll() is None
 

@@ -193,7 +193,9 @@ def test_an_unknown_config_setting_is_refused_naming_the_known_ones(tmp_path: Pa
         check=False,
     )
     assert done.returncode == 2, done
-    assert "unknown setting 'simm'; known: adb, adb_server," in done.stderr
+    assert "simm (" in done.stderr
+    assert "fleet.toml): unknown setting; known: adb, adb_server," in done.stderr
+    assert ", phones, sim" in done.stderr
 
 
 @needs_nginx
@@ -241,7 +243,8 @@ def test_fleet_settings_are_flags_over_environment_over_the_file(
     monkeypatch.setenv("PHONEUSE_FLEET_SIM", "many")
     from phoneuse_runtime.fleet.settings import FleetConfigError
 
-    with pytest.raises(FleetConfigError, match="environment: bad value for sim"):
+    bad = r"sim \(environment\): bad value: expected a whole number, got 'many'"
+    with pytest.raises(FleetConfigError, match=bad):
         load_fleet_settings({"data_dir": tmp_path}, config_file=config)
 
 

@@ -113,12 +113,12 @@ def test_gateway_settings_come_from_flags_env_and_config(
     assert (flagged.gateway_listen, flagged.gateway) == ("127.0.0.1:9002", True)
 
 
-async def test_a_zero_limit_is_a_config_error(tmp_path: Path) -> None:
-    from phoneuse_runtime.config.settings import ConfigError, Settings
-    from phoneuse_runtime.gateway.server import Gateway
+def test_a_zero_limit_is_a_config_error_at_load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from phoneuse_runtime.config.settings import ConfigError, load_settings
 
-    with pytest.raises(ConfigError, match="gateway_max_frame_bytes"):
-        Gateway(Settings(data_dir=tmp_path, gateway_max_frame_bytes=0))
+    monkeypatch.setenv("PHONEUSE_GATEWAY_MAX_FRAME_BYTES", "0")
+    with pytest.raises(ConfigError, match=r"gateway_max_frame_bytes \(environment\): must be greater than 0"):
+        load_settings({"data_dir": tmp_path})
 
 
 async def test_a_gateway_port_in_use_stops_the_start_with_a_clear_error(

@@ -8,14 +8,13 @@ from typing import Any
 
 import pytest
 
-from phoneuse_runtime.app import build_app
 from phoneuse_runtime.config.settings import ConfigError, Settings, load_settings
 from phoneuse_runtime.device.base import ShellResult
 from phoneuse_runtime.device.sim.device import SimDevice
 from phoneuse_runtime.memory import Memory
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 
-from ..conftest import TOKEN, Client, ServerFactory
+from ..conftest import Client, ServerFactory
 from .test_graph_grpc import fed, settle
 
 
@@ -100,24 +99,30 @@ def test_memory_settings_come_from_the_memory_table(tmp_path: Path, monkeypatch:
     settings = load_settings({"data_dir": tmp_path})
     assert (settings.memory_retention_days, settings.memory_ingest) == (7, False)
     (tmp_path / "config.toml").write_text("[memory]\nretension_days = 30\n")
-    with pytest.raises(ConfigError, match="unknown setting 'memory_retension_days'"):
+    with pytest.raises(ConfigError, match=r"memory_retension_days \(.*config\.toml\): unknown setting"):
         load_settings({"data_dir": tmp_path})
 
 
-@pytest.mark.parametrize(
-    ("change", "message"),
-    [
-        ({"memory_default_region": "Narnia"}, "memory.default_region must be a two-letter region"),
-    ],
-)
-async def test_bad_memory_settings_stop_start_up(
-    tmp_path: Path, change: dict[str, Any], message: str
+@pytest.mark.parametrize("where", ["flag", "environment", "file"])
+def test_a_bad_memory_region_is_refused_at_load_naming_where_it_came_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
 ) -> None:
-    settings = Settings(data_dir=tmp_path, grpc_listen="127.0.0.1:0", **change)
-    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        await build_app(settings, token=TOKEN)
+    flags: dict[str, Any] = {"data_dir": tmp_path}
+    if where == "flag":
+        flags["memory_default_region"] = "Narnia"
+    elif where == "environment":
+        monkeypatch.setenv("PHONEUSE_MEMORY_DEFAULT_REGION", "Narnia")
+    else:
+        (tmp_path / "config.toml").write_text('[memory]\ndefault_region = "Narnia"\n')
+        where = str(tmp_path / "config.toml")
+    with pytest.raises(ConfigError) as caught:
+        load_settings(flags)
+    assert str(caught.value) == (
+        f"memory_default_region ({where}): must be a two-letter region such as US, GB or FR, got 'Narnia'"
+    )
     assert not (tmp_path / "memory.db").exists()
-    assert isinstance(Memory.from_settings(Settings(data_dir=tmp_path)), Memory)
+    assert load_settings({"data_dir": tmp_path, "memory_default_region": "gb"}).memory.default_region == "gb"
+    assert isinstance(Memory.from_settings(Settings().memory, data_dir=tmp_path), Memory)
 
 
 @pytest.mark.parametrize("name", ["memory_retention_days", "memory_catch_up_s"])

@@ -104,7 +104,10 @@ async def make_runtime(tmp_path: Path) -> AsyncIterator[RuntimeFactory]:
             memory_ingest=False,
         )
         settings = replace(base, **overrides)
-        parts = [GrpcServer("127.0.0.1:0", tokens=TOKENS), *nats_components(settings)]
+        parts = [
+            GrpcServer("127.0.0.1:0", tokens=TOKENS),
+            *nats_components(settings.nats, data_dir=settings.data_dir),
+        ]
         app = await build_app(settings, token=TOKENS["agent"], components=parts)
         channel = grpc.aio.insecure_channel(f"127.0.0.1:{app.port}")
         runtime = Runtime(app, channel, pb_grpc.AndroidRuntimeStub(channel), settings)  # type: ignore[arg-type]

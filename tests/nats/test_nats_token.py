@@ -97,5 +97,5 @@ def test_a_missing_or_bad_token_file_is_a_config_error_that_never_shows_it(
         path.write_text(content)
     settings = Settings(data_dir=tmp_path, nats_url="nats://127.0.0.1:4222", nats_token_file=str(path))
     with pytest.raises(ConfigError, match=says) as caught:
-        nats_components(settings)
+        nats_components(settings.nats, data_dir=tmp_path)
     assert content is None or content not in str(caught.value)

@@ -61,18 +61,6 @@ def is_network_serial(serial: str) -> bool:
     return match is not None and 0 < int(match.group(2)) < 65536
 
 
-def server_address(setting: str) -> tuple[str, int]:
-    """The adb server from the `adb_server` setting: HOST:PORT, or a PORT on this host."""
-    text = setting.strip()
-    host, sep, port = text.rpartition(":")
-    if not sep:
-        host, port = "127.0.0.1", text
-    host = host.strip("[]") or "127.0.0.1"
-    if not port.isdigit() or not 0 < int(port) < 65536:
-        raise ConfigError(f"adb_server must be HOST:PORT or PORT, got {setting!r}")
-    return host, int(port)
-
-
 @dataclass(frozen=True)
 class Attached:
     """One line of `adb devices`."""

@@ -34,6 +34,7 @@ from urllib.parse import quote as url_quote
 
 import adbutils
 
+from phoneuse_runtime.config.addresses import server_address
 from phoneuse_runtime.config.settings import ConfigError
 from phoneuse_runtime.device.adb import apps, capture, dumpsys, forms, providers
 from phoneuse_runtime.device.adb.connection import (
@@ -44,7 +45,6 @@ from phoneuse_runtime.device.adb.connection import (
     device_serial,
     is_local,
     is_network_serial,
-    server_address,
     start_server,
 )
 from phoneuse_runtime.device.adb.errors import is_link_failure, translate

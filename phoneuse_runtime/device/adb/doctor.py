@@ -10,14 +10,15 @@ import time
 
 import adbutils
 
-from phoneuse_runtime.config.settings import ConfigError, Settings
+from phoneuse_runtime.config.addresses import server_address
+from phoneuse_runtime.config.sections import DeviceSettings
+from phoneuse_runtime.config.settings import ConfigError
 from phoneuse_runtime.device.adb.connection import (
     STATE_ADVICE,
     Client,
     choose_serial,
     device_serial,
     is_network_serial,
-    server_address,
 )
 from phoneuse_runtime.device.adb.shell import command
 from phoneuse_runtime.device.adb.ui import IME_ID, U2Server
@@ -27,12 +28,12 @@ from phoneuse_runtime.util.checks import Check
 TIMEOUT_S = 5.0
 
 
-async def checks(settings: Settings) -> list[Check]:
+async def checks(settings: DeviceSettings) -> list[Check]:
     """The adb backend's checks (its row in device/backends.py), run off the event loop: adbutils blocks."""
     return await asyncio.to_thread(adb_checks, settings)
 
 
-def adb_checks(settings: Settings) -> list[Check]:
+def adb_checks(settings: DeviceSettings) -> list[Check]:
     found: list[Check] = []
     try:
         exe = adbutils.adb_path()

@@ -14,7 +14,8 @@ import shutil
 import time
 from pathlib import Path
 
-from phoneuse_runtime.config.settings import ConfigError, Settings
+from phoneuse_runtime.config.sections import DeviceSettings
+from phoneuse_runtime.config.settings import ConfigError
 from phoneuse_runtime.device.termux import commands
 from phoneuse_runtime.device.termux.selfadb import SelfAdb
 from phoneuse_runtime.kernel.errors import PermissionDenied, RuntimeFailure, Timeout, Unsupported
@@ -40,7 +41,7 @@ PERMISSION_PROBES: tuple[tuple[str, tuple[str, ...], str], ...] = (
 )
 
 
-async def checks(settings: Settings) -> list[Check]:
+async def checks(settings: DeviceSettings) -> list[Check]:
     found = [await _api_check()]
     if found[0].status == "fail":
         return [*found, await _service_check(), *await _self_adb_checks(settings)]
@@ -144,7 +145,7 @@ async def _service_check() -> Check:
     )
 
 
-async def _self_adb_checks(settings: Settings) -> list[Check]:
+async def _self_adb_checks(settings: DeviceSettings) -> list[Check]:
     enable = (
         "turn on Developer options > Wireless debugging, pair once with `adb pair 127.0.0.1:PORT CODE` "
         "(termux/README.md), or set self_adb to a fixed port after `adb tcpip 5555`"
@@ -168,7 +169,8 @@ async def _self_adb_checks(settings: Settings) -> list[Check]:
             Check("self-adb", "warn", f"UI actions are unavailable: {finder.problem}", enable),
             await _phantom_unknown(),
         ]
-    from phoneuse_runtime.device.adb.connection import Client, server_address
+    from phoneuse_runtime.config.addresses import server_address
+    from phoneuse_runtime.device.adb.connection import Client
 
     host, port = server_address(settings.adb_server)
     client = Client(host, port)

@@ -26,6 +26,7 @@ import re
 import socket
 from collections.abc import Callable
 
+from phoneuse_runtime.config.addresses import LOOPBACK, parse_self_adb, server_address
 from phoneuse_runtime.config.settings import ConfigError
 from phoneuse_runtime.device.adb.device import AdbDevice
 from phoneuse_runtime.kernel.events import EventSink
@@ -33,22 +34,8 @@ from phoneuse_runtime.util.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
-LOOPBACK = "127.0.0.1"
 MDNS_TIMEOUT_S = 5.0
 _CONNECT_SERVICE = re.compile(r"_adb-tls-connect\._tcp\.?\s+(\S+):(\d+)\s*$")
-
-
-def parse_self_adb(value: str) -> str | None:
-    """`auto`, `off`, or the HOST:PORT a `PORT` / `HOST:PORT` setting names; ConfigError otherwise."""
-    text = value.strip().lower()
-    if text in ("auto", "off"):
-        return text
-    host, sep, port = value.strip().rpartition(":")
-    if not sep:
-        host, port = LOOPBACK, value.strip()
-    if not port.isdigit() or not 0 < int(port) < 65536 or not host:
-        raise ConfigError(f"self_adb must be auto, off, PORT or HOST:PORT, got {value!r}")
-    return f"{host}:{int(port)}"
 
 
 def is_own_address(host: str) -> bool:
@@ -150,7 +137,7 @@ class SelfAdb:
         is, and the pairing keys in ~/.android are all it needs)."""
         if self.mode not in ("auto", "off"):
             return self.mode
-        from phoneuse_runtime.device.adb.connection import Client, is_local, server_address, start_server
+        from phoneuse_runtime.device.adb.connection import Client, is_local, start_server
 
         host, port = server_address(self.adb_server)
         client = Client(host, port)

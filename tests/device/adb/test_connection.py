@@ -6,6 +6,7 @@ import queue
 
 import pytest
 
+from phoneuse_runtime.config.addresses import server_address
 from phoneuse_runtime.config.settings import ConfigError, Settings, default_adb_server
 from phoneuse_runtime.device.adb.connection import (
     Attached,
@@ -14,7 +15,6 @@ from phoneuse_runtime.device.adb.connection import (
     choose_serial,
     device_serial,
     is_network_serial,
-    server_address,
 )
 from tests.fakes.adb_server import FakeDeviceFactory
 from tests.fakes.echo_phone import EchoPhone

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import time
 
+from phoneuse_runtime.config.addresses import parse_self_adb
 from phoneuse_runtime.device.termux.device import TermuxDevice
-from phoneuse_runtime.device.termux.selfadb import local_serials, parse_mdns, parse_self_adb
+from phoneuse_runtime.device.termux.selfadb import local_serials, parse_mdns
 from phoneuse_runtime.kernel.capabilities import UI
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 from tests.conftest import ServerFactory

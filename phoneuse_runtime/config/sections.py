@@ -162,7 +162,7 @@ class MemorySettings(Section):
     embeddings_model: str
 
     def checks(self) -> list[tuple[str, str]]:
-        from phoneuse_runtime.memory.resolve import valid_region
+        from phoneuse_runtime.util.numbers import valid_region
 
         if valid_region(self.default_region):
             return []

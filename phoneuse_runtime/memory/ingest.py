@@ -43,9 +43,10 @@ from phoneuse_runtime.device.base import CallFilter, EventFilter, SmsFilter, set
 from phoneuse_runtime.kernel.capabilities import CALENDAR, CALLS, CONTACTS, SHELL, SMS
 from phoneuse_runtime.kernel.errors import RuntimeFailure
 from phoneuse_runtime.kernel.events import Event, now_ms
-from phoneuse_runtime.memory.resolve import e164, email_key, fold, phone_key, valid_region
+from phoneuse_runtime.memory.resolve import e164, email_key, fold, phone_key
 from phoneuse_runtime.memory.store import Entity, Graph
 from phoneuse_runtime.owner.privacy import mask_secrets
+from phoneuse_runtime.util.numbers import valid_region
 from phoneuse_runtime.util.tasks import cancel_and_wait
 
 if TYPE_CHECKING:

@@ -56,12 +56,3 @@ def fold(text: str) -> str:
     where Unicode can strip the mark (ł has none, so it stays ł, as in the FTS index)."""
     decomposed = unicodedata.normalize("NFKD", text.casefold())
     return "".join(c for c in decomposed if not unicodedata.combining(c))
-
-
-def valid_region(region: str) -> bool:
-    """Whether `region` is a two-letter region phonenumbers knows (US, GB, FR, ...)."""
-    if region.upper() == DEFAULT_REGION:
-        return True
-    import phonenumbers
-
-    return region.upper() in phonenumbers.SUPPORTED_REGIONS

@@ -31,3 +31,13 @@ def same_number(a: str, b: str) -> bool:
     shorter, longer = sorted((da, db), key=len)
     tail = shorter.removeprefix("0")
     return len(longer) > len(shorter) and len(tail) >= MIN_MATCH and longer.endswith(tail)
+
+
+def valid_region(region: str) -> bool:
+    """Whether `region` is a two-letter region phonenumbers knows (US, GB, FR, ...): the region
+    national numbers are read in (settings' memory_default_region, a SIM's country)."""
+    if region.upper() == "US":  # the default: no need to load phonenumbers' tables for it
+        return True
+    import phonenumbers
+
+    return region.upper() in phonenumbers.SUPPORTED_REGIONS

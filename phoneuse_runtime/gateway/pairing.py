@@ -33,6 +33,7 @@ from __future__ import annotations
 import collections
 import hashlib
 import hmac
+import re
 import secrets
 import sqlite3
 import string
@@ -125,31 +126,72 @@ class GuessBudget:
         return True
 
 
+# The common shapes of a generated token, besides a bare random body: a UUID (its 32 hex digits
+# are the body) and a short word before the body ("app-", "sk_live_", "iris:"), which carries
+# nothing and is set aside.
+_UUID = re.compile(
+    r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|"
+    r"[0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}"
+)
+_PREFIX = re.compile(r"[A-Za-z][A-Za-z0-9]{0,15}[-_.:]")
+_PREFIX_CHARS = frozenset(string.ascii_letters + string.digits + "-_.:")
+
+
+def _bodies(token: str) -> list[str]:
+    """The random bodies `token` may be, in its common shapes: itself; the hex digits of a UUID;
+    what follows one, two or three short words ending in `-`, `_`, `.` or `:`."""
+    bodies = [token]
+    rest = token
+    for _ in range(3):
+        word = _PREFIX.match(rest)
+        if word is None:
+            break
+        rest = rest[word.end() :]
+        bodies.append(rest)
+    return [b.replace("-", "") if _UUID.fullmatch(b) else b for b in bodies]
+
+
+def _body_problem(body: str) -> str | None:
+    """Why `body` does not look like a random base64url or hex string of 128 bits, or None."""
+    if not body or not set(body) <= BASE64URL:
+        return f"{TOKEN_RULE}; this one has other characters"
+    chars = set(body)
+    hexadecimal = chars <= HEX_LOWER or chars <= HEX_UPPER
+    alphabet, bits = (16, 4) if hexadecimal else (64, 6)
+    if len(body) * bits < MIN_TOKEN_BITS:
+        return f"{TOKEN_RULE}; this one is {len(body)} characters"
+    head = body[:33]
+    pairs = [head[i : i + 2] for i in range(len(head) - 1)]
+    steps = collections.Counter(ord(pair[1]) - ord(pair[0]) for pair in pairs)
+    kinds = sum(1 for kind in _KINDS if chars & kind)
+    if (
+        len(chars) < min(len(body), alphabet) // 2
+        or len(set(pairs)) * 3 < len(pairs) * 2
+        or max(steps.values()) * 3 > len(pairs)
+        or kinds < 2
+    ):
+        return f"{TOKEN_RULE}; this one repeats itself like no random token does"
+    return None
+
+
+_KINDS = (frozenset(string.ascii_lowercase), frozenset(string.ascii_uppercase), frozenset(string.digits))
+
+
 def token_problem(token: str) -> str | None:
     """Why an app's own token cannot be trusted to carry 128 bits, or None.
 
     One token says little about the generator it came from, so this is a screen against typed,
-    constant and patterned tokens, not a proof: base64url (or hex) only, enough characters
-    for 128 bits at 6 (or 4) bits each, at least half as many distinct characters as a random
-    one nearly always has, and over its first 33 characters, two thirds of the pairs of
-    neighbours distinct and no one step between neighbours in more than a third of them."""
-    if not token or not set(token) <= BASE64URL:
+    constant and patterned tokens, not a proof. The token is read in its common shapes
+    (`_bodies`: bare, a UUID, a short word and a body) and passes when one of its bodies does:
+    base64url (or hex) only, enough characters for 128 bits at 6 (or 4) bits each (a UUID's 32
+    hex digits count 128, for its 122 random bits), at least half as many distinct characters as
+    a random one nearly always has, two of lower case, upper case and digits (a random body of
+    22 has a one in 10^8 chance of fewer), and over its first 33 characters, two thirds of the
+    pairs of neighbours distinct and no one step between neighbours in more than a third."""
+    if not token or not set(token) <= _PREFIX_CHARS:
         return f"{TOKEN_RULE}; this one has other characters"
-    chars = set(token)
-    hexadecimal = chars <= HEX_LOWER or chars <= HEX_UPPER
-    alphabet, bits = (16, 4) if hexadecimal else (64, 6)
-    if len(token) * bits < MIN_TOKEN_BITS:
-        return f"{TOKEN_RULE}; this one is {len(token)} characters"
-    head = token[:33]
-    pairs = [head[i : i + 2] for i in range(len(head) - 1)]
-    steps = collections.Counter(ord(pair[1]) - ord(pair[0]) for pair in pairs)
-    if (
-        len(chars) < min(len(token), alphabet) // 2
-        or len(set(pairs)) * 3 < len(pairs) * 2
-        or max(steps.values()) * 3 > len(pairs)
-    ):
-        return f"{TOKEN_RULE}; this one repeats itself like no random token does"
-    return None
+    problems = [_body_problem(body) for body in _bodies(token)]
+    return None if None in problems else problems[0]
 
 
 def _hash(salt: bytes, token: str) -> bytes:

@@ -1,0 +1,108 @@
+"""The Iris gateway's door and its loop, attacked (issue 25: 10, 11, 18): a token shape real
+apps use refused, one device's huge messages stalling every other device, a local flood of
+hellos keeping a new app from its pairing code. Each asserts that the owner's pairings and
+the other devices' service were not touched."""
+
+from __future__ import annotations
+
+import re
+import secrets
+import sqlite3
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from phoneuse_runtime.cli.main import main
+from phoneuse_runtime.gateway.db import connect as db_connect
+from phoneuse_runtime.gateway.db import db_path
+from phoneuse_runtime.gateway.pairing import CODE_ALPHABET, PairingStore, token_problem
+from phoneuse_runtime.gateway.server import CLOSE_POLICY
+
+from ..gateway.conftest import GatewayServer
+
+CODE = re.compile(rf"pairing code: ([{CODE_ALPHABET}]{{4}}-[{CODE_ALPHABET}]{{4}})")
+
+
+def pending_rows(data_dir: Path) -> list[sqlite3.Row]:
+    conn = db_connect(db_path(data_dir))
+    try:
+        PairingStore.create_tables(conn)
+        return list(conn.execute("SELECT * FROM pairing_requests"))
+    finally:
+        conn.close()
+
+
+async def hello(server: GatewayServer, token: object, **fields: Any) -> dict[str, Any]:
+    """One connection's hello; the answer (and, when refused, the close that follows)."""
+    client = await server.open()
+    answer = await client.request("hello", {"token": token, **fields})
+    if answer["type"] == "error":
+        assert await client.closed() == CLOSE_POLICY
+    return answer
+
+
+# 11. The app's own token, in the shapes real apps make it.
+
+SHAPES: dict[str, Callable[[], str]] = {
+    "uuid4": lambda: str(uuid.uuid4()),
+    "UUID4": lambda: str(uuid.uuid4()).upper(),
+    "app- + 40 hex": lambda: "app-" + secrets.token_hex(20),
+    "sk_live_ + 32 hex": lambda: "sk_live_" + secrets.token_hex(16),
+    "app_ + base64url": lambda: "app_" + secrets.token_urlsafe(24),
+    "iris: + uuid4": lambda: "iris:" + str(uuid.uuid4()),
+    "base64url 22": lambda: secrets.token_urlsafe(16),
+    "hex 32": lambda: secrets.token_hex(16),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+async def test_an_app_token_of_a_common_shape_pairs(gateway_server: GatewayServer, shape: str) -> None:
+    """An Iris app whose own token is a UUID4 or a prefix and a random body asks to pair: it
+    gets a pairing code (and no one else's pairing is made or changed)."""
+    token = SHAPES[shape]()
+    answer = await hello(gateway_server, token, device_id="pixel-7")
+    found = CODE.search(answer["payload"]["message"])
+    assert found, answer
+    assert [r["code"] for r in pending_rows(gateway_server.data_dir)] == [found.group(1)]
+    assert main(["pair", "approve", found.group(1), "--data-dir", str(gateway_server.data_dir)]) == 0
+    ack = await hello(gateway_server, token, device_id="pixel-7")
+    assert ack["type"] == "hello.ack"
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_ten_thousand_tokens_of_each_shape_pass_the_screen(shape: str) -> None:
+    """The screen refuses not one of 10,000 random tokens of a shape real apps make."""
+    make = SHAPES[shape]
+    refused = [t for t in (make() for _ in range(10_000)) if token_problem(t) is not None]
+    assert refused == []
+
+
+@pytest.mark.parametrize(
+    "token",
+    [
+        "a" * 22,
+        "ab" * 30,
+        "0123456789" * 4,
+        "app-" + "0" * 40,
+        "app-" + "0123456789abcdef" * 3,
+        "app-" + "correcthorsebatterystaple",
+        "correct-horse-battery-staple",
+        "00000000-0000-4000-8000-000000000000",
+        "12345678-1234-1234-1234-123456789abc",
+        "sk_live_" + "abcdef" * 6,
+        "Password1Password1Password1",
+        "iris:has spaces and is long enough for it",
+    ],
+)
+async def test_a_typed_constant_or_patterned_token_is_still_refused(
+    gateway_server: GatewayServer, token: str
+) -> None:
+    """A typed, constant or patterned token, bare or behind a prefix, is refused with the rule
+    and makes no pending request."""
+    answer = await hello(gateway_server, token, device_id="pixel-7")
+    assert answer["payload"]["code"] == "auth"
+    assert "128 bits" in answer["payload"]["message"]
+    assert pending_rows(gateway_server.data_dir) == []

@@ -179,17 +179,18 @@ async def build_app(
     contributions = [(part.name, part.contribution()) for part in parts]  # asked once each
     registry = _registry_of(contributions)
     _check_listed_names(settings, registry)
-    chain: list[Policy] = []
+    refusals: list[Policy] = []
     if settings.allow_actions or settings.deny_actions:  # empty lists allow everything: no link
-        chain.append(ListPolicy(allow=settings.allow_actions, deny=settings.deny_actions))
-    chain += registry.policies  # the components', in their order
-    chain += policies
+        refusals.append(ListPolicy(allow=settings.allow_actions, deny=settings.deny_actions))
+    refusals += registry.refusals  # those that need no person come first: no refusal waits on a hold
+    chain = [*refusals, *registry.policies, *policies]  # the components', in their order
     runtime = Runtime(
         device=device,
         registry=registry,
         settings=settings,
         bus=EventBus(queue_size=settings.event_queue_size),
         policies=chain,
+        refusals=refusals,
         components={c.name: c for c in parts},
     )
     await runtime.start()

@@ -168,6 +168,9 @@ class Contribution:
     queries: Sequence[AnyQuerySpec] = ()
     events: Sequence[type[EventPayload]] = ()
     policies: Sequence[Policy] = ()
+    # Policies that never ask a person (the lease's CONFLICT): they run before every policy
+    # that may hold a call, so no refusal waits for an answer, and again once a hold has ended.
+    refusals: Sequence[Policy] = ()
 
 
 class Contributor(Protocol):
@@ -205,6 +208,7 @@ class Registry:
     # The components' policies in the order they were added: the app's chain runs them after the
     # configuration's lists, and the spec documents them.
     policies: list[Policy] = field(default_factory=list)
+    refusals: list[Policy] = field(default_factory=list)  # Contribution.refusals, in their order
 
     def _claim(self, key: str, origin: str) -> None:
         if key in self.origins:
@@ -233,6 +237,7 @@ class Registry:
         for payload in contribution.events:
             self.add_event(payload, origin)
         self.policies.extend(contribution.policies)
+        self.refusals.extend(contribution.refusals)
 
     def action(self, action_type: str) -> AnyActionSpec:
         spec = self.actions.get(action_type)

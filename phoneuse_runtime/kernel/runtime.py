@@ -189,6 +189,7 @@ class Runtime:
         settings: Settings,
         bus: EventBus,
         policies: Sequence[Policy] = (),
+        refusals: Sequence[Policy] = (),
         components: Mapping[str, object] | None = None,
     ) -> None:
         self.device = device
@@ -196,6 +197,9 @@ class Runtime:
         self.settings = settings
         self.bus = bus
         self.policies = tuple(policies)
+        # Those of `policies` that never ask a person: read again before device work that
+        # waited on a hold (a lease taken meanwhile refuses it).
+        self.refusals = tuple(refusals)
         self._front_policies = tuple(p for p in self.policies if isinstance(p, FrontPolicy))
         self.components: Mapping[str, object] = components or {}
         self.approvals = Approvals(bus)
@@ -469,9 +473,15 @@ class Runtime:
         approvals = self.approvals
         allowed: set[str] = set()  # guarded packages a front policy let this call run in front of
         while True:
+            waited = bool(call.held_ms)
             if not call.approved:
                 call.phase = "waiting"
+                waited = waited or approvals.blocking(call) is not None
                 await approvals.settled(call)
+            if self.refusals and (call.approved or waited):  # the world may have moved on meanwhile
+                call.phase = "policies"
+                for refusal in self.refusals:
+                    await refusal.check(call.view)
             took = False
             if spec.takes_turns:
                 if not turns.take_now():

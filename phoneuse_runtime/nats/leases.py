@@ -297,7 +297,7 @@ class Leases:
         return Contribution(
             actions=LEASE_SPECS,
             events=(LeaseAcquired, LeaseReleased, LeaseExpired),
-            policies=(LeasePolicy(self),),
+            refusals=(LeasePolicy(self),),
         )
 
     async def start(self, runtime: Runtime) -> None:
@@ -447,7 +447,8 @@ class Leases:
 
 
 class LeasePolicy:
-    """Another principal's Execute on a leased phone answers CONFLICT; queries, the lease
+    """Another principal's Execute on a leased phone answers CONFLICT, before any hold for the
+    owner (and again after one, should the lease have been taken meanwhile); queries, the lease
     actions themselves (which answer for themselves) and the phone's owner pass."""
 
     name = "lease"

@@ -5,9 +5,10 @@ with a digest of the exact call), waits for `answer` (from whichever front end s
 the phone's owner), and ends with `APPROVAL_RESOLVED`: approved, denied, expired (the call's
 deadline passed with no answer) or cancelled (the server stopped).
 
-While any hold of a caller other than the owner is pending, the other calls that use the
-device wait for it to end (`blocking`, `settled`: the runtime's drive stage), so an agent
-cannot do by hand, around a held SEND_MESSAGE, what the hold is asking about. Watchers
+While a hold of a caller other than the owner is pending, that principal's other calls that use
+the device wait for it to end (`blocking`, `settled`: the runtime's drive stage), so an agent
+cannot do by hand, around a held SEND_MESSAGE, what the hold is asking about. Another
+principal's calls (a fleet's other agents, the lease holder) go on. Watchers
 (`watch`) hear of each hold and its end: the terminal's store (approval_store.py) does.
 """
 
@@ -112,10 +113,13 @@ class Approvals:
         self._watchers.append(watcher)
 
     def blocking(self, call: HeldCall) -> Hold | None:
-        """The oldest pending hold that `call` must wait for: one of another call, made by a
-        caller other than the owner; None when it may go on."""
+        """The oldest pending hold that `call` must wait for: one of another call by the same
+        principal (never the owner); None when it may go on. Another principal's holds never
+        stop it: they are not about its work (and it may hold the phone's lease)."""
+        principal = call.caller.principal
         for hold in self._holds.values():
-            if hold.call is not call and not hold.call.caller.owner:
+            held = hold.call.caller
+            if hold.call is not call and not held.owner and held.principal == principal:
                 return hold
         return None
 
@@ -130,7 +134,7 @@ class Approvals:
         call.waiting_on = None
 
     def _ended(self) -> None:
-        if self._quiet is not None and not any(not h.call.caller.owner for h in self._holds.values()):
+        if self._quiet is not None:  # the waiters look again at what blocks them (`settled`)
             self._quiet.set()
 
     def answer(self, approval_id: str, *, approved: bool, by: str, digest: str | None = None) -> None:

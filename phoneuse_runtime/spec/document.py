@@ -443,7 +443,7 @@ of open files.
 def _policy_section(registry: Registry) -> list[str]:
     """The policies the served components add to the chain, each with its documentation."""
     out = ["## Policies of the components", ""]
-    for policy in registry.policies:
+    for policy in [*registry.refusals, *registry.policies]:
         out += [f"### {policy.name}", "", inspect.cleandoc(type(policy).__doc__ or ""), ""]
     return out
 

@@ -243,17 +243,18 @@ class StartIntentResult(IntentResultModel):
 def _check_start_intent(ctx: ActionContext, p: StartIntentParams) -> None:
     """Before any hold: data with a scheme is a URL, held to the same list as OPEN_URL; an intent
     aimed at the owner's controls (their packages, a settings screen) is refused."""
-    if urlsplit(p.data).scheme:
-        _require_scheme(ctx, "data ", p.data)
     if not ctx.caller.owner:
         refusal = intent_refusal(
             ctx.settings.owner,
             action=p.action,
             package=p.package or ctx.app_target or "",
             component=p.component,
+            data=p.data,
         )
         if refusal is not None:
             raise PermissionDenied(f"{ctx.name}: {refusal}")
+    if urlsplit(p.data).scheme:
+        _require_scheme(ctx, "data ", p.data)
 
 
 async def start_intent(ctx: ActionContext, p: StartIntentParams) -> StartIntentResult:

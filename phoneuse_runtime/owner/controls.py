@@ -13,9 +13,14 @@ So, for every caller but the owner (`Caller.owner`):
   read just before it runs (runtime.py). The notification shade and the lock screen are the system UI's
   (`com.android.systemui`), which the default list holds;
 - OPEN_APP, CLOSE_APP, OPEN_URL and START_INTENT aimed at one of them (by package, component or
-  app_target), and START_INTENT of a settings screen (`android.settings.*`) or of an action
-  that changes who guards the phone (device admin, roles such as the default SMS app,
-  permissions, uninstalling), are refused with PERMISSION_DENIED before any hold.
+  app_target), and START_INTENT of whatever reaches a screen that changes who guards the phone,
+  judged by family (`guards`), not by name: the namespaces `android.settings.*`,
+  `android.app.action.*` (device admin, policy, provisioning), `android.app.role.*`,
+  `android.content.pm.action.*`, `android.telecom.action.*` (the default dialer); any action
+  whose last part speaks of settings, installing, permissions, defaults, roles, admins, app info,
+  managing, provisioning, passwords, accessibility or power usage (`SHOW_APP_INFO`,
+  `INSTALL_PACKAGE`, `ACTION_CHANGE_DEFAULT`), or is `DELETE`; and any `package:` data. They are
+  refused with PERMISSION_DENIED before any hold.
 
 PERMISSION_DENIED, not DENIED: no person declined anything; this server does not let an agent
 do it, as with SHELL without --allow-shell. The owner changes the list with `owner_apps`
@@ -33,26 +38,52 @@ if TYPE_CHECKING:
     from phoneuse_runtime.config.sections import OwnerSettings
     from phoneuse_runtime.device.base import Foreground
 
-# Intent actions that open a screen where the runtime's guard can be switched off.
-SETTINGS_ACTION_PREFIX = "android.settings."
-GUARD_ACTIONS = frozenset(
-    {
-        "android.app.action.ADD_DEVICE_ADMIN",
-        "android.app.action.SET_NEW_PASSWORD",
-        "android.app.action.SET_NEW_PARENT_PROFILE_PASSWORD",
-        "android.app.role.action.REQUEST_ROLE",
-        "android.provider.Telephony.ACTION_CHANGE_DEFAULT",
-        "android.intent.action.MANAGE_APP_PERMISSIONS",
-        "android.intent.action.MANAGE_PERMISSIONS",
-        "android.intent.action.MANAGE_PERMISSION_APPS",
-        "android.intent.action.MANAGE_DEFAULT_APP",
-        "android.intent.action.REVIEW_PERMISSION_USAGE",
-        "android.content.pm.action.REQUEST_PERMISSIONS",
-        "android.intent.action.DELETE",
-        "android.intent.action.UNINSTALL_PACKAGE",
-        "android.intent.action.POWER_USAGE_SUMMARY",
-    }
+# What an intent can reach, by family rather than by name (a list of names is only as good
+# as the memory of whoever wrote it): the namespaces whose every action opens a settings,
+# device-policy, role, package-manager or telecom-account screen...
+GUARD_NAMESPACES = (
+    "android.settings.",
+    "android.app.action.",  # device admin and policy, provisioning, passwords
+    "android.app.role.",
+    "android.content.pm.action.",
+    "android.telecom.action.",  # the default dialer, phone accounts, call settings
 )
+# ...and the words that, in the last part of any action's name, say it manages apps,
+# permissions, defaults, roles or the device's guard ("SHOW_APP_INFO", "INSTALL_PACKAGE",
+# "ACTION_CHANGE_DEFAULT", "MANAGE_APP_PERMISSIONS", "REQUEST_ROLE", "ADD_DEVICE_ADMIN").
+GUARD_WORDS = (
+    "SETTINGS",
+    "INSTALL",
+    "PERMISSION",
+    "DEFAULT",
+    "ROLE",
+    "ADMIN",
+    "APP_INFO",
+    "APPLICATION_DETAILS",
+    "MANAGE",
+    "PROVISION",
+    "PASSWORD",
+    "ACCESSIBILITY",
+    "POWER_USAGE",
+)
+GUARD_NAMES = frozenset({"DELETE"})  # the whole last part: android.intent.action.DELETE uninstalls
+# A `package:` URI names an app to the package manager (app details, uninstall, install).
+GUARD_SCHEME = "package"
+
+
+def guards(action: str, data: str) -> bool:
+    """Whether an intent with this action and data reaches a screen that changes who guards
+    the phone (settings, device policy, roles, permissions, the package installer)."""
+    if data.strip().lower().startswith(GUARD_SCHEME + ":"):
+        return True
+    if not action:
+        return False
+    if action.lower().startswith(GUARD_NAMESPACES):
+        return True
+    last = action.rsplit(".", 1)[-1].upper()
+    return last in GUARD_NAMES or any(word in last for word in GUARD_WORDS)
+
+
 HOW = "the agent never drives the owner's own controls (the owner_apps setting lists them)"
 
 
@@ -63,12 +94,14 @@ def package_refusal(owner: OwnerSettings, package: str, *, what: str) -> str | N
     return None
 
 
-def intent_refusal(owner: OwnerSettings, *, action: str, package: str, component: str) -> str | None:
+def intent_refusal(
+    owner: OwnerSettings, *, action: str, package: str, component: str, data: str = ""
+) -> str | None:
     """Why an intent may not be sent; None when it may."""
     action = action.strip()
-    guarding = action.startswith(SETTINGS_ACTION_PREFIX) or action in GUARD_ACTIONS
-    if guarding and "com.android.settings" in owner.owner_apps:
-        return f"intent action {action} opens the owner's settings: {HOW}"
+    if guards(action, data) and "com.android.settings" in owner.owner_apps:
+        what = f"intent action {action}" if action else f"intent data {data.strip()[:64]!r}"
+        return f"{what} reaches the owner's settings or what guards the phone: {HOW}"
     for target, what in ((package, "package"), (component.split("/", 1)[0], "component of")):
         if target:
             refusal = package_refusal(owner, target, what=what)

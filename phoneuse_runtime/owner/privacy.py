@@ -139,17 +139,81 @@ _PASSWORD = re.compile(
 )
 
 
-def _code_words(text: str) -> list[tuple[int, int]]:
-    """Where the code words of `text` are (start, end), in order; those that name no secret
-    ("zip code") left out."""
-    found = []
-    for word in _KEYWORD.finditer(text):
-        if _NOT_SECRET_BEFORE.search(text, max(0, word.start() - 16), word.start()):
-            continue
-        if _NOT_SECRET_AFTER.match(text, word.end(), word.end() + 8):
-            continue
-        found.append(word.span())
+# The longest code word: how far before a window a word may start and still reach into it.
+_LONGEST_WORD = max(len(w) for w in (*_INSIDE_WORDS, *_WHOLE_WORDS))
+# What a code needs: four digits in a run split by single separators. Found first (the scan
+# starts at digits only, so it is quick), and `_CODE` judged only around each run.
+_RUN = re.compile(rf"\d(?:{_SEP}?\d){{3,}}")
+# A password's words, found with str.find in the folded text before `_PASSWORD` runs at all.
+_PASSWORD_WORDS = (
+    "password",
+    "passwd",
+    "pwd",
+    "passphrase",
+    "passwort",
+    "kennwort",
+    "mot de passe",
+    "contraseña",
+    "senha",
+    "пароль",
+    "密码",
+    "पासवर्ड",
+)
+# The letters whose case `re.IGNORECASE` folds but str.lower does not (or not in one character):
+# dotted capital I, dotless i, long s, the Kelvin sign.
+_FOLDS = (("\u0130", "i"), ("\u0131", "i"), ("\u017f", "s"), ("\u212a", "k"))
+
+
+def _folded(text: str) -> str | None:
+    """`text` in lower case, character for character (None when lowering changes its length)."""
+    if not text.isascii():
+        for upper, lower in _FOLDS:
+            if upper in text:
+                text = text.replace(upper, lower)
+    low = text.lower()
+    return low if len(low) == len(text) else None
+
+
+def _codes(text: str) -> list[tuple[int, int]]:
+    """Where `_CODE` matches in `text`, as a scan of the whole text would find them, but read
+    only around the runs of four digits (a code's prefix is at most 4 characters before its
+    run; `_CODE`'s look-ahead reads at most 2 after)."""
+    spans: list[tuple[int, int]] = []
+    last = 0
+    for run in _RUN.finditer(text):
+        for code in _CODE.finditer(text, max(last, run.start() - 4), run.end() + 2):
+            spans.append(code.span())
+            last = code.end()
+    return spans
+
+
+def _code_words(text: str, regions: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Where the code words of `text` are (start, end), in order, among those that start or
+    end inside `regions` (sorted, apart); those that name no secret ("zip code") left out."""
+    found: list[tuple[int, int]] = []
+    for lo, hi in regions:
+        start = max(0, lo - _LONGEST_WORD)
+        for word in _KEYWORD.finditer(text, start, min(len(text), hi + _LONGEST_WORD + 1)):
+            if word.start() >= hi or (found and word.start() < found[-1][1]):
+                continue
+            if _NOT_SECRET_BEFORE.search(text, max(0, word.start() - 16), word.start()):
+                continue
+            if _NOT_SECRET_AFTER.match(text, word.end(), word.end() + 8):
+                continue
+            found.append(word.span())
     return found
+
+
+def _windows(text: str, codes: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The stretches of `text` within WINDOW characters of a code, merged where they meet."""
+    merged: list[tuple[int, int]] = []
+    for start, end in codes:
+        lo, hi = max(0, start - WINDOW), min(len(text), end + WINDOW)
+        if merged and lo <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
+        else:
+            merged.append((lo, hi))
+    return merged
 
 
 def _announced(text: str, words: list[tuple[int, int]], starts: list[int], start: int, end: int) -> bool:
@@ -174,24 +238,31 @@ def _announced(text: str, words: list[tuple[int, int]], starts: list[int], start
     return False
 
 
+def _has_password_word(text: str) -> bool:
+    folded = _folded(text)
+    return folded is None or any(word in folded for word in _PASSWORD_WORDS)
+
+
 def mask_secrets(text: str) -> str:
     """`text` with one-time codes and passwords replaced by MASK_CODE / MASK_PASSWORD (the
-    module docstring gives the rule). Linear in the text's length."""
-    if not text or (not any(c.isdigit() for c in text) and _PASSWORD.search(text) is None):
+    module docstring gives the rule). Linear in the text's length, and quick on long texts:
+    the regexes with many alternatives run only where a code's digits or a password's word
+    are (bench/bench_masking.py)."""
+    if not text:
         return text
-    out = _PASSWORD.sub(lambda m: m.group(1) + MASK_PASSWORD, text)
+    out = _PASSWORD.sub(lambda m: m.group(1) + MASK_PASSWORD, text) if _has_password_word(text) else text
+    codes = _codes(out)
+    if not codes:
+        return out
+    words = _code_words(out, _windows(out, codes))
+    starts = [w[0] for w in words]
     pieces: list[str] = []
     last = 0
-    words: list[tuple[int, int]] | None = None
-    starts: list[int] = []
-    for found in _CODE.finditer(out):
-        if words is None:
-            words = _code_words(out)
-            starts = [w[0] for w in words]
-        if _announced(out, words, starts, found.start(), found.end()):
-            pieces.append(out[last : found.start()])
+    for start, end in codes:
+        if _announced(out, words, starts, start, end):
+            pieces.append(out[last:start])
             pieces.append(MASK_CODE)
-            last = found.end()
+            last = end
     if not pieces:
         return out
     pieces.append(out[last:])

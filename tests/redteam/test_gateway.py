@@ -21,7 +21,7 @@ from phoneuse_runtime.gateway.db import db_path
 from phoneuse_runtime.gateway.pairing import CODE_ALPHABET, PairingStore, token_problem
 from phoneuse_runtime.gateway.server import CLOSE_POLICY
 
-from ..gateway.conftest import GatewayServer
+from ..gateway.conftest import GatewayFactory, GatewayServer
 
 CODE = re.compile(rf"pairing code: ([{CODE_ALPHABET}]{{4}}-[{CODE_ALPHABET}]{{4}})")
 
@@ -106,3 +106,48 @@ async def test_a_typed_constant_or_patterned_token_is_still_refused(
     assert answer["payload"]["code"] == "auth"
     assert "128 bits" in answer["payload"]["message"]
     assert pending_rows(gateway_server.data_dir) == []
+
+
+# 10. One paired device floods the chat with huge messages.
+
+FLOOD = 4
+LINE = "[12:30] alice: see you at the station, platform 4, the 17:05 train costs $12.50\n"
+HUGE = (LINE * 2400)[:190_000] + "Your verification code is 839201\n"
+
+
+def _answers(request_id: int) -> Callable[[dict[str, Any]], bool]:
+    return lambda frame: frame.get("id") == request_id
+
+
+async def test_one_device_flooding_huge_messages_does_not_stall_the_others(
+    make_gateway: GatewayFactory,
+) -> None:
+    """A paired device sends 200 KB chat messages back to back: another device's ping and its
+    own message are answered while the flood is still going (before the flood's last answer),
+    and the code in the flood is kept masked."""
+    server = await make_gateway(gateway_max_frames_per_second=1000)
+    flooder = await server.connect()
+    other = await server.connect()
+    ids = []
+    for _ in range(FLOOD):
+        ids.append(flooder.next_id)
+        flooder.next_id += 1
+        await flooder.send_frame("message.send", {"text": HUGE}, id=ids[-1])
+    pong = await other.request("ping", {"ts": 1})
+    sent = await other.request("message.send", {"text": "still here?"})
+    assert pong["type"] == "pong" and sent["type"] != "error", sent
+    answered = [await flooder.next_where(_answers(request_id)) for request_id in ids]
+    assert all(a["type"] != "error" for a in answered), answered
+    # In the order the store took them: the other device's message before the flood's last.
+    conn = db_connect(db_path(server.data_dir))
+    try:
+        rows = [
+            (str(r[0]), int(r[1]))
+            for r in conn.execute("SELECT substr(text, -40), length(text) FROM chat_messages ORDER BY rowid")
+        ]
+    finally:
+        conn.close()
+    order = [text for text, _ in rows]
+    assert order.index("still here?") < len(order) - 1, order
+    flood = [text for text, size in rows if size > 1000]
+    assert len(flood) == FLOOD and all(t.endswith("Your verification code is [code]\n") for t in flood)

@@ -5,6 +5,7 @@ the other devices' service were not touched."""
 
 from __future__ import annotations
 
+import json
 import re
 import secrets
 import sqlite3
@@ -151,3 +152,35 @@ async def test_one_device_flooding_huge_messages_does_not_stall_the_others(
     assert order.index("still here?") < len(order) - 1, order
     flood = [text for text, size in rows if size > 1000]
     assert len(flood) == FLOOD and all(t.endswith("Your verification code is [code]\n") for t in flood)
+
+
+# 18. A local flood of hellos against the gateway-wide budget and the pending cap.
+
+
+async def test_a_hello_flood_leaves_the_owners_ways_in(
+    make_gateway: GatewayFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Another app on the phone spends the gateway's failed-hello budget and fills the pending
+    cap: an app already waiting is still told its own code, a paired app still gets in, and the
+    owner's own `pair new` gets a new app in at once; no request of the flood's is paired."""
+    server = await make_gateway(gateway_auth_failures=4, gateway_max_pending_requests=2)
+    paired = server.pair("the owner's phone")
+    tablet = "app-" + secrets.token_hex(20)
+    waiting = await hello(server, tablet, device_id="owners-tablet")
+    found = CODE.search(waiting["payload"]["message"])
+    assert found, waiting
+    flood = [await hello(server, secrets.token_urlsafe(24), device_id=f"flood-{i}") for i in range(8)]
+    assert {f["payload"]["code"] for f in flood[-4:]} == {"rate_limited"}
+    again = await hello(server, tablet, device_id="owners-tablet")
+    assert found.group(1) in again["payload"]["message"]  # its own code, whatever the flood spent
+    assert (await server.connect(paired.token)) is not None
+    capsys.readouterr()
+    assert main(["pair", "new", "--name", "new phone", "--json", "--data-dir", str(server.data_dir)]) == 0
+    issued = json.loads(capsys.readouterr().out)
+    assert (await server.connect(issued["token"])) is not None
+    conn = db_connect(db_path(server.data_dir))
+    try:
+        names = sorted(str(r[0]) for r in conn.execute("SELECT name FROM pairings"))
+    finally:
+        conn.close()
+    assert names == ["new phone", "the owner's phone"]

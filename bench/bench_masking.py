@@ -31,7 +31,12 @@ def before(text: str) -> str:
     codes = [m.span() for m in privacy._CODE.finditer(out)]
     if not codes:
         return out
-    words = privacy._code_words(out, [(0, len(out))])
+    words = [
+        w.span()
+        for w in privacy._KEYWORD.finditer(out)
+        if not privacy._NOT_SECRET_BEFORE.search(out, max(0, w.start() - 16), w.start())
+        and not privacy._NOT_SECRET_AFTER.match(out, w.end(), w.end() + 8)
+    ]
     starts = [w[0] for w in words]
     pieces: list[str] = []
     last = 0

@@ -174,33 +174,82 @@ def _folded(text: str) -> str | None:
     return low if len(low) == len(text) else None
 
 
+_NEAR = 64  # runs closer than this are read by one `_CODE` scan
+
+
 def _codes(text: str) -> list[tuple[int, int]]:
     """Where `_CODE` matches in `text`, as a scan of the whole text would find them, but read
     only around the runs of four digits (a code's prefix is at most 4 characters before its
     run; `_CODE`'s look-ahead reads at most 2 after)."""
+    regions: list[list[int]] = []
+    for run in _RUN.finditer(text):
+        lo, hi = run.start() - 4, run.end() + 2
+        if regions and lo - regions[-1][1] < _NEAR:  # one scan over both costs less than two
+            regions[-1][1] = hi
+        else:
+            regions.append([max(0, lo), hi])
     spans: list[tuple[int, int]] = []
     last = 0
-    for run in _RUN.finditer(text):
-        for code in _CODE.finditer(text, max(last, run.start() - 4), run.end() + 2):
+    for lo, hi in regions:
+        for code in _CODE.finditer(text, max(last, lo), hi):
             spans.append(code.span())
             last = code.end()
+    return spans
+
+
+# `_KEYWORD`'s alternatives in its order (at one place the first that matches wins), and how
+# many of them match inside words.
+_ALTERNATIVES = (*sorted(_INSIDE_WORDS, key=len, reverse=True), *_WHOLE_WORDS)
+_INSIDE_COUNT = len(_INSIDE_WORDS)
+
+
+def _letter(text: str, at: int) -> bool:
+    """Whether text[at] is a letter as `[^\\W\\d_]` says (outside the text: no)."""
+    if at < 0 or at >= len(text):
+        return False
+    c = text[at]
+    return c.isalnum() and not c.isdecimal()
+
+
+def _word_spans(text: str, folded: str | None, start: int, end: int) -> list[tuple[int, int]]:
+    """What `_KEYWORD.finditer(text, start, end)` finds, as spans. With the folded text (same
+    length, lower case) each word is found with str.find and the regex's choices are made
+    by hand (leftmost; at one place, the first alternative; none overlapping): one pass of
+    C code per word instead of the alternation tried at every character."""
+    if folded is None:
+        return [m.span() for m in _KEYWORD.finditer(text, start, end)]
+    found: list[tuple[int, int, int]] = []
+    for rank, word in enumerate(_ALTERNATIVES):
+        size = len(word)
+        at = folded.find(word, start, end)
+        while at >= 0:
+            whole = rank < _INSIDE_COUNT or not (_letter(text, at - 1) or _letter(text, at + size))
+            if whole:
+                found.append((at, rank, at + size))
+            at = folded.find(word, at + 1, end)
+    found.sort()
+    spans: list[tuple[int, int]] = []
+    for at, _rank, stop in found:
+        if not spans or at >= spans[-1][1]:
+            spans.append((at, stop))
     return spans
 
 
 def _code_words(text: str, regions: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Where the code words of `text` are (start, end), in order, among those that start or
     end inside `regions` (sorted, apart); those that name no secret ("zip code") left out."""
+    folded = _folded(text)
     found: list[tuple[int, int]] = []
     for lo, hi in regions:
         start = max(0, lo - _LONGEST_WORD)
-        for word in _KEYWORD.finditer(text, start, min(len(text), hi + _LONGEST_WORD + 1)):
-            if word.start() >= hi or (found and word.start() < found[-1][1]):
+        for word_start, word_end in _word_spans(text, folded, start, min(len(text), hi + _LONGEST_WORD + 1)):
+            if word_start >= hi or (found and word_start < found[-1][1]):
                 continue
-            if _NOT_SECRET_BEFORE.search(text, max(0, word.start() - 16), word.start()):
+            if _NOT_SECRET_BEFORE.search(text, max(0, word_start - 16), word_start):
                 continue
-            if _NOT_SECRET_AFTER.match(text, word.end(), word.end() + 8):
+            if _NOT_SECRET_AFTER.match(text, word_end, word_end + 8):
                 continue
-            found.append(word.span())
+            found.append((word_start, word_end))
     return found
 
 
@@ -254,7 +303,11 @@ def mask_secrets(text: str) -> str:
     codes = _codes(out)
     if not codes:
         return out
-    words = _code_words(out, _windows(out, codes))
+    # Codes so many that their windows would cover the text: the whole text is read at once.
+    dense = len(codes) * 2 * WINDOW >= len(out)
+    words = _code_words(out, [(0, len(out))] if dense else _windows(out, codes))
+    if not words:
+        return out
     starts = [w[0] for w in words]
     pieces: list[str] = []
     last = 0

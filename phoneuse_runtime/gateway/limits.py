@@ -112,6 +112,10 @@ is bounded. Each `gateway_*` limit is a setting (`PHONEUSE_GATEWAY_...`, or `gat
   hello scans the pairings) before any budget is consulted; only a token that opens nothing
   counts against `gateway_auth_failures`, which is one budget for the whole gateway, not per
   address. Past it such a hello is `rate_limited`: `too many failed hellos on this gateway`.
+  A flood from another app on the phone can so keep a new app from a pairing code (and fill
+  the pending cap) for as long as it lasts; what it never stops: a paired app, an app already
+  waiting (told its own code again, free), and the owner's `pair new`, whose token gets in at
+  once. Both refusals say so.
 - **An app's own token** makes a pending pairing request with a code, bound to that token: a
   hello with another token and the same `device_id` makes a request of its own, never sees the
   first one's code, and `pair approve CODE` pairs the token of that code's request only. A token
@@ -119,8 +123,10 @@ is bounded. Each `gateway_*` limit is a setting (`PHONEUSE_GATEWAY_...`, or `gat
   128 bits: 22 or more base64url characters (A-Z a-z 0-9 - _) or 32 or more hex digits, from a
   random generator; ...` (the rest says what is wrong: other characters, too short, or repeats
   itself like no random token does: runs such as `abcdef`, a repeated block, few distinct
-  characters). It is an estimate, not a proof: make the token with a CSPRNG (e.g. 32 random bytes
-  as base64url).
+  characters, one kind of character only). The common shapes are read as such: a UUID (its 32
+  hex digits), and up to three short words ending in `-`, `_`, `.` or `:` before a random body
+  (`app-` + 40 hex digits, `sk_live_` + hex, `iris:` + a UUID). It is an estimate, not a proof:
+  make the token with a CSPRNG (e.g. 32 random bytes as base64url, or a UUID4).
 - **After a revoke** (`pair revoke`, or an expiry) not one more frame of the device is handled:
   each frame is checked against the pairings as they are now before it is handled, and those
   of a revoked device are dropped while its connection closes (an `auth` error, then 1008).

@@ -56,6 +56,7 @@ TOKEN_RULE = "".join(  # a rule, not a secret
         "(A-Z a-z 0-9 - _) or 32 or more hex digits, from a random generator",
     )
 )
+PAIR_NEW = "`phoneuse-runtime pair new` (a token to scan, never held back by a flood of hellos)"
 _LOOKUP_KEY = b"phoneuse-runtime gateway token lookup v1\x00"
 # No look-alikes: none of 0/O, 1/I/L, 2/Z, 5/S, 8/B, U/V.
 CODE_ALPHABET = "ACDEFGHJKMNPQRTWXY34679"
@@ -426,7 +427,10 @@ class PairingStore:
                 code = pending["code"]
                 raise AuthRefused(f"waiting for the owner's approval; pairing code: {code}", code="auth")
             if self.guesses is not None and not self.guesses.spend():
-                message = "too many failed hellos on this gateway; try again in a minute"
+                message = (
+                    "too many failed hellos on this gateway; try again in a minute, or the owner "
+                    f"pairs this app at once with {PAIR_NEW}"
+                )
                 raise AuthRefused(message, code="rate_limited")
             if not device_id:
                 raise AuthRefused("unknown token; to ask for pairing, say hello with a device_id")
@@ -438,7 +442,8 @@ class PairingStore:
             if waiting >= self.max_pending:
                 message = (
                     f"{waiting} pairing requests already wait for the owner, the most at once; "
-                    "ask again once the owner has approved or denied some, or in 10 minutes"
+                    "ask again once the owner has approved or denied some, or in 10 minutes; "
+                    f"or the owner pairs this app at once with {PAIR_NEW}"
                 )
                 raise AuthRefused(message, code="rate_limited")
             code = self._request(conn, token, device_id, device_name or device_id, now)

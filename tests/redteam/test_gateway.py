@@ -171,6 +171,7 @@ async def test_a_hello_flood_leaves_the_owners_ways_in(
     assert found, waiting
     flood = [await hello(server, secrets.token_urlsafe(24), device_id=f"flood-{i}") for i in range(8)]
     assert {f["payload"]["code"] for f in flood[-4:]} == {"rate_limited"}
+    assert all("phoneuse-runtime pair new" in f["payload"]["message"] for f in flood[-4:])  # the way out
     again = await hello(server, tablet, device_id="owners-tablet")
     assert found.group(1) in again["payload"]["message"]  # its own code, whatever the flood spent
     assert (await server.connect(paired.token)) is not None

@@ -170,6 +170,16 @@ class MemorySettings(Section):
         return [("memory_default_region", what)]
 
 
+def without_credentials(url: str) -> str:
+    """`url` with whatever stands before its host's `@` (a token, a user and password) hidden:
+    what a refusal may print."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        scheme, rest = "", url
+    _, at, host = rest.rpartition("@")
+    return f"{scheme}{sep}[hidden]@{host}" if at else url
+
+
 @dataclass(frozen=True)
 class NatsSettings(Section):
     """NATS (nats/): the JetStream event sink and the leases; "" url = off."""
@@ -208,7 +218,10 @@ class NatsSettings(Section):
         if not sep or scheme not in ("nats", "tls") or not rest or "@" in rest:
             # Credentials never ride in a url (ps, logs): a NATS server that wants them is not
             # supported yet.
-            return f"must be nats://HOST:PORT or tls://HOST:PORT, without credentials; got {url!r}"
+            return (
+                "must be nats://HOST:PORT or tls://HOST:PORT, without credentials (a user's secret "
+                f"goes in nats_token_file); got {without_credentials(url)!r}"
+            )
         from phoneuse_runtime.util.extras import nats_py_problem
 
         return nats_py_problem()  # before `serve` makes a token: how to get nats-py

@@ -30,6 +30,8 @@ ZERO_ALLOWED = frozenset(
 )
 MIN_POLL_MS = 50  # a poll of the phone (adb shell, Termux:API calls) takes tens of milliseconds
 APPROVAL_MODES = ("always", "paired", "off")  # how the owner's approvals apply (gateway/agent/)
+MIN_STREAM_BYTES = 1 << 20  # nats_stream_max_bytes: the events stream keeps at least one event
+MIN_STREAM_AGE_S = 120  # nats_stream_max_age_s: the stream's duplicate window (nats/sink.py)
 
 
 def number_problem(name: str, value: Any) -> str | None:
@@ -192,6 +194,8 @@ class NatsSettings(Section):
     token_file: str
     buffer_events: int
     spool: bool
+    stream_max_age_s: int
+    stream_max_bytes: int
     device_name: str
 
     def checks(self) -> list[tuple[str, str]]:
@@ -205,6 +209,17 @@ class NatsSettings(Section):
                     f"{self.device_name!r} is not a device name: 1 to 64 of A-Z, a-z, 0-9, _ and -",
                 )
             )
+        if 0 < self.stream_max_age_s < MIN_STREAM_AGE_S:
+            what = (
+                f"must be at least {MIN_STREAM_AGE_S} (the stream's duplicate window), "
+                f"got {self.stream_max_age_s}"
+            )
+            found.append(("nats_stream_max_age_s", what))
+        if 0 < self.stream_max_bytes < MIN_STREAM_BYTES:
+            what = (
+                f"must be at least {MIN_STREAM_BYTES} (1 MiB: an event must fit), got {self.stream_max_bytes}"
+            )
+            found.append(("nats_stream_max_bytes", what))
         problem = self.url_problem()
         if problem:
             found.append(("nats_url", problem))

@@ -176,6 +176,10 @@ class Settings:
     # ... kept on disk too (DATA_DIR/nats-spool.jsonl) while NATS is unreachable, so that a
     # runtime killed meanwhile publishes it at its next start (nats/spool.py).
     nats_spool: bool = True
+    # The events stream's bounds (nats/sink.py): events older than this many seconds, and the
+    # oldest past this many bytes, leave it; a stream made without bounds gets these.
+    nats_stream_max_age_s: int = 7 * 86_400
+    nats_stream_max_bytes: int = 1 << 30
 
     @cached_property
     def resolved_device_name(self) -> str:

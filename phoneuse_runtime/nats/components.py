@@ -22,7 +22,7 @@ def nats_components(nats: NatsSettings, *, data_dir: Path) -> list[Component]:
         store: LeaseStore = MemoryLeaseStore()
         return [Leases(device_name=device, store=store)]
     from phoneuse_runtime.nats.link import NatsLink, read_nats_token, require_nats
-    from phoneuse_runtime.nats.sink import JetStreamSink
+    from phoneuse_runtime.nats.sink import JetStreamSink, StreamBounds
     from phoneuse_runtime.nats.spool import SPOOL_FILE
 
     require_nats()
@@ -33,6 +33,7 @@ def nats_components(nats: NatsSettings, *, data_dir: Path) -> list[Component]:
             link,
             device_name=device,
             buffer_events=nats.buffer_events,
+            bounds=StreamBounds(max_age_s=nats.stream_max_age_s, max_bytes=nats.stream_max_bytes),
             spool=data_dir / SPOOL_FILE if nats.spool else None,
         ),
         Leases(device_name=device, store=KvLeaseStore(link), link=link),

@@ -18,8 +18,13 @@ from phoneuse_runtime.config.settings import ConfigError, Settings, load_setting
 from phoneuse_runtime.nats.server_process import NatsServer
 from phoneuse_runtime.nats.sink import STREAM
 from phoneuse_runtime.nats.spool import SPOOL_FILE
-from tests.nats.conftest import RuntimeFactory, eventually, make_runtime, nats_srv  # noqa: F401
+from tests.nats import conftest as nats_fixtures
+from tests.nats.conftest import RuntimeFactory, eventually
 from tests.nats.test_sink import sink_of, stream_messages
+
+# The NATS tests' fixtures: a real nats-server per test, runtimes from the composition root.
+nats_srv = nats_fixtures.nats_srv
+make_runtime = nats_fixtures.make_runtime
 
 EXE = [sys.executable, "-m", "phoneuse_runtime"]
 CODE = "839201"
@@ -69,8 +74,14 @@ async def test_an_event_with_a_bad_field_is_reported_and_skipped_by_events(nats_
 
     def body(ts: object, n: int) -> bytes:
         return json.dumps(
-            {"id": f"p1.r.{n}", "device": "p1", "event_type": "MESSAGE_RECEIVED", "source": "x", "timestamp": ts,
-             "payload": {"body": f"m{n}"}}
+            {
+                "id": f"p1.r.{n}",
+                "device": "p1",
+                "event_type": "MESSAGE_RECEIVED",
+                "source": "x",
+                "timestamp": ts,
+                "payload": {"body": f"m{n}"},
+            }
         ).encode()
 
     await js.publish("phoneuse.p1.MESSAGE_RECEIVED", body(1, 1))
@@ -155,7 +166,8 @@ async def _stream_exists(url: str) -> bool:
 
 
 @pytest.mark.parametrize(
-    ("name", "value"), [("nats_stream_max_age_s", 0), ("nats_stream_max_bytes", 0), ("nats_stream_max_bytes", -5)]
+    ("name", "value"),
+    [("nats_stream_max_age_s", 0), ("nats_stream_max_bytes", 0), ("nats_stream_max_bytes", -5)],
 )
 def test_stream_bounds_that_bound_nothing_are_refused_at_load(name: str, value: int) -> None:
     """An unbounded stream is not a setting: 0 or less is refused at load, naming the setting."""

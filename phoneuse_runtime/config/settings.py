@@ -170,6 +170,9 @@ class Settings:
     device_name: str = ""
     # A file holding the token the NATS server wants ("" = none): never in the url, never logged.
     nats_token_file: str = ""
+    # The NATS user to connect as ("" = none): nats_token_file then holds its password, and its
+    # replies come on its own inbox prefix, _INBOX_<user> (nats/users.py: the fleet's users).
+    nats_user: str = ""
     # The event sink's buffer while NATS is unreachable, in events; past it the oldest are
     # dropped, counted and announced (nats/sink.py).
     nats_buffer_events: int = 10_000

@@ -21,13 +21,13 @@ def nats_components(nats: NatsSettings, *, data_dir: Path) -> list[Component]:
     if not nats.url:
         store: LeaseStore = MemoryLeaseStore()
         return [Leases(device_name=device, store=store)]
-    from phoneuse_runtime.nats.link import NatsLink, read_nats_token, require_nats
+    from phoneuse_runtime.nats.link import NatsLink, connect_options, require_nats
     from phoneuse_runtime.nats.sink import JetStreamSink, StreamBounds
     from phoneuse_runtime.nats.spool import SPOOL_FILE
 
     require_nats()
-    token = read_nats_token(nats.token_file) if nats.token_file else None
-    link = NatsLink(nats.url, name=f"phoneuse-runtime {device}", token=token)
+    options = connect_options(nats.user, nats.token_file)
+    link = NatsLink(nats.url, name=f"phoneuse-runtime {device}", options=options)
     return [
         JetStreamSink(
             link,

@@ -172,10 +172,10 @@ def main(args: argparse.Namespace, nats: NatsSettings) -> int:
         print("phoneuse-runtime: --since must be 0 or a stream sequence", file=sys.stderr)
         return 2
     from phoneuse_runtime.config.settings import ConfigError
-    from phoneuse_runtime.nats.link import read_nats_token
+    from phoneuse_runtime.nats.link import connect_options
 
     try:
-        token = read_nats_token(nats.token_file) if nats.token_file else None
+        options = connect_options(nats.user, nats.token_file)
     except ConfigError as exc:
         print(f"phoneuse-runtime: {printable(str(exc))}", file=sys.stderr)
         return 2
@@ -195,7 +195,7 @@ def main(args: argparse.Namespace, nats: NatsSettings) -> int:
                 nats.connect(
                     url,
                     connect_timeout=2,
-                    token=token,
+                    **options,
                     max_reconnect_attempts=-1,
                     reconnect_time_wait=0.5,
                     error_cb=quiet,

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from phoneuse_runtime.config.settings import Settings
 from phoneuse_runtime.kernel.events import ErrorEvent, Event, Subscription
 from phoneuse_runtime.kernel.registry import Contribution
 from phoneuse_runtime.nats.link import NatsLink
@@ -53,8 +54,8 @@ SUBJECT_ROOT = "phoneuse"
 SUBJECTS = f"{SUBJECT_ROOT}.>"
 DUPLICATE_WINDOW_S = 120.0
 DEFAULT_BUFFER_EVENTS = 10_000
-DEFAULT_MAX_AGE_S = 7 * 86_400  # Settings.nats_stream_max_age_s
-DEFAULT_MAX_BYTES = 1 << 30  # Settings.nats_stream_max_bytes
+DEFAULT_MAX_AGE_S = Settings.nats_stream_max_age_s
+DEFAULT_MAX_BYTES = Settings.nats_stream_max_bytes
 PUBLISH_WINDOW = 256  # messages in flight before their acks are awaited
 ACK_TIMEOUT_S = 5.0
 RETRY_S = 0.25

@@ -5,11 +5,15 @@ nats-server, real nats-py clients and the real `serve`, `fleet` and `events` com
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
 import sys
+import uuid
+from collections.abc import Awaitable, Iterator
 from pathlib import Path
+from typing import Any
 
 import nats
 import pytest
@@ -18,6 +22,8 @@ from phoneuse_runtime.config.settings import ConfigError, Settings, load_setting
 from phoneuse_runtime.nats.server_process import NatsServer
 from phoneuse_runtime.nats.sink import STREAM
 from phoneuse_runtime.nats.spool import SPOOL_FILE
+from phoneuse_runtime.rpc import protocol_pb2_grpc as pb_grpc
+from tests.fleet.running import RunningFleet, execute, fleet, needs, new_token, stub
 from tests.nats import conftest as nats_fixtures
 from tests.nats.conftest import RuntimeFactory, eventually
 from tests.nats.test_sink import sink_of, stream_messages
@@ -174,3 +180,170 @@ def test_stream_bounds_that_bound_nothing_are_refused_at_load(name: str, value: 
     with pytest.raises(ConfigError, match=name):
         load_settings({name: value})
     assert getattr(Settings(), name) > 0
+
+
+# --- item 7: NATS is not one key to everything -------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def farm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningFleet]:
+    """A real fleet: two simulated phones, its own nats-server, nginx as the door."""
+    data_dir = tmp_path_factory.mktemp("fleet") / "fleet"
+    with fleet(data_dir, "--sim", "2", ready=2) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def principals(farm: RunningFleet) -> tuple[str, str]:
+    """The fleet tokens of alice and bob."""
+    return new_token(farm.data_dir, "alice"), new_token(farm.data_dir, "bob")
+
+
+def _login(farm: RunningFleet, user: str) -> dict[str, str]:
+    """nats-py's options to connect as one of the fleet's NATS users, from its password file."""
+    password = (farm.data_dir / "nats-users" / user).read_text().strip()
+    return {"user": user, "password": password, "inbox_prefix": f"_INBOX_{user}"}
+
+
+async def _connect(farm: RunningFleet, user: str, errors: list[str]) -> Any:
+    async def error_cb(exc: Exception) -> None:
+        errors.append(str(exc))
+
+    return await nats.connect(
+        farm.record()["nats_url"], error_cb=error_cb, allow_reconnect=False, **_login(farm, user)
+    )
+
+
+async def _refused(action: Awaitable[object]) -> None:
+    """`action` does not get through: the server refuses it (its answer never comes)."""
+    from nats.errors import Error as NatsError
+
+    with pytest.raises((NatsError, asyncio.TimeoutError)):
+        await asyncio.wait_for(action, timeout=2.0)
+
+
+async def _kv_writes_refused(js: Any) -> None:
+    """sim-1's lease key deleted, purged, overwritten (as nats-py's KeyValue writes it): refused."""
+    subject = "$KV.phoneuse_leases.sim-1"
+    taken = json.dumps({"holder": "intruder", "expires_at_ms": 2**53, "acquired_at_ms": 0}).encode()
+    await _refused(js.publish(subject, b"", headers={"KV-Operation": "DEL"}))
+    await _refused(js.publish(subject, b"", headers={"KV-Operation": "PURGE", "Nats-Rollup": "sub"}))
+    await _refused(js.publish(subject, taken))
+
+
+@needs(nats=True)
+def test_the_events_reader_cannot_take_a_lease_forge_events_or_purge_the_stream(
+    farm: RunningFleet, principals: tuple[str, str]
+) -> None:
+    """An event reader holding the credentials the README hands out takes sim-1's lease from alice,
+    forges MESSAGE_RECEIVED and LEASE_RELEASED, purges and deletes the stream: none of it goes through."""
+    from nats.errors import Error as NatsError
+    from nats.js.api import ConsumerConfig
+
+    alice, bob = principals
+    channel, door = stub(farm.door)
+    assert execute(door, "LEASE_ACQUIRE", {"ttl_s": "300"}, token=alice, device="sim-1").success
+    assert execute(door, "SET_CLIPBOARD", {"text": "before"}, token=alice, device="sim-1").success
+    record = farm.record()
+    reader = record["nats_reader"]
+    assert (
+        reader["user"] == "reader"
+        and Path(reader["password_file"]) == farm.data_dir / "nats-users" / "reader"
+    )
+    mark = uuid.uuid4().hex
+
+    async def attack() -> list[str]:
+        errors: list[str] = []
+        nc = await _connect(farm, "reader", errors)
+        js = nc.jetstream(timeout=2.0)
+        try:
+            await _refused(js.key_value("phoneuse_leases"))
+            await _kv_writes_refused(js)
+            forged = {"device": "sim-1", "event_type": "MESSAGE_RECEIVED", "payload": {"body": mark}}
+            await _refused(js.publish("phoneuse.sim-1.MESSAGE_RECEIVED", json.dumps(forged).encode()))
+            await _refused(js.publish("phoneuse.sim-1.LEASE_RELEASED", json.dumps(forged).encode()))
+            await _refused(js.purge_stream(STREAM))
+            await _refused(js.delete_stream(STREAM))
+            await _refused(js.delete_key_value("phoneuse_leases"))
+            # A consumer that delivers the stream into sim-1's lease key: JetStream does not
+            # store a consumer's deliveries (the lease stays alice's, checked below).
+            into_kv = ConsumerConfig(deliver_subject="$KV.phoneuse_leases.sim-1")
+            with contextlib.suppress(NatsError, asyncio.TimeoutError):
+                await js.add_consumer(STREAM, into_kv)
+            # What it is for still works: reading the events.
+            sub = await js.subscribe("phoneuse.sim-1.>", stream=STREAM, ordered_consumer=True)
+            first = await sub.next_msg(timeout=10)
+            assert first.subject.startswith("phoneuse.sim-1.")
+            await sub.unsubscribe()
+        finally:
+            await nc.close()
+        return errors
+
+    errors = asyncio.run(attack())
+    assert any("permissions violation" in e.lower() for e in errors), errors
+    _nothing_of_alices_was_touched(farm, door, alice, bob, mark)
+    channel.close()
+
+
+@needs(nats=True)
+def test_one_phones_runtime_cannot_write_another_phones_lease_or_subjects(
+    farm: RunningFleet, principals: tuple[str, str]
+) -> None:
+    """A runtime taken over (sim-2's NATS user) releases sim-1's lease and speaks as sim-1: refused."""
+    alice, bob = principals
+    channel, door = stub(farm.door)
+    execute(door, "LEASE_ACQUIRE", {"ttl_s": "300"}, token=alice, device="sim-1")
+    mark = uuid.uuid4().hex
+
+    async def attack() -> list[str]:
+        errors: list[str] = []
+        nc = await _connect(farm, "runtime-sim-2", errors)
+        js = nc.jetstream(timeout=2.0)
+        try:
+            await _kv_writes_refused(js)
+            forged = {"device": "sim-1", "event_type": "MESSAGE_RECEIVED", "payload": {"body": mark}}
+            await _refused(js.publish("phoneuse.sim-1.MESSAGE_RECEIVED", json.dumps(forged).encode()))
+            await _refused(js.purge_stream(STREAM))
+            sub = await nc.subscribe("_INBOX_reader.>")  # another's replies
+            await nc.flush()
+            await _refused(sub.next_msg(timeout=1.0))
+        finally:
+            await nc.close()
+        return errors
+
+    errors = asyncio.run(attack())
+    assert any("permissions violation" in e.lower() for e in errors), errors
+    _nothing_of_alices_was_touched(farm, door, alice, bob, mark)
+    # sim-2's own runtime still publishes and keeps its own lease.
+    assert execute(door, "LEASE_ACQUIRE", {"ttl_s": "60"}, token=bob, device="sim-2").success
+    assert execute(door, "LEASE_RELEASE", {}, token=bob, device="sim-2").success
+    channel.close()
+
+
+def _nothing_of_alices_was_touched(
+    farm: RunningFleet, door: pb_grpc.AndroidRuntimeStub, alice: str, bob: str, mark: str
+) -> None:
+    """alice still holds sim-1 (bob gets CONFLICT), the stream keeps its events and no forged one."""
+    refused = execute(door, "SET_CLIPBOARD", {"text": "bob's"}, token=bob, device="sim-1")
+    assert not refused.success and "held by 'alice'" in refused.error, refused.error
+
+    async def stream_state() -> tuple[int, int, list[bytes], bytes]:
+        nc = await nats.connect(farm.record()["nats_url"], **_login(farm, "fleet"))
+        try:
+            js = nc.jetstream()
+            info = await js.stream_info(STREAM)
+            kv = await js.key_value("phoneuse_leases")
+            lease = (await kv.get("sim-1")).value or b""
+            datas = [
+                (await js.get_msg(STREAM, seq)).data or b""
+                for seq in range(info.state.first_seq, info.state.last_seq + 1)
+            ]
+            return info.state.first_seq, info.state.messages, datas, lease
+        finally:
+            await nc.close()
+
+    first, count, datas, lease = asyncio.run(stream_state())
+    assert first == 1 and count > 0, "the stream was purged"
+    assert not any(mark.encode() in d for d in datas), "a forged event is in the stream"
+    assert json.loads(lease)["holder"] == "alice"
+    assert execute(door, "SET_CLIPBOARD", {"text": "alice's"}, token=alice, device="sim-1").success

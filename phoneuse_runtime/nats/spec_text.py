@@ -49,6 +49,34 @@ def _lease_table() -> str:
     return "\n".join(["| action | answers |", "|---|---|", *(f"| {a} | {b} |" for a, b in rows)])
 
 
+PAYLOAD_ROW = (
+    "| `payload` | the event's payload object, as documented under [Events](#events), with one-time "
+    "codes and passwords masked in every text but ids (`[code]`, `[password]`: the memory's rule), "
+    "in the stream and the spool alike |"
+)
+
+
+def _users_table() -> str:
+    rows = [
+        (
+            "`fleet`",
+            "everything: it makes the events stream (with the fleet's `nats_stream_*` bounds) and "
+            "the leases' bucket",
+        ),
+        (
+            "`reader`",
+            "the events stream's info and ordered consumers on it (the `events` command); no "
+            "publish, no lease, no purge or delete",
+        ),
+        (
+            "`runtime-<device>`",
+            f"publish `phoneuse.<device>.>`, write `$KV.{BUCKET}.<device>` (its own lease), read "
+            "the two streams' info and its key",
+        ),
+    ]
+    return "\n".join(["| user | may |", "|---|---|", *(f"| {a} | {b} |" for a, b in rows)])
+
+
 def spec_section() -> str:
     buffer = Settings().nats_buffer_events
     return f"""## NATS: the events stream, the fleet's events, leases
@@ -71,11 +99,7 @@ can reach the NATS port reads every event and can write the leases: keep it on l
 The fleet's own nats-server (`NatsServer(store_dir, users=...)`, phoneuse_runtime/nats/users.py)
 has one user per party, each allowed only its part:
 
-| user | may |
-|---|---|
-| `fleet` | everything: it makes the events stream (with the fleet's `nats_stream_*` bounds) and the leases' bucket |
-| `reader` | the events stream's info and ordered consumers on it (the `events` command); no publish, no lease, no purge or delete |
-| `runtime-<device>` | publish `phoneuse.<device>.>`, write `$KV.{BUCKET}.<device>` (its own lease), read the two streams' info and its key |
+{_users_table()}
 
 Each subscribes only to its own `_INBOX_<user>.>`. The passwords are files
 `FLEET_DIR/nats-users/<user>` (0600); `fleet.json` names the reader's (`nats_reader`).
@@ -97,7 +121,7 @@ administers its stream, sets them at its start). The body is one JSON object:
 | `id` | `<device_name>.<run>.<n>`: `run` is new at each start of the runtime, `n` counts its events from 1 |
 | `device` | the device name |
 | `event_type`, `source`, `timestamp` | as on Subscribe |
-| `payload` | the event's payload object, as documented under [Events](#events), with one-time codes and passwords masked in every text but ids (`[code]`, `[password]`: the memory's rule), in the stream and the spool alike |
+{PAYLOAD_ROW}
 
 Each message carries the header `Nats-Msg-Id` = `id`: a message published again after a lost
 ack is stored once. The sink publishes in order, up to {PUBLISH_WINDOW} messages in flight, and
@@ -157,7 +181,8 @@ the fleet token's name). While a principal holds a live lease:
 {_lease_table()}
 
 Where it is kept: with `nats_url`, in the NATS KV bucket `{BUCKET}` (file storage, history 1,
-values of at most {LEASE_VALUE_BYTES} bytes, {BUCKET_BYTES:,} bytes in all, created if absent), key = the device name, value `{{"holder", "expires_at_ms", "acquired_at_ms"}}`
+values of at most {LEASE_VALUE_BYTES} bytes, {BUCKET_BYTES:,} bytes in all, created if absent),
+key = the device name, value `{{"holder", "expires_at_ms", "acquired_at_ms"}}`
 (nats-server 2.9's KV has a TTL per bucket only, so the expiry is in the value). Acquire creates
 the key if absent, or updates it with the revision it read when the stored lease expired (or is
 the caller's own): a compare-and-set, so two runtimes racing for one key give one holder and the

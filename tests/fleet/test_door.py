@@ -313,13 +313,10 @@ def test_nothing_outlives_a_killed_fleet(tmp_path: Path) -> None:
     with fleet(tmp_path / "small", "--sim", "1", ready=1) as small:
         pids = [d["pid"] for d in small.record()["devices"]]
         pids.append(int((small.data_dir / "nginx" / "nginx.pid").read_text()))
-        store = str(small.data_dir / "nats")
-        nats = [
-            int(p.name)
-            for p in Path("/proc").iterdir()
-            if p.name.isdigit() and _cmdline(p).split(" ")[0].endswith("nats-server") and store in _cmdline(p)
-        ]
-        assert len(nats) == 1, "the fleet's own nats-server"
+        # The fleet's own nats-server: the pid its log starts with ("[PID] date ...").
+        first = (small.data_dir / "nats" / "nats-server.log").read_text().split("]", 1)[0]
+        nats = [int(first.lstrip("["))]
+        assert _cmdline(Path("/proc") / str(nats[0])).split(" ")[0].endswith("nats-server")
         pids += nats
         small.proc.kill()
         small.proc.wait()

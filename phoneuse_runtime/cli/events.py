@@ -26,6 +26,11 @@ def add_parser(sub: Any) -> None:
         help="a file holding the NATS server's token (default $PHONEUSE_NATS_TOKEN_FILE, else "
         "config.toml's nats_token_file; none)",
     )
+    p.add_argument(
+        "--nats-user",
+        help="the NATS user to read as (a fleet's: reader); --nats-token-file then holds its password "
+        "(default $PHONEUSE_NATS_USER, else config.toml's nats_user; none)",
+    )
     p.add_argument("--data-dir", type=Path, help="state dir (default $PHONEUSE_DATA_DIR, else XDG data dir)")
     p.add_argument("--config", type=Path, help="TOML settings file (default DATA_DIR/config.toml)")
     p.add_argument("--device", help="only this phone's events (its device name)")
@@ -43,7 +48,12 @@ def add_parser(sub: Any) -> None:
 def main(args: argparse.Namespace) -> int:
     from phoneuse_runtime.nats.consumer import main as read_events
 
-    flags = {"data_dir": args.data_dir, "nats_url": args.nats_url, "nats_token_file": args.nats_token_file}
+    flags = {
+        "data_dir": args.data_dir,
+        "nats_url": args.nats_url,
+        "nats_token_file": args.nats_token_file,
+        "nats_user": args.nats_user,
+    }
     try:
         settings = load_settings(flags, config_file=args.config)
     except ConfigError as exc:

@@ -198,6 +198,7 @@ def _serve(args: argparse.Namespace) -> int:
         "tokens_file": args.tokens_file,
         "nats_url": args.nats_url,
         "nats_token_file": args.nats_token_file,
+        "nats_user": args.nats_user,
         "device_name": args.device_name,
     }
     try:

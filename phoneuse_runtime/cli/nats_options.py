@@ -16,6 +16,10 @@ def add_serve_options(serve: argparse.ArgumentParser) -> None:
         help="a file holding the token the NATS server requires (default: none)",
     )
     serve.add_argument(
+        "--nats-user",
+        help="the NATS user to connect as; --nats-token-file then holds its password (default: none)",
+    )
+    serve.add_argument(
         "--device-name",
         help="this phone's name in NATS subjects and keys (default: the serial made a name)",
     )

@@ -8,6 +8,7 @@ value the part cannot use, named as the config file and the PHONEUSE_* variables
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -30,6 +31,9 @@ ZERO_ALLOWED = frozenset(
 )
 MIN_POLL_MS = 50  # a poll of the phone (adb shell, Termux:API calls) takes tens of milliseconds
 APPROVAL_MODES = ("always", "paired", "off")  # how the owner's approvals apply (gateway/agent/)
+MIN_STREAM_BYTES = 1 << 20  # nats_stream_max_bytes: the events stream keeps at least one event
+NATS_USER = re.compile(r"[A-Za-z0-9_-]{1,80}")  # nats_user (nats/users.py names them so)
+MIN_STREAM_AGE_S = 120  # nats_stream_max_age_s: the stream's duplicate window (nats/sink.py)
 
 
 def number_problem(name: str, value: Any) -> str | None:
@@ -170,6 +174,29 @@ class MemorySettings(Section):
         return [("memory_default_region", what)]
 
 
+def stream_bound_problems(max_age_s: int, max_bytes: int) -> list[tuple[str, str]]:
+    """The events stream's bounds (nats_stream_max_age_s, nats_stream_max_bytes; serve's and the
+    fleet's) too small to keep an event; 0 or less is number_problem's."""
+    found: list[tuple[str, str]] = []
+    if 0 < max_age_s < MIN_STREAM_AGE_S:
+        what = f"must be at least {MIN_STREAM_AGE_S} (the stream's duplicate window), got {max_age_s}"
+        found.append(("nats_stream_max_age_s", what))
+    if 0 < max_bytes < MIN_STREAM_BYTES:
+        what = f"must be at least {MIN_STREAM_BYTES} (1 MiB: an event must fit), got {max_bytes}"
+        found.append(("nats_stream_max_bytes", what))
+    return found
+
+
+def without_credentials(url: str) -> str:
+    """`url` with whatever stands before its host's `@` (a token, a user and password) hidden:
+    what a refusal may print."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        scheme, rest = "", url
+    _, at, host = rest.rpartition("@")
+    return f"{scheme}{sep}[hidden]@{host}" if at else url
+
+
 @dataclass(frozen=True)
 class NatsSettings(Section):
     """NATS (nats/): the JetStream event sink and the leases; "" url = off."""
@@ -180,8 +207,11 @@ class NatsSettings(Section):
     RENAMED: ClassVar[Mapping[str, str]] = {"device_name": "resolved_device_name"}
     url: str
     token_file: str
+    user: str
     buffer_events: int
     spool: bool
+    stream_max_age_s: int
+    stream_max_bytes: int
     device_name: str
 
     def checks(self) -> list[tuple[str, str]]:
@@ -195,6 +225,13 @@ class NatsSettings(Section):
                     f"{self.device_name!r} is not a device name: 1 to 64 of A-Z, a-z, 0-9, _ and -",
                 )
             )
+        if self.user and not NATS_USER.fullmatch(self.user):
+            found.append(
+                ("nats_user", f"{self.user!r} is not a user name: 1 to 80 of A-Z, a-z, 0-9, _ and -")
+            )
+        if self.user and not self.token_file:
+            found.append(("nats_user", "needs nats_token_file, the file holding the user's password"))
+        found += stream_bound_problems(self.stream_max_age_s, self.stream_max_bytes)
         problem = self.url_problem()
         if problem:
             found.append(("nats_url", problem))
@@ -208,7 +245,10 @@ class NatsSettings(Section):
         if not sep or scheme not in ("nats", "tls") or not rest or "@" in rest:
             # Credentials never ride in a url (ps, logs): a NATS server that wants them is not
             # supported yet.
-            return f"must be nats://HOST:PORT or tls://HOST:PORT, without credentials; got {url!r}"
+            return (
+                "must be nats://HOST:PORT or tls://HOST:PORT, without credentials (a user's secret "
+                f"goes in nats_token_file); got {without_credentials(url)!r}"
+            )
         from phoneuse_runtime.util.extras import nats_py_problem
 
         return nats_py_problem()  # before `serve` makes a token: how to get nats-py

@@ -170,12 +170,19 @@ class Settings:
     device_name: str = ""
     # A file holding the token the NATS server wants ("" = none): never in the url, never logged.
     nats_token_file: str = ""
+    # The NATS user to connect as ("" = none): nats_token_file then holds its password, and its
+    # replies come on its own inbox prefix, _INBOX_<user> (nats/users.py: the fleet's users).
+    nats_user: str = ""
     # The event sink's buffer while NATS is unreachable, in events; past it the oldest are
     # dropped, counted and announced (nats/sink.py).
     nats_buffer_events: int = 10_000
     # ... kept on disk too (DATA_DIR/nats-spool.jsonl) while NATS is unreachable, so that a
     # runtime killed meanwhile publishes it at its next start (nats/spool.py).
     nats_spool: bool = True
+    # The events stream's bounds (nats/sink.py): events older than this many seconds, and the
+    # oldest past this many bytes, leave it; a stream made without bounds gets these.
+    nats_stream_max_age_s: int = 7 * 86_400
+    nats_stream_max_bytes: int = 1 << 30
 
     @cached_property
     def resolved_device_name(self) -> str:

@@ -14,7 +14,8 @@ and the devices, for people and tests.
     FLEET_DIR/members/NAME/     each member's data dir (its own token, memory, server.json)
     FLEET_DIR/nginx/            the door's prefix: nginx.conf, nginx.pid, logs/, temp/
     FLEET_DIR/nats/             nats-server's JetStream store (when the fleet runs it)
-    FLEET_DIR/nats-token        the token that nats-server asks its clients for (0600)
+    FLEET_DIR/nats-users/       the passwords of its users (fleet/nats_users.py): the fleet's,
+                                the reader's (for `events`), one per member, each 0600
 """
 
 from __future__ import annotations
@@ -29,20 +30,24 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from phoneuse_runtime.auth.tokens_file import TOKENS_FILE
 from phoneuse_runtime.config.settings import Settings
 from phoneuse_runtime.fleet.door import DoorError, Nginx, Route, bind_listener, known_devices
 from phoneuse_runtime.fleet.members import Member, MemberOptions, MemberSpec, exit_reason, summary
+from phoneuse_runtime.fleet.nats_users import FleetNatsUsers
 from phoneuse_runtime.fleet.settings import FleetConfigError, FleetSettings, RemotePhone, reload_file
+from phoneuse_runtime.nats.users import READER
 from phoneuse_runtime.util.device_names import NameCollision, device_name, device_names
 from phoneuse_runtime.util.files import atomic_write_text, private_dir
+
+if TYPE_CHECKING:
+    from phoneuse_runtime.nats.server_process import NatsServer
 
 log = logging.getLogger(__name__)
 
 RECORD_FILE = "fleet.json"
-NATS_TOKEN_FILE = "nats-token"  # noqa: S105 (a file name, not a secret)
 NGINX_BACKOFF_MAX_S = 30.0
 
 
@@ -79,6 +84,8 @@ class Fleet:
         self.nats_url = settings.nats_url or None
         token_file = settings.nats_token_file
         self.nats_token_file = Path(token_file).expanduser() if token_file else None
+        self.nats_users: FleetNatsUsers | None = None  # with the fleet's own nats-server
+        self._nats: NatsServer | None = None
         self.door: Nginx | None = None
         self._changed = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -104,11 +111,23 @@ class Fleet:
             return
         assert self._options is not None
         self.names[serial] = name
+        self._nats_user(name, joins=True)
         member = Member(MemberSpec(serial, name, device), self._options, self._changed.set)
         self.members[serial] = member
         member.start()
         log.info("device %s joins (%s)", name, device)
         self._changed.set()
+
+    def _nats_user(self, name: str, *, joins: bool) -> None:
+        """A member's NATS user, given before it starts and taken when it leaves (the fleet's
+        own nats-server re-reads its users: the member's runtime retries until it is in)."""
+        if self.nats_users is None or self._nats is None:
+            return
+        if joins:
+            self.nats_users.add(name)
+        else:
+            self.nats_users.remove(name)
+        self._nats.set_users(self.nats_users.users())
 
     def _set_remote(self, phones: Iterable[RemotePhone]) -> None:
         wanted = {p.serial: p for p in phones}
@@ -144,6 +163,7 @@ class Fleet:
         if member is None:
             return
         self.names.pop(serial, None)
+        self._nats_user(member.spec.name, joins=False)
         log.info("device %s leaves", member.spec.name)
         self._changed.set()
         task = asyncio.ensure_future(member.stop())
@@ -179,6 +199,12 @@ class Fleet:
             "door": self.door.listen if self.door else None,
             "nats_url": self.nats_url,
             "nats_token_file": str(self.nats_token_file) if self.nats_token_file else None,
+            # For the `events` command: --nats-user reader --nats-token-file PASSWORD_FILE.
+            "nats_reader": (
+                {"user": READER, "password_file": str(self.nats_users.password_file(READER))}
+                if self.nats_users is not None
+                else None
+            ),
             "tokens_file": str(self.dir / TOKENS_FILE),
             "devices": sorted(devices, key=lambda d: str(d["name"])),
         }
@@ -219,9 +245,6 @@ class Fleet:
         try:
             if self.nats_url is None and s.nats:
                 nats = await self._start_nats()
-                self._options = replace(
-                    self._options, nats_url=self.nats_url, nats_token_file=self.nats_token_file
-                )
             door.write([])
             await door.check()
             await door.start([])
@@ -254,23 +277,52 @@ class Fleet:
             log.info("the fleet stopped")
         return 0
 
-    async def _start_nats(self) -> Any:
+    async def _start_nats(self) -> NatsServer:
         # Part B's launcher (phoneuse_runtime/nats/server_process.py); imported here so that a
         # fleet without it (or without nats-server, --no-nats) runs the rest.
         from phoneuse_runtime.nats.server_process import NatsServer, NatsServerError
 
-        # A token even on loopback: only the members (and whoever can read the fleet's dir) get in.
-        self.nats_token_file = self.dir / NATS_TOKEN_FILE
-        if not self.nats_token_file.is_file():
-            from phoneuse_runtime.auth.tokens import generate_token
-
-            atomic_write_text(self.nats_token_file, generate_token() + "\n")  # 0600
-        server = NatsServer(self.dir / "nats", token_file=self.nats_token_file, dies_with_parent=True)
+        # A user per party even on loopback (nats/users.py): the reader reads, each member writes
+        # only its own subjects and lease, the fleet administers.
+        users = FleetNatsUsers(self.dir)
+        self.nats_users = users
+        server = NatsServer(self.dir / "nats", users=users.users(), dies_with_parent=True)
         try:
             self.nats_url = await server.start()
+            await self._administer(self.nats_url, users)
         except NatsServerError as exc:
+            await server.stop()
             raise FleetConfigError(f"{exc} (or run the fleet with --no-nats, or give --nats-url)") from None
+        self._nats = server
+        assert self._options is not None
+        self._options = replace(self._options, nats_url=self.nats_url, nats_users_dir=users.dir)
         return server
+
+    async def _administer(self, url: str, users: FleetNatsUsers) -> None:
+        """As the fleet's own user: the events stream (bounded as the settings say) and the
+        leases' bucket, which the members may use but not make."""
+        import nats
+
+        from phoneuse_runtime.nats.leases import ensure_bucket
+        from phoneuse_runtime.nats.link import connect_options
+        from phoneuse_runtime.nats.server_process import NatsServerError
+        from phoneuse_runtime.nats.sink import StreamBounds, ensure_stream
+        from phoneuse_runtime.nats.users import ADMIN
+
+        s = self.settings
+        options = connect_options(ADMIN, str(users.admin.password_file))
+        try:
+            nc = await nats.connect(url, name="phoneuse-runtime fleet", connect_timeout=5, **options)
+        except Exception as exc:  # nats-py's connection errors, OSError, timeouts
+            raise NatsServerError(f"cannot reach the fleet's nats-server at {url}: {exc}") from None
+        try:
+            js = nc.jetstream()
+            await ensure_stream(
+                js, StreamBounds(max_age_s=s.nats_stream_max_age_s, max_bytes=s.nats_stream_max_bytes)
+            )
+            await ensure_bucket(js)
+        finally:
+            await nc.close()
 
     async def _serve(self, door: Nginx, stop: asyncio.Event, reload: asyncio.Event | None) -> None:
         waits: dict[str, Callable[[], Any]] = {

@@ -55,6 +55,9 @@ class MemberOptions:
     extra_args: tuple[str, ...] = ()  # e.g. --nats-url URL (then --device-name NAME is added)
     nats_url: str | None = None
     nats_token_file: Path | None = None
+    # The fleet's own nats-server: each member is its own user, `runtime-NAME`, whose password
+    # is the file of that name here (fleet/nats_users.py); else nats_token_file, if any.
+    nats_users_dir: Path | None = None
     executable: tuple[str, ...] = (sys.executable, "-m", "phoneuse_runtime")
 
 
@@ -109,7 +112,12 @@ class Member:
         argv += ["--gateway-listen", "127.0.0.1:0"] if o.gateway else ["--no-gateway"]
         if o.nats_url:
             argv += ["--nats-url", o.nats_url, "--device-name", self.spec.name]
-            if o.nats_token_file is not None:
+            if o.nats_users_dir is not None:
+                from phoneuse_runtime.nats.users import runtime_user
+
+                user = runtime_user(self.spec.name)
+                argv += ["--nats-user", user, "--nats-token-file", str(o.nats_users_dir / user)]
+            elif o.nats_token_file is not None:
                 argv += ["--nats-token-file", str(o.nats_token_file)]
         return [*argv, *o.extra_args]
 

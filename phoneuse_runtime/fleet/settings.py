@@ -9,8 +9,10 @@ The file is `fleet.toml` in the fleet data dir unless `--config` names one:
     adb = true                     # follow the devices the adb server lists
     adb_server = "127.0.0.1:5037"
     gateway = false                # the members' Iris gateways (each on a port of its own)
-    nats_url = ""                  # "" = the fleet runs nats-server itself (with a token of its own)
+    nats_url = ""                  # "" = the fleet runs nats-server itself (a user per party)
     nats_token_file = ""           # with nats_url: a file holding the token that server asks for
+    nats_stream_max_age_s = 604800 # the events stream's bounds, set on the nats-server it runs
+    nats_stream_max_bytes = 1073741824
 
     [[phones]]                     # a runtime running elsewhere (Termux on the phone), by address
     serial = "pixel-7"
@@ -29,7 +31,8 @@ from typing import Any
 from phoneuse_runtime.config.errors import ConfigError
 from phoneuse_runtime.config.layers import FileProblem, load_layers
 from phoneuse_runtime.config.layers import read_table as read_layer_table
-from phoneuse_runtime.config.settings import data_dir_from_env
+from phoneuse_runtime.config.sections import number_problem, stream_bound_problems
+from phoneuse_runtime.config.settings import Settings, data_dir_from_env
 
 CONFIG_FILE = "fleet.toml"
 DEFAULT_LISTEN = "127.0.0.1:50050"
@@ -62,6 +65,9 @@ class FleetSettings:
     nats_url: str = ""
     nats_token_file: str = ""  # the token that NATS server asks for (with nats_url)
     nats: bool = True  # run nats-server when no nats_url is given
+    # The events stream's bounds, which the fleet sets on the nats-server it runs (as serve's).
+    nats_stream_max_age_s: int = Settings.nats_stream_max_age_s
+    nats_stream_max_bytes: int = Settings.nats_stream_max_bytes
     phones: tuple[RemotePhone, ...] = ()
     config_file: Path | None = None
     # Settings that flags or the environment gave: a reload of the file does not change them.
@@ -108,6 +114,16 @@ def _count_problems(settings: FleetSettings, origin: Any) -> list[str]:
     ]
 
 
+def _stream_problems(settings: FleetSettings, origin: Any) -> list[str]:
+    """The stream's bounds, checked as serve's are (config/sections.py)."""
+    found = [
+        (name, number_problem(name, getattr(settings, name)))
+        for name in ("nats_stream_max_age_s", "nats_stream_max_bytes")
+    ]
+    found += stream_bound_problems(settings.nats_stream_max_age_s, settings.nats_stream_max_bytes)
+    return [f"{name} ({origin(name)}): {what}" for name, what in found if what]
+
+
 def load_fleet_settings(flags: dict[str, Any], *, config_file: Path | None = None) -> FleetSettings:
     """Flags (None = not given) over PHONEUSE_FLEET_<NAME> over the file over defaults; one
     FleetConfigError lists every problem ("setting (where from): what is wrong")."""
@@ -133,9 +149,8 @@ def load_fleet_settings(flags: dict[str, Any], *, config_file: Path | None = Non
         own=("phones",),
     )
     bad = {p.partition(" (")[0] for p in loaded.problems}
-    found = loaded.problems + [
-        p for p in _count_problems(loaded.value, loaded.origin) if p.partition(" (")[0] not in bad
-    ]
+    checked = _count_problems(loaded.value, loaded.origin) + _stream_problems(loaded.value, loaded.origin)
+    found = loaded.problems + [p for p in checked if p.partition(" (")[0] not in bad]
     _raise(found)
     fixed = loaded.given("flag", "environment")
     return replace(loaded.value, config_file=path, fixed=fixed)

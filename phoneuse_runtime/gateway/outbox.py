@@ -25,11 +25,10 @@ import json
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from phoneuse_runtime.gateway.db import transaction
 from phoneuse_runtime.kernel.events import now_ms
-from phoneuse_runtime.owner.privacy import mask_secrets
+from phoneuse_runtime.owner.privacy import mask_secrets, mask_values
 
 TRIM_EVERY = 64
 
@@ -88,17 +87,6 @@ def _raise_floor(conn: sqlite3.Connection, pairing_id: str, seq: int) -> None:
     )
 
 
-def _masked(value: Any, key: str = "") -> Any:
-    if isinstance(value, str):
-        # Ids, references and digests are the server's own, never a message's words.
-        return value if key.endswith(("id", "ids", "_ref", "sha256")) else mask_secrets(value)
-    if isinstance(value, dict):
-        return {k: _masked(v, k) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_masked(v, key) for v in value]
-    return value
-
-
 def mask_frame(frame: str) -> str:
     """The frame (JSON text) with the one-time codes and passwords in its texts masked; the
     envelope and every id as they were."""
@@ -108,7 +96,7 @@ def mask_frame(frame: str) -> str:
         return mask_secrets(frame)
     if not isinstance(parsed, dict) or "payload" not in parsed:
         return frame
-    masked = _masked(parsed["payload"])
+    masked = mask_values(parsed["payload"])
     if masked == parsed["payload"]:
         return frame
     parsed["payload"] = masked

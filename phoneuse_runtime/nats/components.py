@@ -21,18 +21,19 @@ def nats_components(nats: NatsSettings, *, data_dir: Path) -> list[Component]:
     if not nats.url:
         store: LeaseStore = MemoryLeaseStore()
         return [Leases(device_name=device, store=store)]
-    from phoneuse_runtime.nats.link import NatsLink, read_nats_token, require_nats
-    from phoneuse_runtime.nats.sink import JetStreamSink
+    from phoneuse_runtime.nats.link import NatsLink, connect_options, require_nats
+    from phoneuse_runtime.nats.sink import JetStreamSink, StreamBounds
     from phoneuse_runtime.nats.spool import SPOOL_FILE
 
     require_nats()
-    token = read_nats_token(nats.token_file) if nats.token_file else None
-    link = NatsLink(nats.url, name=f"phoneuse-runtime {device}", token=token)
+    options = connect_options(nats.user, nats.token_file)
+    link = NatsLink(nats.url, name=f"phoneuse-runtime {device}", options=options)
     return [
         JetStreamSink(
             link,
             device_name=device,
             buffer_events=nats.buffer_events,
+            bounds=StreamBounds(max_age_s=nats.stream_max_age_s, max_bytes=nats.stream_max_bytes),
             spool=data_dir / SPOOL_FILE if nats.spool else None,
         ),
         Leases(device_name=device, store=KvLeaseStore(link), link=link),

@@ -17,7 +17,7 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -58,31 +58,57 @@ def filter_subject(device: str | None) -> str:
     return f"{SUBJECT_ROOT}.{device}.>" if device else SUBJECTS
 
 
+class BadEvent(ValueError):
+    """A message of the stream that is not an event of the sink's shape: reported and skipped."""
+
+    def __init__(self, seq: int, why: str) -> None:
+        super().__init__(f"event {seq} {why}")
+        self.seq = seq
+        self.why = why
+
+
 def _event(seq: int, subject: str, data: bytes) -> StreamEvent:
+    """The event stored at `seq`; BadEvent when a field is not of its type (anyone who could
+    publish could have put it there)."""
     try:
         body = json.loads(data)
     except ValueError:
-        body = {}
+        raise BadEvent(seq, "is not JSON") from None
     if not isinstance(body, dict):
-        body = {}
+        raise BadEvent(seq, "is not a JSON object")
     parts = subject.split(".")
-    payload = body.get("payload")
+    payload = body.get("payload", {})
+    timestamp = body.get("timestamp", 0)
+    if isinstance(timestamp, bool) or not isinstance(timestamp, int):
+        raise BadEvent(seq, "has a timestamp that is not a whole number")
+    if not isinstance(payload, dict):
+        raise BadEvent(seq, "has a payload that is not a JSON object")
+    texts = {name: body.get(name, "") for name in ("device", "event_type", "source", "id")}
+    for name, value in texts.items():
+        if not isinstance(value, str):
+            raise BadEvent(seq, f"has a {name} that is not text")
     return StreamEvent(
         seq=seq,
-        device=str(body.get("device") or (parts[1] if len(parts) > 2 else "")),
-        event_type=str(body.get("event_type") or parts[-1]),
-        payload=payload if isinstance(payload, dict) else {},
-        timestamp=int(body.get("timestamp") or 0),
-        source=str(body.get("source") or ""),
-        id=str(body.get("id") or ""),
+        device=texts["device"] or (parts[1] if len(parts) > 2 else ""),
+        event_type=texts["event_type"] or parts[-1],
+        payload=payload,
+        timestamp=timestamp,
+        source=texts["source"],
+        id=texts["id"],
     )
 
 
 async def read_events(
-    js: Any, *, device: str | None = None, since: int = 0, follow: bool = False
+    js: Any,
+    *,
+    device: str | None = None,
+    since: int = 0,
+    follow: bool = False,
+    skipped: Callable[[BadEvent], None] | None = None,
 ) -> AsyncIterator[StreamEvent]:
     """The events after stream sequence `since`, in order; with `follow`, then each new one as
-    it is stored, until the caller stops iterating. `js` is a nats-py JetStream context."""
+    it is stored, until the caller stops iterating. `js` is a nats-py JetStream context. A
+    message that is not an event (BadEvent) is handed to `skipped` and passed over."""
     from nats.js.api import ConsumerConfig, DeliverPolicy
     from nats.js.errors import NotFoundError
 
@@ -111,7 +137,13 @@ async def read_events(
                 return  # nothing matches past the cursor: nothing will come
         async for msg in sub.messages:
             meta = msg.metadata
-            yield _event(meta.sequence.stream, msg.subject, msg.data)
+            try:
+                event = _event(meta.sequence.stream, msg.subject, msg.data)
+            except BadEvent as bad:
+                if skipped is not None:
+                    skipped(bad)
+            else:
+                yield event
             if not follow and meta.num_pending == 0:
                 return
     finally:
@@ -140,10 +172,10 @@ def main(args: argparse.Namespace, nats: NatsSettings) -> int:
         print("phoneuse-runtime: --since must be 0 or a stream sequence", file=sys.stderr)
         return 2
     from phoneuse_runtime.config.settings import ConfigError
-    from phoneuse_runtime.nats.link import read_nats_token
+    from phoneuse_runtime.nats.link import connect_options
 
     try:
-        token = read_nats_token(nats.token_file) if nats.token_file else None
+        options = connect_options(nats.user, nats.token_file)
     except ConfigError as exc:
         print(f"phoneuse-runtime: {printable(str(exc))}", file=sys.stderr)
         return 2
@@ -163,7 +195,7 @@ def main(args: argparse.Namespace, nats: NatsSettings) -> int:
                 nats.connect(
                     url,
                     connect_timeout=2,
-                    token=token,
+                    **options,
                     max_reconnect_attempts=-1,
                     reconnect_time_wait=0.5,
                     error_cb=quiet,
@@ -177,9 +209,15 @@ def main(args: argparse.Namespace, nats: NatsSettings) -> int:
             )
             return 2
         last = args.since
+
+        def skipped(bad: BadEvent) -> None:
+            nonlocal last
+            last = bad.seq  # the cursor moves past it: --since resumes after it
+            print(f"phoneuse-runtime: skipped {printable(str(bad))}", file=sys.stderr, flush=True)
+
         try:
             async for event in read_events(
-                nc.jetstream(), device=args.device, since=args.since, follow=args.follow
+                nc.jetstream(), device=args.device, since=args.since, follow=args.follow, skipped=skipped
             ):
                 last = event.seq
                 if args.json:

@@ -46,6 +46,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 BUCKET = "phoneuse_leases"
+LEASE_VALUE_BYTES = 1024  # a lease's value (holder, two times) is under 200 bytes
+BUCKET_BYTES = 16 << 20  # one key a phone, history 1: room for many thousand phones
 MIN_TTL_S = 1
 MAX_TTL_S = 3600
 DEFAULT_TTL_S = 60
@@ -145,6 +147,28 @@ class MemoryLeaseStore:
         del self._data[key]
 
 
+async def ensure_bucket(js: Any) -> Any:
+    """The leases' KV bucket (file storage, history 1, values of at most LEASE_VALUE_BYTES,
+    the bucket at most BUCKET_BYTES), created unless it exists; nats-py's KeyValue."""
+    from nats.js.api import StorageType
+    from nats.js.errors import BucketNotFoundError
+
+    try:
+        return await js.key_value(BUCKET)
+    except BucketNotFoundError:
+        pass
+    kv = await js.create_key_value(
+        bucket=BUCKET,
+        history=1,
+        storage=StorageType.FILE,
+        max_value_size=LEASE_VALUE_BYTES,
+        max_bytes=BUCKET_BYTES,
+        direct=True,  # a get asks for its own key's subject (a runtime's permission names it)
+    )
+    log.info("created the NATS KV bucket %s", BUCKET)
+    return kv
+
+
 class KvLeaseStore:
     """The NATS KV bucket `phoneuse_leases` (created, file storage, history 1, if absent)."""
 
@@ -161,16 +185,9 @@ class KvLeaseStore:
                 f"NATS at {self.link.url} is not reachable, and this phone's lease is kept there; try again"
             )
         if self._kv is None:
-            from nats.js.api import StorageType
-            from nats.js.errors import BucketNotFoundError
-
             js = self.link.js
             assert js is not None
-            try:
-                self._kv = await js.key_value(BUCKET)
-            except BucketNotFoundError:
-                self._kv = await js.create_key_value(bucket=BUCKET, history=1, storage=StorageType.FILE)
-                log.info("created the NATS KV bucket %s", BUCKET)
+            self._kv = await ensure_bucket(js)
         return self._kv
 
     async def read(self, key: str) -> tuple[Lease | None, int]:

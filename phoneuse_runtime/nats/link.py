@@ -45,6 +45,22 @@ def read_nats_token(path: str) -> str:
     return text
 
 
+def inbox_prefix(user: str) -> str:
+    """The inbox prefix of a client connecting as `user`: the subjects its replies come on, which
+    its permissions let it alone subscribe to (nats/users.py)."""
+    return f"_INBOX_{user}"
+
+
+def connect_options(user: str, secret_file: str) -> dict[str, Any]:
+    """nats-py's `connect` options for the `nats` section's `user` and `token_file`: a user, its
+    password (the file) and its own inbox prefix; or the file's token alone; or nothing.
+    ConfigError (never the file's content) when the file is bad."""
+    secret = read_nats_token(secret_file) if secret_file else None
+    if user:
+        return {"user": user, "password": secret, "inbox_prefix": inbox_prefix(user)}
+    return {"token": secret} if secret else {}
+
+
 def require_nats() -> None:
     """ConfigError (one line: how to get it) unless nats-py can be imported."""
     problem = nats_py_problem()
@@ -56,10 +72,10 @@ class NatsLink:
     """One nats-py connection, (re)made in the background. `acquire` / `release` by each user:
     the first starts it, the last closes it (the app stops its components all at once)."""
 
-    def __init__(self, url: str, *, name: str, token: str | None = None) -> None:
+    def __init__(self, url: str, *, name: str, options: dict[str, Any] | None = None) -> None:
         self.url = url
         self.name = name
-        self._token = token
+        self._options = options or {}  # connect_options: the credentials
         self.nc: Client | None = None
         self.js: JetStreamContext | None = None
         self._users = 0
@@ -111,7 +127,7 @@ class NatsLink:
                     self.url,
                     name=self.name,
                     connect_timeout=2,
-                    token=self._token,
+                    **self._options,
                     allow_reconnect=True,
                     max_reconnect_attempts=-1,
                     reconnect_time_wait=0.25,

@@ -27,11 +27,14 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from phoneuse_runtime.util.children import die_with_parent
+
+if TYPE_CHECKING:
+    from phoneuse_runtime.nats.users import NatsUser
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +64,7 @@ class NatsServer:
         log_file: Path | None = None,
         start_timeout_s: float = START_TIMEOUT_S,
         token_file: Path | None = None,
+        users: Sequence[NatsUser] | None = None,
         dies_with_parent: bool = False,
     ) -> None:
         self.store_dir = Path(store_dir)
@@ -72,6 +76,11 @@ class NatsServer:
         # Clients must then present the token in this file (nats_token_file): nats-server reads
         # it from a private config file, never from its command line, where `ps` shows it.
         self.token_file = token_file
+        # Or clients are these users, each with its password and permissions (nats/users.py);
+        # `set_users` changes them while it runs (nats-server re-reads its config on SIGHUP).
+        if token_file is not None and users is not None:
+            raise NatsServerError("a token or users, not both")
+        self.users: tuple[NatsUser, ...] | None = tuple(users) if users is not None else None
         # The fleet's own: the kernel stops it when the fleet dies, however it dies (children.py).
         self.dies_with_parent = dies_with_parent
         self.port = 0
@@ -107,11 +116,11 @@ class NatsServer:
             raise NatsServerError(f"{self.executable} not found on PATH: {INSTALL_HINT}")
         self.store_dir.mkdir(parents=True, exist_ok=True)
         self._ports_dir = tempfile.TemporaryDirectory(prefix="phoneuse-nats-ports-")
+        # With users, JetStream is in the config file (a reload must not stop it), not here.
+        jetstream = [] if self.users is not None else ["-js", "-sd", str(self.store_dir)]
         args = [
             exe,
-            "-js",
-            "-sd",
-            str(self.store_dir),
+            *jetstream,
             "-a",
             self.host,
             "-p",
@@ -119,8 +128,8 @@ class NatsServer:
             "--ports_file_dir",
             self._ports_dir.name,
         ]
-        if self.token_file is not None:
-            args += ["-c", str(self._write_config(Path(self._ports_dir.name)))]
+        if self.token_file is not None or self.users is not None:
+            args += ["-c", str(self._write_config())]
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
         self._log = open(self.log_file, "ab")  # noqa: SIM115 (kept open for the child's life)
         self._proc = subprocess.Popen(
@@ -143,17 +152,38 @@ class NatsServer:
         log.info("nats-server (pid %d) serving %s, JetStream in %s", self._proc.pid, self.url, self.store_dir)
         return self.url
 
-    def _write_config(self, private: Path) -> Path:
-        """A config file (0600, in a 0700 temporary dir) that asks clients for the token."""
+    def _write_config(self) -> Path:
+        """The config file (0600, in the 0700 temporary dir of the ports file) that asks clients
+        for the token or the users; written beside it and renamed over it."""
         from phoneuse_runtime.nats.link import read_nats_token
+        from phoneuse_runtime.nats.users import config_text
 
-        assert self.token_file is not None
-        token = read_nats_token(str(self.token_file))  # its characters need no quoting
-        path = private / "nats-server.conf"
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        assert self._ports_dir is not None
+        if self.users is not None:
+            # JetStream in the file too: a reload of a file without it stops JetStream (2.9).
+            text = config_text(self.users, jetstream={"store_dir": str(self.store_dir)})
+        else:
+            assert self.token_file is not None
+            token = read_nats_token(str(self.token_file))  # its characters need no quoting
+            text = f'authorization {{\n  token: "{token}"\n}}\n'
+        path = Path(self._ports_dir.name) / "nats-server.conf"
+        tmp = path.with_name(path.name + ".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(f'authorization {{\n  token: "{token}"\n}}\n')
+            f.write(text)
+        os.replace(tmp, path)
         return path
+
+    def set_users(self, users: Sequence[NatsUser]) -> None:
+        """The users clients may be from now on: the config is rewritten and, while the server
+        runs, it re-reads it (SIGHUP; its clients stay connected)."""
+        if self.users is None:
+            raise NatsServerError("this nats-server was not started with users")
+        self.users = tuple(users)
+        if self.running and self._proc is not None:
+            self._write_config()
+            self._proc.send_signal(signal.SIGHUP)
+            log.info("nats-server (pid %d): %d user(s)", self._proc.pid, len(self.users))
 
     def _wait_ready(self) -> int:
         assert self._proc is not None and self._ports_dir is not None

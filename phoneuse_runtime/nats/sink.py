@@ -33,13 +33,16 @@ import json
 import logging
 import re
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from phoneuse_runtime.config.settings import Settings
 from phoneuse_runtime.kernel.events import ErrorEvent, Event, Subscription
 from phoneuse_runtime.kernel.registry import Contribution
 from phoneuse_runtime.nats.link import NatsLink
 from phoneuse_runtime.nats.spool import Pending, Spool
+from phoneuse_runtime.owner.privacy import mask_secrets, mask_values
 
 if TYPE_CHECKING:
     from phoneuse_runtime.kernel.runtime import Runtime
@@ -51,6 +54,8 @@ SUBJECT_ROOT = "phoneuse"
 SUBJECTS = f"{SUBJECT_ROOT}.>"
 DUPLICATE_WINDOW_S = 120.0
 DEFAULT_BUFFER_EVENTS = 10_000
+DEFAULT_MAX_AGE_S = Settings.nats_stream_max_age_s
+DEFAULT_MAX_BYTES = Settings.nats_stream_max_bytes
 PUBLISH_WINDOW = 256  # messages in flight before their acks are awaited
 ACK_TIMEOUT_S = 5.0
 RETRY_S = 0.25
@@ -58,6 +63,7 @@ RETRY_S = 0.25
 # kill then loses at most these, never one acked.
 SPOOL_PAST = 2 * PUBLISH_WINDOW
 SUBSCRIBER = "jetstream-sink"
+MASK_INLINE_CHARS = 16_384  # payloads longer than this are masked on a thread, not the loop
 SCOPE = "nats"
 SOURCE = "phoneuse.nats"
 _TOKEN_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
@@ -81,8 +87,10 @@ class JetStreamSink:
         device_name: str,
         buffer_events: int = DEFAULT_BUFFER_EVENTS,
         spool: Path | None = None,
+        bounds: StreamBounds | None = None,
     ) -> None:
         self.link = link
+        self.bounds = bounds or StreamBounds()
         self.spool = Spool(spool, bound=buffer_events) if spool is not None else None
         self.replayed = 0  # events an earlier run left in the spool, published first
         self.device_name = device_name
@@ -170,15 +178,21 @@ class JetStreamSink:
             lost = _bus_overflow(event)
             if lost:  # our queue on the bus overflowed: the loop was starved
                 self._lose(lost)
-            self._accept(event)
+            payload = event.payload_json or "{}"
+            if len(payload) > MASK_INLINE_CHARS:  # a long text is masked off the event loop
+                payload = await asyncio.to_thread(masked_payload, payload)
+            else:
+                payload = masked_payload(payload)
+            self._accept(event, payload)
 
-    def _accept(self, event: Event) -> None:
+    def _accept(self, event: Event, payload: str) -> None:
+        """Takes `event` with its `payload` (JSON, masked) into the buffer (and the spool)."""
         self.accepted += 1
         msg_id = f"{self.device_name}.{self.run}.{self.accepted}"
         body = (
             f'{{"id":{json.dumps(msg_id)},"device":{json.dumps(self.device_name)},'
             f'"event_type":{json.dumps(event.event_type)},"source":{json.dumps(event.source)},'
-            f'"timestamp":{event.timestamp},"payload":{event.payload_json or "{}"}}}'
+            f'"timestamp":{event.timestamp},"payload":{payload}}}'
         )
         if len(self._buffer) >= self.buffer_events:
             self._buffer.popleft()
@@ -254,7 +268,7 @@ class JetStreamSink:
         js = self.link.js
         assert js is not None
         if not self._stream_ready:
-            await ensure_stream(js)
+            await ensure_stream(js, self.bounds)
             self._stream_ready = True
         batch = list(itertools.islice(self._buffer, PUBLISH_WINDOW))
         futures: list[asyncio.Future[Any]] = []
@@ -286,6 +300,19 @@ class JetStreamSink:
         )
 
 
+def masked_payload(payload_json: str) -> str:
+    """An event's payload (JSON) with the one masking rule (owner/privacy.py) applied to each of
+    its texts: no one-time code or password reaches JetStream or the spool."""
+    try:
+        payload = json.loads(payload_json)
+    except ValueError:
+        return json.dumps(mask_secrets(payload_json), ensure_ascii=False)
+    masked = mask_values(payload)
+    if masked == payload:
+        return payload_json
+    return json.dumps(masked, ensure_ascii=False, separators=(",", ":"))
+
+
 def _bus_overflow(event: Event) -> int:
     """How many events the bus dropped from our queue, when `event` is our queue's own notice."""
     if event.event_type != "ERROR" or event.source != "phoneuse.runtime":
@@ -300,24 +327,56 @@ def _bus_overflow(event: Event) -> int:
     return int(head) if head.isdigit() else 0
 
 
-async def ensure_stream(js: Any) -> None:
-    """The events stream, created (file storage) unless it exists."""
-    from nats.js.api import StorageType
+@dataclass(frozen=True, slots=True)
+class StreamBounds:
+    """The events stream's retention: its oldest events leave past `max_age_s` or `max_bytes`
+    (settings nats_stream_max_age_s, nats_stream_max_bytes)."""
+
+    max_age_s: int = DEFAULT_MAX_AGE_S
+    max_bytes: int = DEFAULT_MAX_BYTES
+
+
+async def ensure_stream(js: Any, bounds: StreamBounds | None = None) -> None:
+    """The events stream, created (file storage, bounded by `bounds`) unless it exists; one made
+    without bounds (by an earlier version) gets them. A stream with bounds keeps its own: whoever
+    administers it (the fleet) set them."""
+    from nats.js.api import DiscardPolicy, StorageType, StreamConfig
     from nats.js.errors import BadRequestError, NotFoundError
 
+    bounds = bounds or StreamBounds()
     try:
-        await js.stream_info(STREAM)
-        return
+        info = await js.stream_info(STREAM)
     except NotFoundError:
-        pass
+        info = None
+    if info is not None:
+        config = info.config
+        if (config.max_age or 0) > 0 and (config.max_bytes or -1) > 0:
+            return
+        config.max_age = float(bounds.max_age_s)
+        config.max_bytes = bounds.max_bytes
+        config.discard = DiscardPolicy.OLD
+        await js.update_stream(config)
+        log.info("bounded JetStream stream %s: %d s, %d bytes", STREAM, bounds.max_age_s, bounds.max_bytes)
+        return
     try:
         await js.add_stream(
-            name=STREAM,
-            subjects=[SUBJECTS],
-            storage=StorageType.FILE,
-            duplicate_window=DUPLICATE_WINDOW_S,
-            description="phoneuse-runtime events: phoneuse.<device>.<event_type>",
+            StreamConfig(
+                name=STREAM,
+                subjects=[SUBJECTS],
+                storage=StorageType.FILE,
+                duplicate_window=DUPLICATE_WINDOW_S,
+                max_age=float(bounds.max_age_s),
+                max_bytes=bounds.max_bytes,
+                discard=DiscardPolicy.OLD,
+                description="phoneuse-runtime events: phoneuse.<device>.<event_type>",
+            )
         )
-        log.info("created JetStream stream %s (%s, file storage)", STREAM, SUBJECTS)
+        log.info(
+            "created JetStream stream %s (%s, file storage, %d s, %d bytes)",
+            STREAM,
+            SUBJECTS,
+            bounds.max_age_s,
+            bounds.max_bytes,
+        )
     except BadRequestError:  # another runtime made it meanwhile
         await js.stream_info(STREAM)

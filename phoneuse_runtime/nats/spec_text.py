@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+from phoneuse_runtime.config.sections import MIN_STREAM_AGE_S, MIN_STREAM_BYTES
 from phoneuse_runtime.config.settings import Settings
 from phoneuse_runtime.nats.consumer import HEARTBEAT_S
-from phoneuse_runtime.nats.leases import BUCKET, DEFAULT_TTL_S, MAX_TTL_S, MIN_TTL_S
+from phoneuse_runtime.nats.leases import (
+    BUCKET,
+    BUCKET_BYTES,
+    DEFAULT_TTL_S,
+    LEASE_VALUE_BYTES,
+    MAX_TTL_S,
+    MIN_TTL_S,
+)
 from phoneuse_runtime.nats.sink import (
     ACK_TIMEOUT_S,
     DUPLICATE_WINDOW_S,
@@ -41,6 +49,34 @@ def _lease_table() -> str:
     return "\n".join(["| action | answers |", "|---|---|", *(f"| {a} | {b} |" for a, b in rows)])
 
 
+PAYLOAD_ROW = (
+    "| `payload` | the event's payload object, as documented under [Events](#events), with one-time "
+    "codes and passwords masked in every text but ids (`[code]`, `[password]`: the memory's rule), "
+    "in the stream and the spool alike |"
+)
+
+
+def _users_table() -> str:
+    rows = [
+        (
+            "`fleet`",
+            "everything: it makes the events stream (with the fleet's `nats_stream_*` bounds) and "
+            "the leases' bucket",
+        ),
+        (
+            "`reader`",
+            "the events stream's info and ordered consumers on it (the `events` command); no "
+            "publish, no lease, no purge or delete",
+        ),
+        (
+            "`runtime-<device>`",
+            f"publish `phoneuse.<device>.>`, write `$KV.{BUCKET}.<device>` (its own lease), read "
+            "the two streams' info and its key",
+        ),
+    ]
+    return "\n".join(["| user | may |", "|---|---|", *(f"| {a} | {b} |" for a, b in rows)])
+
+
 def spec_section() -> str:
     buffer = Settings().nats_buffer_events
     return f"""## NATS: the events stream, the fleet's events, leases
@@ -54,22 +90,38 @@ a NATS server that wants a token gets it from `nats_token_file` (`--nats-token-f
 one line, 16 to 512 of `A-Z a-z 0-9 . _ ~ + / = -`), never from a url or a log line; the
 `events` command takes `--nats-token-file` (or `$PHONEUSE_NATS_TOKEN_FILE`) too, and
 `phoneuse_runtime.nats.server_process.NatsServer(store_dir, token_file=...)` starts nats-server
-asking for it (from a 0600 config file, not its command line). Without one, anyone who can
-reach the NATS port reads every event and can write the leases: keep it on loopback.
+asking for it (from a 0600 config file, not its command line). A server with users takes
+`nats_user` (`--nats-user`, 1 to 80 of `A-Z a-z 0-9 _ -`; it needs `nats_token_file`, which then
+holds the user's password), and the client's replies come on the inbox prefix `_INBOX_<user>`.
+A url with credentials is refused without printing them. Without a token or users, anyone who
+can reach the NATS port reads every event and can write the leases: keep it on loopback.
+
+The fleet's own nats-server (`NatsServer(store_dir, users=...)`, phoneuse_runtime/nats/users.py)
+has one user per party, each allowed only its part:
+
+{_users_table()}
+
+Each subscribes only to its own `_INBOX_<user>.>`. The passwords are files
+`FLEET_DIR/nats-users/<user>` (0600); `fleet.json` names the reader's (`nats_reader`).
 
 ### The events stream
 
 Every event on the runtime's bus (all types, the runtime's own listeners' view: the phone is
 not polled for it) is appended to the JetStream stream `{STREAM}` (subjects `{SUBJECTS}`, file
 storage, duplicate window {DUPLICATE_WINDOW_S:g} s; created if absent) under the subject
-`phoneuse.<device_name>.<event_type>`. The body is one JSON object:
+`phoneuse.<device_name>.<event_type>`. The stream is bounded: events older than
+`nats_stream_max_age_s` ({Settings().nats_stream_max_age_s:,} s) leave it, and so do the oldest
+past `nats_stream_max_bytes` ({Settings().nats_stream_max_bytes:,} bytes); the settings are
+refused at load below {MIN_STREAM_AGE_S} s (the duplicate window) and {MIN_STREAM_BYTES:,}
+bytes. A stream made without bounds gets them; one with bounds keeps its own (the fleet, which
+administers its stream, sets them at its start). The body is one JSON object:
 
 | field | what |
 |---|---|
 | `id` | `<device_name>.<run>.<n>`: `run` is new at each start of the runtime, `n` counts its events from 1 |
 | `device` | the device name |
 | `event_type`, `source`, `timestamp` | as on Subscribe |
-| `payload` | the event's payload object, as documented under [Events](#events) |
+{PAYLOAD_ROW}
 
 Each message carries the header `Nats-Msg-Id` = `id`: a message published again after a lost
 ack is stored once. The sink publishes in order, up to {PUBLISH_WINDOW} messages in flight, and
@@ -105,7 +157,10 @@ says `cursor: SEQ (resume with --since SEQ)`. The cursor is the last `seq` handl
 a reader that starts again with `--since` it misses nothing the stream still holds and sees
 nothing twice. Within one run, when the connection drops or nats-server restarts, the consumer
 is made again from the sequence after the last one delivered. Without `--follow` the command
-ends once it has printed what the stream held when it started. A missing url, a bad device name
+ends once it has printed what the stream held when it started. A message that is not an event
+of this shape (not a JSON object, a `timestamp` that is not an integer, a `payload` that is not
+an object, a text field that is not text) is reported on stderr, `phoneuse-runtime: skipped
+event SEQ <why>`, and passed over; the cursor moves past it. A missing url, a bad device name
 or a negative `--since` exit 2; so does an unreachable NATS, saying so.
 
 ### Leases
@@ -126,7 +181,8 @@ the fleet token's name). While a principal holds a live lease:
 {_lease_table()}
 
 Where it is kept: with `nats_url`, in the NATS KV bucket `{BUCKET}` (file storage, history 1,
-created if absent), key = the device name, value `{{"holder", "expires_at_ms", "acquired_at_ms"}}`
+values of at most {LEASE_VALUE_BYTES} bytes, {BUCKET_BYTES:,} bytes in all, created if absent),
+key = the device name, value `{{"holder", "expires_at_ms", "acquired_at_ms"}}`
 (nats-server 2.9's KV has a TTL per bucket only, so the expiry is in the value). Acquire creates
 the key if absent, or updates it with the revision it read when the stored lease expired (or is
 the caller's own): a compare-and-set, so two runtimes racing for one key give one holder and the

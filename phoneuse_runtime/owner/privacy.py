@@ -2,7 +2,9 @@
 
 Every store that keeps what a message said applies `mask_secrets` before the text is written:
 the memory (an SMS's or a notification's text, memory/ingest.py), each paired device's outbox
-(gateway/outbox.py: the copies kept for `sync`) and the chat's messages (gateway/chat/store.py).
+(gateway/outbox.py: the copies kept for `sync`), the chat's messages (gateway/chat/store.py),
+and NATS (nats/sink.py: every event's payload before JetStream and the spool have it);
+`mask_values` applies it to each text of an event's payload.
 "Your verification code is 482913" is stored as "Your verification code is [code]"; the rest of
 the message stays searchable.
 
@@ -320,3 +322,19 @@ def mask_secrets(text: str) -> str:
         return out
     pieces.append(out[last:])
     return "".join(pieces)
+
+
+# Keys whose texts are the server's own (ids, references, digests), never a message's words.
+_OWN_KEYS = ("id", "ids", "_ref", "sha256")
+
+
+def mask_values(value: object, key: str = "") -> object:
+    """`value` (parsed JSON: an event's payload) with `mask_secrets` applied to every text in
+    it, however deep, except those under a key of the server's own (ids, references, digests)."""
+    if isinstance(value, str):
+        return value if key.endswith(_OWN_KEYS) else mask_secrets(value)
+    if isinstance(value, dict):
+        return {k: mask_values(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [mask_values(v, key) for v in value]
+    return value

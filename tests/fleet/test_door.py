@@ -313,13 +313,10 @@ def test_nothing_outlives_a_killed_fleet(tmp_path: Path) -> None:
     with fleet(tmp_path / "small", "--sim", "1", ready=1) as small:
         pids = [d["pid"] for d in small.record()["devices"]]
         pids.append(int((small.data_dir / "nginx" / "nginx.pid").read_text()))
-        store = str(small.data_dir / "nats")
-        nats = [
-            int(p.name)
-            for p in Path("/proc").iterdir()
-            if p.name.isdigit() and _cmdline(p).split(" ")[0].endswith("nats-server") and store in _cmdline(p)
-        ]
-        assert len(nats) == 1, "the fleet's own nats-server"
+        # The fleet's own nats-server: the pid its log starts with ("[PID] date ...").
+        first = (small.data_dir / "nats" / "nats-server.log").read_text().split("]", 1)[0]
+        nats = [int(first.lstrip("["))]
+        assert _cmdline(Path("/proc") / str(nats[0])).split(" ")[0].endswith("nats-server")
         pids += nats
         small.proc.kill()
         small.proc.wait()
@@ -437,7 +434,7 @@ def test_every_phones_events_reach_jetstream_under_its_own_subject(
     async def read() -> dict[str, list[str]]:
         import nats
 
-        client = await nats.connect(farm.record()["nats_url"], token=_nats_token(farm))
+        client = await nats.connect(farm.record()["nats_url"], **_as_fleet(farm))
         try:
             js = client.jetstream()
             found: dict[str, list[str]] = {}
@@ -459,9 +456,10 @@ def test_every_phones_events_reach_jetstream_under_its_own_subject(
     assert marks["sim-10"] not in found["sim-9"] and marks["sim-9"] not in found["sim-10"]
 
 
-def _nats_token(farm: RunningFleet) -> str:
-    """The token the fleet's nats-server asks for: without it, nobody gets in."""
-    return (farm.data_dir / "nats-token").read_text().strip()
+def _as_fleet(farm: RunningFleet) -> dict[str, str]:
+    """nats-py's options to connect as the fleet's own NATS user, which administers."""
+    password = (farm.data_dir / "nats-users" / "fleet").read_text().strip()
+    return {"user": "fleet", "password": password, "inbox_prefix": "_INBOX_fleet"}
 
 
 def _kv_lease(farm: RunningFleet, device: str) -> dict[str, object]:
@@ -470,7 +468,7 @@ def _kv_lease(farm: RunningFleet, device: str) -> dict[str, object]:
     async def get() -> dict[str, object]:
         import nats
 
-        client = await nats.connect(farm.record()["nats_url"], token=_nats_token(farm))
+        client = await nats.connect(farm.record()["nats_url"], **_as_fleet(farm))
         try:
             kv = await client.jetstream().key_value("phoneuse_leases")
             entry = await kv.get(device)
@@ -520,7 +518,7 @@ def test_a_subscribe_stream_through_the_door_outlives_a_reload(
     )
 
 
-def test_the_fleets_nats_server_asks_for_its_token(farm: RunningFleet) -> None:
+def test_the_fleets_nats_server_asks_for_a_user_and_its_password(farm: RunningFleet) -> None:
     import asyncio
 
     import nats
@@ -533,9 +531,14 @@ def test_the_fleets_nats_server_asks_for_its_token(farm: RunningFleet) -> None:
 
     with pytest.raises((NatsError, OSError)):
         asyncio.run(without_token())
-    token_file = farm.data_dir / "nats-token"
-    assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
-    assert farm.record()["nats_token_file"] == str(token_file)
+    users = farm.data_dir / "nats-users"
+    assert stat.S_IMODE(users.stat().st_mode) == 0o700
+    names = {p.name for p in users.iterdir()}
+    assert {"fleet", "reader"} | {f"runtime-sim-{i}" for i in range(1, SIMS + 1)} <= names
+    assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in users.iterdir())
+    reader = farm.record()["nats_reader"]
+    assert reader == {"user": "reader", "password_file": str(users / "reader")}
+    assert farm.record()["nats_token_file"] is None
 
 
 def test_every_phones_events_come_in_order_from_the_fleets_nats_with_the_events_command(
@@ -549,7 +552,9 @@ def test_every_phones_events_come_in_order_from_the_fleets_nats_with_the_events_
         for device in ("sim-13", "sim-14"):
             assert execute(door, "SET_CLIPBOARD", {"text": mark}, token=alice, device=device).success
     record = farm.record()
-    argv = [*EXE, "events", "--nats-url", record["nats_url"], "--nats-token-file", record["nats_token_file"]]
+    reader = record["nats_reader"]
+    argv = [*EXE, "events", "--nats-url", record["nats_url"], "--nats-user", reader["user"]]
+    argv += ["--nats-token-file", reader["password_file"]]
 
     def texts(device: str) -> list[str] | None:
         done = subprocess.run(

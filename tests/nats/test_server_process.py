@@ -103,3 +103,76 @@ def test_a_bad_device_name_is_refused(tmp_path: Path, name: str) -> None:
 def test_a_bad_nats_url_is_refused(tmp_path: Path, url: str) -> None:
     with pytest.raises(ConfigError, match=r"nats_url \(flag\): must be nats://"):
         load_settings({"data_dir": tmp_path, "nats_url": url})
+
+
+async def test_users_change_while_it_runs_and_jetstream_stays_on(tmp_path: Path) -> None:
+    """A member that leaves loses its user; the reload keeps JetStream (2.9 stops it when the
+    config that is re-read does not say it), and a member that joins gets in."""
+    import asyncio
+
+    from nats.errors import Error as NatsError
+
+    from phoneuse_runtime.auth.tokens import generate_token
+    from phoneuse_runtime.nats import users
+    from phoneuse_runtime.nats.link import connect_options
+
+    files = {}
+    for name in ("fleet", "runtime-p1", "runtime-p2"):
+        files[name] = tmp_path / name
+        files[name].write_text(generate_token() + "\n")
+    admin, p1, p2 = (
+        users.admin(files["fleet"]),
+        users.runtime("p1", files["runtime-p1"]),
+        users.runtime("p2", files["runtime-p2"]),
+    )
+    srv = NatsServer(tmp_path / "store", users=[admin, p1])
+    url = await srv.start()
+
+    async def login(user: users.NatsUser) -> bool:
+        try:
+            nc = await nats.connect(
+                url,
+                allow_reconnect=False,
+                connect_timeout=2,
+                **connect_options(user.name, str(user.password_file)),
+            )
+        except (NatsError, OSError):
+            return False
+        await nc.close()
+        return True
+
+    async def until(user: users.NatsUser, allowed: bool) -> None:
+        for _ in range(100):  # the reload is SIGHUP's: polled, bounded
+            if await login(user) is allowed:
+                return
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"{user.name} {'still refused' if allowed else 'still let in'}")
+
+    try:
+        assert await login(p1) and not await login(p2)
+        with pytest.raises(NatsError):
+            await nats.connect(url, allow_reconnect=False, connect_timeout=2)  # nobody without a user
+        srv.set_users([admin, p2])
+        await until(p2, True)
+        await until(p1, False)
+        nc = await nats.connect(url, **connect_options(admin.name, str(admin.password_file)))
+        js = nc.jetstream()
+        await js.add_stream(name="T", subjects=["t.>"])
+        assert (await js.publish("t.one", b"x")).seq == 1
+        await nc.close()
+    finally:
+        await srv.stop()
+    with pytest.raises(NatsServerError, match="a token or users"):
+        NatsServer(tmp_path / "s2", token_file=files["fleet"], users=[admin])
+
+
+@pytest.mark.parametrize(
+    ("flags", "says"),
+    [
+        ({"nats_user": "a b", "nats_token_file": "/x"}, r"nats_user \(flag\): 'a b' is not a user name"),
+        ({"nats_user": "reader"}, r"nats_user \(flag\): needs nats_token_file"),
+    ],
+)
+def test_a_bad_nats_user_is_refused_at_load(flags: dict[str, str], says: str) -> None:
+    with pytest.raises(ConfigError, match=says):
+        load_settings(flags)

@@ -11,6 +11,7 @@ from typing import Any
 import nats
 import pytest
 
+from phoneuse_runtime.config.settings import ConfigError
 from phoneuse_runtime.nats.server_process import NatsServer
 from phoneuse_runtime.nats.sink import STREAM, JetStreamSink
 from phoneuse_runtime.nats.spool import SPOOL_FILE, Pending, Spool
@@ -242,3 +243,40 @@ async def test_a_backlog_past_the_bound_is_spooled_with_nats_up_and_the_spool_go
     said = [r.getMessage() for r in caplog.records if "spooling them to" in r.getMessage()]
     assert said == [f"NATS is behind, {SPOOL_PAST + 1} event(s) unacked: spooling them to {spool}"]
     assert bodies(await stream_messages(nats_srv.url), "MESSAGE_RECEIVED") == [f"b{i}" for i in range(burst)]
+
+
+async def test_a_stream_made_without_bounds_gets_them_and_one_with_bounds_keeps_its_own(
+    nats_srv: NatsServer,
+) -> None:
+    from nats.js.api import StreamConfig
+
+    from phoneuse_runtime.nats.sink import StreamBounds, ensure_stream
+
+    nc = await nats.connect(nats_srv.url)
+    try:
+        js = nc.jetstream()
+        await js.add_stream(StreamConfig(name=STREAM, subjects=["phoneuse.>"]))  # an earlier version's
+        await ensure_stream(js, StreamBounds(max_age_s=600, max_bytes=2 << 20))
+        config = (await js.stream_info(STREAM)).config
+        assert (config.max_age, config.max_bytes) == (600, 2 << 20)
+        await ensure_stream(js, StreamBounds(max_age_s=1200, max_bytes=4 << 20))
+        config = (await js.stream_info(STREAM)).config
+        assert (config.max_age, config.max_bytes) == (600, 2 << 20)
+    finally:
+        await nc.close()
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "says"),
+    [
+        ("nats_stream_max_bytes", 1000, "must be at least 1048576"),
+        ("nats_stream_max_age_s", 60, "must be at least 120 .the stream's duplicate window"),
+    ],
+)
+def test_a_stream_bound_too_small_to_keep_an_event_is_refused_at_load(
+    name: str, value: int, says: str
+) -> None:
+    from phoneuse_runtime.config.settings import load_settings
+
+    with pytest.raises(ConfigError, match=rf"{name} \(flag\): {says}"):
+        load_settings({name: value})

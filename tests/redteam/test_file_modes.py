@@ -21,7 +21,7 @@ from websockets.asyncio.client import connect
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 from phoneuse_runtime.rpc import protocol_pb2_grpc as pb_grpc
 
-from .serving import serve
+from ..serving import serve
 
 WAIT_S = 10.0
 

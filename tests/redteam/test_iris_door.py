@@ -23,7 +23,7 @@ from phoneuse_runtime.gateway.limits import DEVICE_ID_CHARS, DEVICE_NAME_CHARS
 from phoneuse_runtime.gateway.pairing import CODE_ALPHABET, PairingStore, token_problem
 from phoneuse_runtime.gateway.server import CLOSE_POLICY
 
-from .conftest import GatewayFactory, GatewayServer, IrisClient
+from ..gateway.conftest import GatewayFactory, GatewayServer, IrisClient
 
 CODE = re.compile(rf"pairing code: ([{CODE_ALPHABET}]{{4}}-[{CODE_ALPHABET}]{{4}})")
 VICTIM_TOKEN = "nxn6Q4Tajr6UhwM3sJO-fr3dG0vI8jun"  # random, as an app makes them

@@ -18,8 +18,8 @@ from phoneuse_runtime.config.owner import IRIS_APP
 from phoneuse_runtime.config.settings import Settings, load_settings
 from phoneuse_runtime.device.sim.device import SimDevice
 
-from ..conftest import GatewayFactory, GatewayServer, IrisClient
-from .conftest import send_text, system_message
+from ..gateway.agent.conftest import send_text, system_message
+from ..gateway.conftest import GatewayFactory, GatewayServer, IrisClient
 
 SMS = {"to": "+15551234", "body": "on my way"}
 LAUNCHER = "com.google.android.apps.nexuslauncher"

@@ -22,8 +22,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 from phoneuse_runtime.rpc.auth import RefusalLog
 
-from .conftest import AUTH, Client
-from .serving import serve
+from ..conftest import AUTH, Client
+from ..serving import serve
 
 SERVICE = pb.DESCRIPTOR.services_by_name["AndroidRuntime"]
 BAD = (("authorization", "Bearer not-the-token"),)

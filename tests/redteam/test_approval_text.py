@@ -11,7 +11,9 @@ from ..gateway.conftest import GatewayServer, IrisClient
 async def test_the_approval_shows_the_recipient_first_and_uncut(
     server: GatewayServer, app: IrisClient
 ) -> None:
-    """A padded `body` sent first no longer pushes `to` past the cut; bidi and control
+    """An agent with a valid token pads and disguises a held SEND_MESSAGE's recipient.
+
+    A padded `body` sent first no longer pushes `to` past the cut; bidi and control
     characters cannot disguise it; the whole call is in the frame."""
     body = "See you at 8, love you " + "x" * 400 + "\u202e\x1b[2J"
     to = "+1900555\u202e0199"

@@ -43,6 +43,7 @@ def size_on_disk(data_dir: Path) -> int:
 
 
 async def test_a_flood_of_messages_stays_under_the_quota_newest_kept(make_gateway: GatewayFactory) -> None:
+    """A paired app floods the chat with large messages to fill the phone's disk."""
     server = await make_gateway(gateway_chat_max_bytes=QUOTA, gateway_outbox_max_bytes=OUTBOX)
     sender = await server.connect()
     offline = [server.pair().token for _ in range(2)]  # two more devices: each gets an outbox copy
@@ -70,6 +71,7 @@ async def test_a_flood_of_messages_stays_under_the_quota_newest_kept(make_gatewa
 
 
 async def test_messages_past_the_retention_go(make_gateway: GatewayFactory) -> None:
+    """A chat kept forever fills the phone's disk: messages past the retention go."""
     server = await make_gateway(gateway_chat_retention_days=1)
     sender = await server.connect()
     old = await sender.request("message.send", {"text": "from last year"})
@@ -86,6 +88,7 @@ async def test_messages_past_the_retention_go(make_gateway: GatewayFactory) -> N
 
 
 async def test_an_agent_flood_of_replies_is_bounded_too(make_gateway: GatewayFactory) -> None:
+    """An agent with a valid token floods CHAT_REPLY to fill the phone's disk."""
     server = await make_gateway(gateway_chat_max_bytes=QUOTA, gateway_outbox_max_bytes=OUTBOX)
     await (await server.connect()).close()
     for i in range(30):  # 3 MB of replies, with as much reasoning

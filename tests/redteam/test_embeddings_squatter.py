@@ -18,7 +18,9 @@ from ..memory.test_embeddings import CONCEPTS, FakeEmbeddings, memory_of, names,
 async def test_a_squatter_s_answers_are_refused(
     make_client: ServerFactory, fake_embeddings: FakeEmbeddings, answer: str
 ) -> None:
-    """What took the endpoint's port answers 200k-dimension vectors, or a body past the cap:
+    """Another app squats the embeddings endpoint's port and answers huge vectors or an endless body.
+
+    What took the endpoint's port answers 200k-dimension vectors, or a body past the cap:
     nothing of it is stored, nor read past the cap, and search stays lexical."""
     if answer == "huge vectors":
         fake_embeddings.padding = 200_000
@@ -36,6 +38,7 @@ async def test_a_squatter_s_answers_are_refused(
 async def test_the_first_vectors_fix_the_dimension(
     make_client: ServerFactory, fake_embeddings: FakeEmbeddings, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """Another app squats the embeddings endpoint after its first use, with vectors of another size."""
     client = await make_client(memory_embeddings_url=fake_embeddings.url)
     await client.ok("REMEMBER", {"name": "Pizza tonight?"})
     await memory_of(client).vectorized()

@@ -25,6 +25,7 @@ def raw(data_dir: Path, name: str) -> bytes:
 
 
 async def test_an_sms_code_is_in_no_file_after_it_arrives(make_gateway: GatewayFactory) -> None:
+    """A one-time code arrives by SMS and stays on disk for whoever reads the data dir."""
     server = await make_gateway()
     offline = server.pair().token  # a paired device that is not connected: its outbox keeps it
     live = await server.connect()
@@ -57,6 +58,7 @@ async def test_an_sms_code_is_in_no_file_after_it_arrives(make_gateway: GatewayF
 
 
 async def test_a_chat_message_with_a_code_is_stored_masked(make_gateway: GatewayFactory) -> None:
+    """A chat message carrying a door code and a password is stored in clear."""
     server = await make_gateway()
     app = await server.connect()
     other = await server.connect()

@@ -12,15 +12,13 @@ import logging
 import random
 import uuid
 from collections import Counter
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import grpc
 import pytest
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from phoneuse_runtime.rpc import protocol_pb2 as pb
-from phoneuse_runtime.rpc.auth import RefusalLog
 
 from ..conftest import AUTH, Client
 from ..serving import serve
@@ -36,7 +34,9 @@ def _path(method: str) -> str:
 
 @pytest.mark.parametrize("method", [m.name for m in SERVICE.methods])
 async def test_the_token_is_checked_before_the_message_is_read(client: Client, method: str) -> None:
-    """A caller that never sends its message is refused at once: nothing waits for its bytes."""
+    """Another app without the token holds a call open without sending its message.
+
+    A caller that never sends its message is refused at once: nothing waits for its bytes."""
 
     async def nothing() -> AsyncIterator[bytes]:
         await asyncio.Event().wait()  # never sends, never half-closes
@@ -56,6 +56,7 @@ def _errors(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
 async def test_garbage_without_a_token_is_unauthenticated_without_a_traceback(
     client: Client, caplog: pytest.LogCaptureFixture, method: str
 ) -> None:
+    """Another app without the token sends garbage, for tracebacks."""
     caplog.set_level(logging.DEBUG)
     call = client.channel.unary_stream(_path(method))(GARBAGE, metadata=BAD, timeout=10)
     with pytest.raises(grpc.aio.AioRpcError) as info:
@@ -69,6 +70,7 @@ async def test_garbage_without_a_token_is_unauthenticated_without_a_traceback(
 async def test_garbage_with_the_token_is_invalid_argument_without_a_traceback(
     client: Client, caplog: pytest.LogCaptureFixture, method: str
 ) -> None:
+    """Hostile input with the token: garbage messages, for tracebacks."""
     caplog.set_level(logging.DEBUG)
     call = client.channel.unary_stream(_path(method))(GARBAGE, metadata=AUTH, timeout=10)
     with pytest.raises(grpc.aio.AioRpcError) as info:
@@ -89,6 +91,7 @@ async def test_garbage_with_the_token_is_invalid_argument_without_a_traceback(
 async def test_garbage_to_the_services_open_to_all_is_invalid_argument_without_a_traceback(
     client: Client, caplog: pytest.LogCaptureFixture, path: str
 ) -> None:
+    """Another app sends garbage to the services open to all (health, reflection)."""
     caplog.set_level(logging.DEBUG)
     call = client.channel.unary_stream(path)(GARBAGE, timeout=10)
     with pytest.raises(grpc.aio.AioRpcError) as info:
@@ -98,16 +101,8 @@ async def test_garbage_to_the_services_open_to_all_is_invalid_argument_without_a
     assert not _errors(caplog), caplog.text
 
 
-async def test_health_watch_still_answers_through_its_own_decoding(client: Client) -> None:
-    """Check and reflection are tests/test_auth.py's; Watch is the one that streams."""
-    health = health_pb2_grpc.HealthStub(client.channel)
-    watch = health.Watch(health_pb2.HealthCheckRequest(service=SERVICE.full_name), timeout=10)
-    first = await watch.read()
-    watch.cancel()
-    assert first.status == health_pb2.HealthCheckResponse.SERVING
-
-
 async def test_a_large_message_without_a_token_is_refused_unread(client: Client) -> None:
+    """Another app without the token sends a large message, to have it read."""
     request = pb.ActionRequest(
         action_type="SET_CLIPBOARD", params={"text": "x" * 900_000}, request_id="r", timeout_ms=1000
     )
@@ -119,7 +114,9 @@ async def test_a_large_message_without_a_token_is_refused_unread(client: Client)
 
 
 async def test_callers_without_a_token_cost_little_memory(tmp_path: Path) -> None:
-    """300 such Executes of 4 MB took the server from 81 to 302 MiB: their messages were decoded
+    """Another app without the token sends many 4 MB calls to grow the server's memory.
+
+    300 such Executes of 4 MB took the server from 81 to 302 MiB: their messages were decoded
     before the token was checked, and HTTP/2 let each send megabytes ahead that the server held."""
     request = pb.ActionRequest(
         action_type="SET_CLIPBOARD", params={"text": "x" * 900_000}, request_id="r", timeout_ms=1000
@@ -146,7 +143,9 @@ async def test_callers_without_a_token_cost_little_memory(tmp_path: Path) -> Non
 async def test_refusals_are_logged_once_per_interval(
     client: Client, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """15,000 refusals used to write 1.7 MB of warnings in 5 s."""
+    """Another app without the token floods refusals to fill the log.
+
+    15,000 refusals used to write 1.7 MB of warnings in 5 s."""
     caplog.set_level(logging.DEBUG, logger="phoneuse_runtime.rpc.auth")
     request = pb.ActionRequest(action_type="DUMP_UI", request_id="r", timeout_ms=1000)
     for _ in range(200):
@@ -156,45 +155,10 @@ async def test_refusals_are_logged_once_per_interval(
     assert lines == ["rejected a call to Execute: invalid token"]
 
 
-class FakeTimer:
-    """Stands in for loop.call_later: the test decides when time has passed."""
-
-    def __init__(self) -> None:
-        self.pending: list[tuple[float, Callable[[], None]]] = []
-
-    def __call__(self, delay: float, callback: Callable[[], None]) -> None:
-        self.pending.append((delay, callback))
-
-    def fire(self) -> None:
-        (_, callback), *self.pending = self.pending
-        callback()
-
-
-def test_refusal_log_counts_what_it_held_back(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.DEBUG)
-    timer = FakeTimer()
-    log = RefusalLog(interval_s=10.0, call_later=timer)
-    log.refused("Execute", "invalid token")
-    for _ in range(4):
-        log.refused("Query", "missing authorization metadata")
-    assert [d for d, _ in timer.pending] == [10.0]
-    timer.fire()  # the interval ends: one line for the four held back, and a new interval
-    log.refused("Subscribe", "invalid token")
-    timer.fire()
-    assert [d for d, _ in timer.pending] == [10.0]
-    timer.fire()  # a quiet interval: nothing to say, and the next refusal is logged at once
-    assert not timer.pending
-    log.refused("Execute", "invalid token")
-    assert [r.getMessage() for r in caplog.records] == [
-        "rejected a call to Execute: invalid token",
-        "rejected 4 more calls in the last 10 s (the last to Query: missing authorization metadata)",
-        "rejected 1 more call in the last 10 s (the last to Subscribe: invalid token)",
-        "rejected a call to Execute: invalid token",
-    ]
-
-
 async def test_an_unauthenticated_flood_does_not_cancel_real_calls(client: Client) -> None:
-    """5,000 refused calls used to get 16-23 of 50 real calls among them cancelled."""
+    """Another app without the token floods calls to have the real ones cancelled.
+
+    5,000 refused calls used to get 16-23 of 50 real calls among them cancelled."""
     request = pb.ActionRequest(action_type="DUMP_UI", request_id="r", timeout_ms=1000)
 
     async def bad() -> str:

@@ -4,7 +4,9 @@ Iris app on the gateway's WebSocket): by name, package, component and intent, by
 tapping its notification, by switching to it from recents or tapping its icon, by sharing into
 it, by a link in the browser. Settings stands for them (the sim's owner app with a screen of its
 own; the Iris app and Termux are not installed there). Each is refused, and the owner's app is
-as the owner left it: not in front, its screen the one the owner last had."""
+as the owner left it: not in front, its screen the one the owner last had. The same on the fake
+adb phone behind the real adb server, where a tap that brings Settings up still runs (a strict
+xfail: the front is checked there before the action, in its own command, not after it)."""
 
 from __future__ import annotations
 
@@ -15,12 +17,15 @@ import pytest
 from phoneuse_runtime.config.owner import IRIS_APP
 from phoneuse_runtime.device.sim.device import SimDevice
 
+from ..device.adb.conftest import AdbServe
+from ..fakes import apps, seed
 from ..gateway.agent.conftest import send_text, system_message
 from ..gateway.conftest import GatewayServer, IrisClient
 
 SETTINGS = "com.android.settings"
 LAUNCHER = "com.google.android.apps.nexuslauncher"
 CHROME = "com.android.chrome"
+NO_SETTLE = {"settle_ms": "0"}
 SHADE = {"x1": "540", "y1": "10", "x2": "540", "y2": "1400", "duration_ms": "20"}
 
 
@@ -148,3 +153,46 @@ async def test_an_owner_apps_notification_cannot_be_tapped(server: GatewayServer
         "Wi-Fi is off"
     ]  # still there, never opened
     await assert_untouched(server, app, activity)
+
+
+# --- the same ways in on the fake adb phone, behind the real adb server --------------------
+@pytest.mark.parametrize(
+    ("action", "params"),
+    [
+        ("OPEN_APP", {"name": "Settings"}),
+        ("OPEN_APP", {"package": SETTINGS}),
+        ("CLOSE_APP", {"package": SETTINGS}),
+        ("START_INTENT", {"component": f"{SETTINGS}/.Settings"}),
+        ("START_INTENT", {"action": "android.settings.WIFI_SETTINGS"}),
+        ("START_INTENT", {"action": "android.intent.action.MAIN", "package": SETTINGS}),
+        ("START_INTENT", {"action": "android.intent.action.SEND", "package": IRIS_APP}),
+        ("OPEN_URL", {"url": "intent:#Intent;component=com.android.settings/.Settings;end"}),
+    ],
+)
+async def test_on_adb_the_agent_reaches_no_owner_app_by_name_package_component_intent_or_link(
+    serve_adb: AdbServe, action: str, params: dict[str, str]
+) -> None:
+    """An agent with a valid token opens, closes or sends an intent to an owner's app on a real-wire phone."""
+    s = await serve_adb()
+    apps.launch_package(s.state, seed.SETTINGS, source="test")  # the owner left Settings open
+    apps.launch_package(s.state, seed.LAUNCHER, source="test")  # and went home
+    intents = len(s.state.log.intents)
+    response = await s.client.execute(action, params)
+    assert response.error.startswith("PERMISSION_DENIED: "), response.error
+    assert s.state.foreground().package == seed.LAUNCHER
+    assert len(s.state.log.intents) == intents  # nothing was started, nor stopped
+    kept = [a.activity for task in s.state.tasks for a in task.activities if a.package == seed.SETTINGS]
+    assert kept == [seed.SETTINGS_MAIN]  # the owner's Settings, as they left it
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="on adb the front is checked in the action's own command, before it acts; reading it "
+    "after would cost every UI action a round trip (issue 17): the tap on Settings' icon runs",
+)
+async def test_on_adb_tapping_an_owner_apps_icon_on_the_home_screen_is_refused(serve_adb: AdbServe) -> None:
+    """An agent with a valid token taps the Settings icon on the home screen of a real-wire phone."""
+    s = await serve_adb()
+    response = await s.client.execute("TAP", {"description": "Settings", **NO_SETTLE})
+    assert s.state.foreground().package != seed.SETTINGS
+    assert response.error.startswith("PERMISSION_DENIED: TAP: "), response.error

@@ -1,6 +1,6 @@
 """The servicer's mapping from outcomes to gRPC statuses, and its token check, in process with
 grpcio-testing: no socket, no HTTP/2, each call a few milliseconds. The real-socket tests
-(tests/contract/, test_auth.py, test_unauthenticated.py) stay the contract's proof; these pin
+(tests/contract/, test_auth.py, redteam/test_unauthenticated.py) stay the contract's proof; these pin
 the table and the check where a failure names the one line that broke.
 
 grpc_testing drives synchronous servicers, one thread per call; ours is grpc.aio's. `_OnLoop`

@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from phoneuse_runtime.config.settings import Settings
-from phoneuse_runtime.device.base import Device, Foreground, reset_deadline, set_deadline
+from phoneuse_runtime.device.base import KEYCODES, Device, Foreground, reset_deadline, set_deadline
 from phoneuse_runtime.kernel.callers import Caller
 from phoneuse_runtime.kernel.capabilities import UI
 from phoneuse_runtime.kernel.context import ActionContext, QueryContext, missing_capability
@@ -62,7 +62,7 @@ from phoneuse_runtime.kernel.policies import CallKind, FrontPolicy, Policy, Poli
 from phoneuse_runtime.kernel.registry import AnyActionSpec, AnyQuerySpec, Registry
 from phoneuse_runtime.kernel.turns import Turns
 from phoneuse_runtime.owner.approvals import Approvals, how_to_answer
-from phoneuse_runtime.owner.controls import front_refusal
+from phoneuse_runtime.owner.controls import brought_refusal, front_refusal
 from phoneuse_runtime.owner.front_guard import FrontGuard, FrontRefused, reset_guard, set_guard
 from phoneuse_runtime.screen.settle import SETTLE_KEY, split_settle
 
@@ -495,7 +495,10 @@ class Runtime:
                 if reason is None and (call.approved or approvals.blocking(call) is None):
                     call.phase = "device"
                     if not guarded:
-                        return await spec.run(ctx, params, settle_ms)
+                        result = await spec.run(ctx, params, settle_ms)
+                        if drives:
+                            await self._left_in_front(call)
+                        return result
                     # The phone checks what is in front in the action's own command (front_guard.py).
                     token = set_guard(FrontGuard(self._guarded_fronts(call, allowed)))
                     try:
@@ -525,6 +528,14 @@ class Runtime:
         if reason is None:
             allowed.add(front.package)
         return reason
+
+    async def _left_in_front(self, call: _Call) -> None:
+        """After a UI action, in its turn: one that brought one of the owner's controls to the
+        front (its icon, its card in recents) is undone with HOME and refused (owner/controls.py)."""
+        refusal = brought_refusal(self.settings.owner, await self.device.foreground())
+        if refusal is not None:
+            await self.device.press_key(KEYCODES["HOME"])
+            raise PermissionDenied(f"{call.name}: {refusal}")
 
     async def _front(self, call: _Call) -> str | None:
         """Reads what is in front for a UI action, and judges it (`_judge_front`)."""

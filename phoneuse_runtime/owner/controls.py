@@ -12,6 +12,14 @@ So, for every caller but the owner (`Caller.owner`):
   phone itself in the action's own command where the backend can (front_guard.py: adb), else
   read just before it runs (runtime.py). The notification shade and the lock screen are the system UI's
   (`com.android.systemui`), which the default list holds;
+- a UI action that brings one of them to the front (a tap on its icon on the home screen, on its
+  card in recents, on a link or a button of another app that opens it) is undone and refused:
+  the runtime reads the front after the action, presses HOME, which leaves the owner's app as it
+  was (its task and screens kept, in the background), and answers PERMISSION_DENIED
+  (`brought_refusal`; runtime.py, where the front is read before the action, i.e. not on adb).
+  The system UI is the exception: the shade coming down, or the lock screen, is where the
+  phone goes by itself, and shows only what NOTIFICATION_POSTED events tell; nothing in it is
+  tapped (the point above);
 - OPEN_APP, CLOSE_APP, OPEN_URL and START_INTENT aimed at one of them (by package, component or
   app_target), and START_INTENT of whatever reaches a screen that changes who guards the phone,
   judged by family (`guards`), not by name: the namespaces `android.settings.*`,
@@ -107,6 +115,16 @@ def intent_refusal(
             refusal = package_refusal(owner, target, what=what)
             if refusal:
                 return refusal
+    return None
+
+
+def brought_refusal(owner: OwnerSettings, front: Foreground) -> str | None:
+    """Why a UI action that left `front` in front is undone; None when it may stay."""
+    if front.package in owner.owner_apps and front.package != SYSTEM_UI:
+        return (
+            f"it brought {front.package} to the front, one of the owner's controls: {HOW}; "
+            "the runtime pressed HOME to leave it as it was"
+        )
     return None
 
 

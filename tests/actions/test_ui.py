@@ -23,7 +23,6 @@ from .conftest import (
     LAUNCHER,
     LOGIN_XML,
     MESSAGES,
-    SETTINGS,
     SYSTEMUI,
     URL_BAR,
     WHATSAPP,
@@ -77,7 +76,8 @@ async def _add_contacts(client: Client, count: int) -> list[str]:
         # Index 0 of the launcher's TextViews is the "At a glance" card; the icons follow in order.
         ({"class_name": "android.widget.TextView", "index": "1"}, "Messages", MESSAGES),
         ({"class_name": "TextView", "index": "8"}, "WhatsApp", WHATSAPP),
-        ({"text": "Settings", "class_name": "TextView", "index": "0"}, "Settings", SETTINGS),
+        # (Settings, one of the owner's controls, is refused: tests/redteam/test_owner_entry_points.py)
+        ({"text": "Contacts", "class_name": "TextView", "index": "0"}, "Contacts", CONTACTS),
     ],
 )
 async def test_tap_by_selector_opens_the_app_from_the_launcher(

@@ -342,20 +342,3 @@ async def test_contacts_query_filters_and_a_denied_provider(serve_adb: AdbServe)
     assert total == 1 and found[0]["name"] == "Bob Stone" and found[0]["emails"] == ["bob@x.org"]
     s.state.faults.denied_providers.add("com.android.contacts")
     assert await s.client.fail("ADD_CONTACT", {"name": "X", "phone": "+1555"}) == "PERMISSION_DENIED"
-
-
-async def test_typed_text_is_broadcast_to_the_input_method_alone(serve_adb: AdbServe) -> None:
-    """`am broadcast -a ADB_KEYBOARD_INPUT_TEXT` without `-p` reaches every app with a receiver
-    for that action (passwords included): the broadcast names uiautomator2's IME package."""
-    phone_state = seed.default_state()
-    u2 = seed.u2_app_package()
-    phone_state.packages[u2.name] = u2
-    from tests.fakes.phone import FakePhone
-
-    s = await serve_adb(FakePhone(phone_state))
-    await _open_keep(s)
-    typed = await s.client.ok("TYPE_TEXT", {"text": "hunter2", "resource_id": _keep_field(s)})
-    assert typed["via"] == "uiautomator2 ime"
-    sent = [i for i in s.state.log.intents if (i.action or "").startswith("ADB_KEYBOARD_")]
-    assert sent
-    assert {i.package for i in sent} == {"com.github.uiautomator"}

@@ -238,24 +238,3 @@ async def test_an_offline_device_finds_the_approval_in_its_outbox(
     assert synced and synced[0]["payload"] == picker["payload"]
     await back.send_frame("picker.select", {"picker_id": picker["payload"]["picker_id"], "value": "approve"})
     assert (await call).success
-
-
-async def test_the_approval_shows_the_recipient_first_and_uncut(
-    server: GatewayServer, app: IrisClient
-) -> None:
-    """A padded `body` sent first no longer pushes `to` past the cut; bidi and control
-    characters cannot disguise it; the whole call is in the frame."""
-    body = "See you at 8, love you " + "x" * 400 + "\u202e\x1b[2J"
-    to = "+1900555\u202e0199"
-    call = _held(server, {"body": body, "to": to})
-    picker = (await app.next("picker.approval"))["payload"]
-    assert picker["command"].startswith("SEND_MESSAGE to=+19005550199 body=See you at 8")
-    assert len(picker["command"]) <= 200 and picker["command"].endswith("…")
-    assert "\u202e" not in picker["command"] and "\x1b" not in picker["command"]
-    assert picker["description"].startswith("agent asks to send an SMS")
-    assert "to=+19005550199" in picker["description"]
-    assert picker["action"] == "SEND_MESSAGE" and picker["target"] == "to=+19005550199"
-    assert picker["params"] == {"to": "+19005550199", "body": "See you at 8, love you " + "x" * 400 + "[2J"}
-    assert list(picker["params"]) == ["to", "body"]  # the target first
-    await app.send_frame("picker.select", {"picker_id": picker["picker_id"], "value": "deny"})
-    assert (await call).error.startswith("DENIED")

@@ -1,6 +1,7 @@
-"""The chat's storage is bounded: a documented quota of message bytes and a retention in days
-(config/settings.py's gateway_chat_*), and each device's outbox copies by gateway_outbox_max_bytes; the
-oldest go first, the newest are kept (the agent's CHAT_REPLY flood: ../test_chat_storage.py)."""
+"""Filling the phone's disk through the chat (issue 16, finding 18): an app's messages and the
+agent's CHAT_REPLYs are bounded by a documented quota of message bytes and a retention in days
+(config/settings.py's gateway_chat_*), and each device's outbox copies by gateway_outbox_max_bytes;
+the oldest go first, the newest are kept."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 from phoneuse_runtime.gateway.db import db_path
 
-from ..conftest import GatewayFactory
+from ..gateway.conftest import GatewayFactory
 
 QUOTA = 1024 * 1024
 OUTBOX = 1024 * 1024
@@ -42,6 +43,7 @@ def size_on_disk(data_dir: Path) -> int:
 
 
 async def test_a_flood_of_messages_stays_under_the_quota_newest_kept(make_gateway: GatewayFactory) -> None:
+    """A paired app floods the chat with large messages to fill the phone's disk."""
     server = await make_gateway(gateway_chat_max_bytes=QUOTA, gateway_outbox_max_bytes=OUTBOX)
     sender = await server.connect()
     offline = [server.pair().token for _ in range(2)]  # two more devices: each gets an outbox copy
@@ -69,6 +71,7 @@ async def test_a_flood_of_messages_stays_under_the_quota_newest_kept(make_gatewa
 
 
 async def test_messages_past_the_retention_go(make_gateway: GatewayFactory) -> None:
+    """A chat kept forever fills the phone's disk: messages past the retention go."""
     server = await make_gateway(gateway_chat_retention_days=1)
     sender = await server.connect()
     old = await sender.request("message.send", {"text": "from last year"})
@@ -82,3 +85,14 @@ async def test_messages_past_the_retention_go(make_gateway: GatewayFactory) -> N
     await sender.request("message.send", {"text": "today"})
     _, _, heads = stored(server.data_dir)
     assert heads == ["today"]
+
+
+async def test_an_agent_flood_of_replies_is_bounded_too(make_gateway: GatewayFactory) -> None:
+    """An agent with a valid token floods CHAT_REPLY to fill the phone's disk."""
+    server = await make_gateway(gateway_chat_max_bytes=QUOTA, gateway_outbox_max_bytes=OUTBOX)
+    await (await server.connect()).close()
+    for i in range(30):  # 3 MB of replies, with as much reasoning
+        await server.grpc.ok("CHAT_REPLY", {"text": f"r{i:03d} " + "y" * BODY, "reasoning": "z" * BODY})
+    chat, outboxes, heads = stored(server.data_dir)
+    assert chat <= QUOTA and all(size <= OUTBOX for size in outboxes.values())
+    assert heads[-1] == "r029" and heads == [f"r{i:03d}" for i in range(30 - len(heads), 30)]

@@ -61,6 +61,7 @@ def ask_to_pair(s: ServeProcess, *, name: str, device_id: str = "hostile-1") -> 
 
 
 def test_pair_list_shows_an_app_named_device_escaped(served: ServeProcess) -> None:
+    """An app names its device with terminal escapes, for pair list to write them to the owner's terminal."""
     code = ask_to_pair(served, name=HOSTILE)
     table = run_bytes(served, "pair", "list")
     assert table.returncode == 0, table.stderr
@@ -80,6 +81,7 @@ def test_pair_list_shows_an_app_named_device_escaped(served: ServeProcess) -> No
 
 def test_pair_list_stays_small_with_very_long_names(served: ServeProcess) -> None:
     # 10 apps ask with names as long as the gateway takes (longer ones are refused at hello).
+    """An app with very long names makes pair list print gigabytes."""
     for i in range(10):
         ask_to_pair(served, name=f"{i}" + "N" * (DEVICE_NAME_CHARS - 1), device_id=f"long-{i}")
     table = run_bytes(served, "pair", "list")
@@ -92,6 +94,7 @@ def test_pair_list_stays_small_with_very_long_names(served: ServeProcess) -> Non
 
 
 def test_pair_new_with_a_very_long_name_still_gives_a_qr_code(served: ServeProcess) -> None:
+    """Hostile input: a very long device name for pair new, to break its QR code."""
     made = run(served, "pair", "new", "--name", "N" * 20_000)  # a command line holds 128 KiB
     assert made.returncode == 0, made.stderr
     assert "\u2580" in made.stdout and "Traceback" not in made.stderr
@@ -100,6 +103,7 @@ def test_pair_new_with_a_very_long_name_still_gives_a_qr_code(served: ServeProce
 
 
 def test_exec_and_query_print_what_the_phone_holds_escaped(served: ServeProcess) -> None:
+    """A contact or a message holds terminal escapes, for exec and query to print to the owner's terminal."""
     added = run_bytes(served, "exec", "ADD_CONTACT", f"name={HOSTILE}", "phone=+1 555 0142")
     assert added.returncode == 0, added.stderr
     assert raw_bytes(added.stdout) == []
@@ -115,6 +119,7 @@ def test_exec_and_query_print_what_the_phone_holds_escaped(served: ServeProcess)
 
 
 def test_memory_export_and_stats_print_stored_text_escaped(served: ServeProcess) -> None:
+    """Text stored in the memory holds terminal escapes, for memory export and stats to print."""
     remembered = run(served, "exec", "REMEMBER", f"kind=k{HOSTILE}", f"name={HOSTILE}", f"text={HOSTILE}")
     assert remembered.returncode == 0, remembered.stderr
     exported = run_bytes(served, "memory", "export")
@@ -129,6 +134,7 @@ def test_memory_export_and_stats_print_stored_text_escaped(served: ServeProcess)
 
 
 def test_a_bad_key_value_and_a_server_error_are_echoed_escaped(served: ServeProcess) -> None:
+    """Hostile input echoed in a CLI error (a bad key=value, a server error) writes escapes."""
     bad = run_bytes(served, "exec", "SET_CLIPBOARD", HOSTILE)  # no '='
     assert bad.returncode != 0, bad
     assert raw_bytes(bad.stderr) == [], bad.stderr
@@ -138,6 +144,7 @@ def test_a_bad_key_value_and_a_server_error_are_echoed_escaped(served: ServeProc
 
 
 def test_a_missing_pairing_code_is_echoed_escaped(tmp_path: Path) -> None:
+    """A pairing code with terminal escapes, echoed in pair approve's error."""
     done = subprocess.run(
         [*EXE, "pair", "deny", HOSTILE, "--data-dir", str(tmp_path)], capture_output=True, timeout=60
     )

@@ -21,7 +21,7 @@ from websockets.asyncio.client import connect
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 from phoneuse_runtime.rpc import protocol_pb2_grpc as pb_grpc
 
-from .serving import serve
+from ..serving import serve
 
 WAIT_S = 10.0
 
@@ -121,6 +121,7 @@ async def exercise(data_dir: Path, grpc_port: int, gateway_port: int) -> None:
 
 @pytest.mark.parametrize("umask", [0o000, 0o022])
 async def test_every_file_is_private_whatever_the_umask(tmp_path: Path, umask: int) -> None:
+    """Another user of the machine reads the data dir of a serve started under a loose umask."""
     data_dir = tmp_path / "data"
     env = {"PHONEUSE_TOKEN": "", "PHONEUSE_SIM_STATE": str(data_dir / "sim-state.json")}
     with serve(data_dir, env=env, umask=umask) as served:

@@ -1,8 +1,9 @@
 """`phoneuse-runtime events`: the fleet's events from NATS JetStream (nats/consumer.py).
 
-The NATS server and its token file are settings like `serve`'s: `--nats-url` /
-`--nats-token-file` over PHONEUSE_NATS_URL / PHONEUSE_NATS_TOKEN_FILE over the data dir's
-config.toml (`nats_url`, `nats_token_file`), read by load_settings."""
+The NATS server, its user and its token (or password) file are settings like `serve`'s:
+`--nats-url` / `--nats-user` / `--nats-token-file` over PHONEUSE_NATS_* over the data dir's
+config.toml (`nats_url`, `nats_user`, `nats_token_file`), read by load_settings. A fleet's
+reader is `--nats-user reader --nats-token-file FLEET_DIR/nats-users/reader`."""
 
 from __future__ import annotations
 

@@ -58,7 +58,12 @@ def test_a_token_is_printed_once_and_stored_hashed(tmp_path: Path) -> None:
     ("args", "says"),
     [
         (("new", "alice"), "'alice' has a token already"),
-        (("new", "agent"), "'agent' is the principal of each runtime's own token"),
+        (
+            ("new", "agent"),
+            "'agent' is reserved: 'agent' (in any case) is each runtime's own token's principal",
+        ),
+        (("new", "Agent"), "'Agent' is reserved"),
+        (("new", "AGENT"), "'AGENT' is reserved"),
         (("new", "no spaces"), "bad principal name 'no spaces'"),
         (("new", "device:x"), "bad principal name"),
         (("revoke", "zed"), "no token named 'zed' (tokens: alice)"),

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from phoneuse_runtime.util.children import die_with_parent
-from phoneuse_runtime.util.files import atomic_write_text, private_dir
+from phoneuse_runtime.util.files import PRIVATE_UMASK, append_private, atomic_write_text, private_dir
 
 log = logging.getLogger(__name__)
 
@@ -330,6 +330,7 @@ class Nginx:
         )
         for sub in ("logs", "temp"):
             private_dir(self.prefix / sub)
+        append_private(self.prefix / "logs" / "error.log").close()  # 0600, even one an older run left
         atomic_write_text(self.conf, text)
         self._routes = tuple(routes)
         return True
@@ -338,7 +339,11 @@ class Nginx:
         """`nginx -t` on the written configuration; DoorError with nginx's own words if it fails."""
         try:
             proc = await asyncio.create_subprocess_exec(
-                *self._argv(), "-t", stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE
+                *self._argv(),
+                "-t",
+                stdout=asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.PIPE,
+                umask=PRIVATE_UMASK,  # it opens the error log, making it if missing
             )
         except FileNotFoundError as exc:
             raise DoorError(
@@ -375,6 +380,7 @@ class Nginx:
                 stdin=asyncio.subprocess.DEVNULL,
                 start_new_session=True,  # the fleet stops it, gracefully, on a Ctrl-C
                 preexec_fn=die_with_parent,
+                umask=PRIVATE_UMASK,  # its logs and pid file: 0600, whatever the fleet's umask
             )
         except FileNotFoundError as exc:
             raise DoorError(

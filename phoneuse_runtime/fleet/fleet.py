@@ -37,7 +37,7 @@ from phoneuse_runtime.fleet.door import DoorError, Nginx, Route, bind_listener, 
 from phoneuse_runtime.fleet.members import Member, MemberOptions, MemberSpec, exit_reason, summary
 from phoneuse_runtime.fleet.settings import FleetConfigError, FleetSettings, RemotePhone, reload_file
 from phoneuse_runtime.util.device_names import NameCollision, device_name, device_names
-from phoneuse_runtime.util.files import atomic_write_text, private_dir
+from phoneuse_runtime.util.files import append_private, atomic_write_text, private_dir
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ def _lock(data_dir: Path) -> IO[bytes]:
     """An exclusive lock on the fleet's data dir, held while the returned file is open."""
     import fcntl
 
-    handle = open(data_dir / "fleet.lock", "ab")  # noqa: SIM115 (held for the fleet's life)
+    handle = append_private(data_dir / "fleet.lock")  # held for the fleet's life
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -265,7 +265,8 @@ class Fleet:
             from phoneuse_runtime.auth.tokens import generate_token
 
             atomic_write_text(self.nats_token_file, generate_token() + "\n")  # 0600
-        server = NatsServer(self.dir / "nats", token_file=self.nats_token_file, dies_with_parent=True)
+        store = private_dir(self.dir / "nats")
+        server = NatsServer(store, token_file=self.nats_token_file, dies_with_parent=True)
         try:
             self.nats_url = await server.start()
         except NatsServerError as exc:

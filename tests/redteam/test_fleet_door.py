@@ -6,10 +6,11 @@ nats-server, real `serve` members), real grpcio clients."""
 from __future__ import annotations
 
 import json
+import stat
 import subprocess
 from pathlib import Path
 
-from tests.fleet.running import EXE, cli, env, new_token
+from tests.fleet.running import EXE, cli, env, execute, fleet, needs, new_token, stub
 
 
 def test_a_fleet_token_named_like_the_agent_in_another_case_is_refused(tmp_path: Path) -> None:
@@ -52,3 +53,31 @@ def test_a_pairing_named_like_the_agent_is_refused(tmp_path: Path) -> None:
         [*EXE, "pair", "list", "--json"], capture_output=True, text=True, env=environ, timeout=60, check=True
     )
     assert json.loads(listed.stdout) == []
+
+
+def _loose(data_dir: Path) -> dict[str, str]:
+    """Every entry under the fleet's data dir (itself included) that is not private: path -> mode."""
+    wrong = {}
+    for path in [data_dir, *data_dir.rglob("*")]:
+        info = path.lstat()
+        want = 0o700 if stat.S_ISDIR(info.st_mode) else 0o600
+        if stat.S_IMODE(info.st_mode) != want:
+            wrong[str(path.relative_to(data_dir))] = f"{stat.S_IMODE(info.st_mode):04o}"
+    return wrong
+
+
+@needs(nats=True)
+def test_under_umask_000_every_file_of_the_fleet_is_the_owners_alone(tmp_path: Path) -> None:
+    """Another user on the fleet's host reads what the fleet started under `umask 000` keeps
+    (nginx's logs, nats-server's log and JetStream's files, with every event in them, the lock):
+    every file is 0600 and every directory 0700, as a serve data dir is."""
+    data_dir = tmp_path / "fleet"
+    token = new_token(data_dir, "alice")
+    with fleet(data_dir, "--sim", "1", ready=1, umask=0) as running:
+        channel, runtime = stub(running.door)
+        assert execute(runtime, "SET_CLIPBOARD", {"text": "owner's"}, token=token, device="sim-1").success
+        channel.close()
+        names = {p.name for p in data_dir.rglob("*")}
+        for expected in ("nats-server.log", "fleet.lock", "error.log", "nats-token", "jetstream"):
+            assert expected in names, sorted(names)
+        assert _loose(data_dir) == {}

@@ -45,6 +45,8 @@ RELOAD_GRACE_S = 600
 START_TIMEOUT_S = 10.0
 UPSTREAM_IDLE_S = 30
 UPSTREAM_KEEPALIVE = 64
+MAP_HASH_BUCKET = 256  # bytes: a bucket holds a 128-character key (see render_config)
+MAP_HASH_MAX_MIN = 2048  # nginx's default; more with many devices
 MESSAGE_MAX = 1500  # the known devices listed in grpc-message, at most this many characters
 
 # What nginx may be asked to put in its configuration, quoted: anything else (quotes, `$`, `;`,
@@ -145,6 +147,10 @@ def render_config(
                 )
             keys[key.lower()] = route
     known = known_devices(routes)
+    # Each map key costs nginx its length (rounded up to 8) and 8 bytes in a bucket: the default
+    # bucket (64 on x86-64) holds no key of 47 characters or more, and nginx then refuses the
+    # whole configuration. A key is at most 128 characters (_SAFE, and names are at most 64).
+    hash_max = max(MAP_HASH_MAX_MIN, 1 << (2 * len(keys)).bit_length())
     no_header = grpc_message(
         f"no {HEADER} metadata: name the phone by its serial or name; known devices: {known}"
     )
@@ -177,6 +183,8 @@ def render_config(
         f"    fastcgi_temp_path {temp / 'fastcgi'};",
         f"    uwsgi_temp_path {temp / 'uwsgi'};",
         f"    scgi_temp_path {temp / 'scgi'};",
+        f"    map_hash_bucket_size {MAP_HASH_BUCKET};",
+        f"    map_hash_max_size {hash_max};",
         f"    map {NGINX_VAR} $phoneuse_upstream {{",
         '        default "";',
     ]

@@ -6,11 +6,19 @@ nats-server, real `serve` members), real grpcio clients."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import stat
 import subprocess
 from pathlib import Path
 
-from tests.fleet.running import EXE, cli, env, execute, fleet, needs, new_token, stub
+import grpc
+import pytest
+
+from phoneuse_runtime.rpc import protocol_pb2_grpc as pb_grpc
+from phoneuse_runtime.util.device_names import device_name
+from tests.fleet.running import EXE, RunningFleet, cli, env, execute, fleet, needs, new_token, poll, stub
+from tests.serving import serve
 
 
 def test_a_fleet_token_named_like_the_agent_in_another_case_is_refused(tmp_path: Path) -> None:
@@ -81,3 +89,116 @@ def test_under_umask_000_every_file_of_the_fleet_is_the_owners_alone(tmp_path: P
         for expected in ("nats-server.log", "fleet.lock", "error.log", "nats-token", "jetstream"):
             assert expected in names, sorted(names)
         assert _loose(data_dir) == {}
+
+
+MDNS_SERIAL = "adb-28231FDH200XYZ-AbCdEf._adb-tls-connect._tcp"  # adb's own form, 47 characters
+
+
+def _phone(serial: str, port: int) -> str:
+    return f'[[phones]]\nserial = "{serial}"\naddress = "127.0.0.1:{port}"\n'
+
+
+def _answers(runtime: pb_grpc.AndroidRuntimeStub, token: str, device: str, text: str) -> bool:
+    try:
+        return execute(runtime, "SET_CLIPBOARD", {"text": text}, token=token, device=device).success
+    except grpc.RpcError as exc:
+        assert exc.code() in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.UNAVAILABLE), exc
+        return False
+
+
+def _clipboard(running: RunningFleet, name: str) -> object:
+    state = json.loads((running.data_dir / "members" / name / "sim-state.json").read_text())
+    return state.get("clipboard")
+
+
+@needs(nats=False)
+def test_a_phone_with_adbs_47_character_mdns_serial_does_not_close_the_door(tmp_path: Path) -> None:
+    """A phone on wireless debugging joins with adb's mDNS serial (47 characters, past nginx's
+    default map bucket): every phone is still routed, the owner's and that one."""
+    data_dir = tmp_path / "fleet"
+    token = new_token(data_dir, "alice")
+    environ = {"PHONEUSE_TOKENS_FILE": str(data_dir / "tokens.json"), "PHONEUSE_GATEWAY": "false"}
+    with serve(tmp_path / "phone", env=environ) as phone:
+        (data_dir / "fleet.toml").write_text(_phone(MDNS_SERIAL, phone.port))
+        with fleet(data_dir, "--sim", "1", "--no-nats", ready=2) as running:
+            channel, runtime = stub(running.door)
+            assert poll(
+                "sim-1 routed",
+                lambda: _answers(runtime, token, "sim-1", "owner's"),
+                timeout_s=30,
+                detail=running.diagnosis,
+            )
+            assert _answers(runtime, token, MDNS_SERIAL, "by serial")
+            assert _answers(runtime, token, device_name(MDNS_SERIAL), "by name")
+            # The owner's phone kept its own (its state file is written shortly after the call).
+            poll("sim-1's clipboard", lambda: _clipboard(running, "sim-1") == "owner's", timeout_s=10)
+            assert "the door keeps its routes" not in running.log_text()
+            channel.close()
+
+
+@needs(nats=False)
+def test_a_device_named_like_another_in_another_case_is_refused_on_its_own(tmp_path: Path) -> None:
+    """A phone joins as `SIM-2` beside the fleet's `sim-2` (one name to nginx): it is refused on
+    its own, and the door goes on following the other phones (a restarted runtime is routed
+    again on its new port, not left UNAVAILABLE)."""
+    data_dir = tmp_path / "fleet"
+    token = new_token(data_dir, "alice")
+    config = data_dir / "fleet.toml"
+    config.write_text("phones = []\n")
+    with fleet(data_dir, "--sim", "2", "--no-nats", ready=2) as running:
+        channel, runtime = stub(running.door)
+        assert _answers(runtime, token, "sim-2", "owner's")
+        config.write_text(_phone("SIM-2", 1))
+        running.proc.send_signal(signal.SIGHUP)
+        poll(
+            "SIM-2 refused",
+            lambda: "refusing device 'SIM-2'" in running.log_text(),
+            timeout_s=30,
+            detail=running.diagnosis,
+        )
+        assert "one name in any case" in running.log_text()
+        before = running.device("sim-1")
+        os.kill(before["pid"], signal.SIGKILL)
+        poll(
+            "sim-1 routed again",
+            lambda: _answers(runtime, token, "sim-1", "back"),
+            timeout_s=30,
+            every_s=0.2,
+            detail=running.diagnosis,
+        )
+        assert [d["name"] for d in running.record()["devices"]] == ["sim-1", "sim-2"]
+        assert "the door keeps its routes" not in running.log_text()
+        channel.close()
+
+
+@pytest.mark.parametrize("when", ["start", "reload"])
+@needs(nats=False)
+def test_a_300_character_serial_is_refused_not_crash_looped(tmp_path: Path, when: str) -> None:
+    """A phone whose serial has 300 characters: refused with a clear error naming the rule, at
+    start (the fleet does not start) or on a reload (the phones are kept as they were)."""
+    data_dir = tmp_path / "fleet"
+    data_dir.mkdir()
+    config = data_dir / "fleet.toml"
+    long_phone = _phone("L" * 300, 1)
+    if when == "start":
+        config.write_text(long_phone)
+        done = subprocess.run(
+            [*EXE, "fleet", "--data-dir", str(data_dir), "--no-adb", "--no-nats", "--listen", "127.0.0.1:0"],
+            capture_output=True,
+            text=True,
+            env=env(),
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 2, done
+        assert "its serial has 300 characters; at most 128 are routed" in done.stderr
+        assert "Traceback" not in done.stderr
+        return
+    config.write_text("phones = []\n")
+    with fleet(data_dir, "--sim", "1", "--no-nats", ready=1) as running:
+        config.write_text(long_phone)
+        running.proc.send_signal(signal.SIGHUP)
+        poll("the refusal logged", lambda: "kept the phones as they were" in running.log_text(), timeout_s=30)
+        assert "its serial has 300 characters" in running.log_text()
+        assert running.door_routes_all()
+        assert [d["name"] for d in running.record()["devices"]] == ["sim-1"]

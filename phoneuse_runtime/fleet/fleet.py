@@ -3,10 +3,11 @@
 The fleet finds its devices (N simulated phones, the devices the adb server lists as they come
 and go, and phones whose runtime runs elsewhere, by address, from the config file), names them
 (util/device_names.py: two serials with one name, in any case, are refused; a device that cannot
-join is refused on its own), runs and supervises one `serve` per local device (members.py), runs nats-server for their events unless given a NATS url, and runs
-nginx as the door (door.py), rewritten and reloaded whenever a device comes, goes, or its
-runtime restarts on a new port. `fleet.json` in the fleet data dir records the door's address
-and the devices, for people and tests.
+join is refused on its own), runs and supervises one `serve` per local device (members.py), runs
+nats-server for their events unless given a NATS url, and runs nginx as the door (door.py),
+rewritten and reloaded whenever a device comes, goes, or its runtime restarts on a new port.
+`fleet.json` in the fleet data dir records the door's address and the devices, for people and
+tests.
 
     FLEET_DIR/fleet.toml        the config (settings.py), re-read on SIGHUP
     FLEET_DIR/tokens.json       the fleet's token hashes (tokens.py), read by every member

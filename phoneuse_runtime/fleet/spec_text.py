@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from phoneuse_runtime.config.settings import Settings
 from phoneuse_runtime.fleet.door import GRPC_FRAME_BYTES, HEADER, RELOAD_GRACE_S, STREAM_TIMEOUT_S
+from phoneuse_runtime.rpc.auth import REVOKED, TOKENS_RECHECK_S
 from phoneuse_runtime.util.device_names import NAME_MAX, SERIAL_MAX
 
 _DEFAULTS = Settings()
@@ -90,12 +91,15 @@ new stream replaces the old one).
 ### Principals through the door
 
 `phoneuse-runtime fleet token new NAME` makes a token for principal `NAME` (a letter, then up
-to 63 letters, digits, `_`, `.` or `-`; not `agent`), prints it once and stores only its
+to 63 letters, digits, `_`, `.` or `-`; not `agent` in any case), prints it once and stores only its
 SHA-256 in the fleet's `tokens.json`. Every member runtime is started with
 `serve --tokens-file FLEET_DIR/tokens.json` and accepts those tokens beside its own, each as
 its principal (in task events' `caller`, the scope of `request_id`s and `subscriber_id`s, and
 leases). The principal comes from the token the runtime checks: no header sets it, and the
-door checks nothing. The runtime re-reads the file when it changes: `fleet token revoke NAME`
-refuses the token (`UNAUTHENTICATED`) on every phone from its next call, with no restart; a
-tokens file that is gone or unreadable holds no tokens.
+door checks nothing. The runtime re-reads the file when it changes (at each call, and every
+{TOKENS_RECHECK_S:g} s between calls): `fleet token revoke NAME` refuses the token (`UNAUTHENTICATED`)
+on every phone from its next call, with no restart, and ends that principal's open Subscribe
+streams, through the door or straight, with `UNAUTHENTICATED` (`{REVOKED}`) within
+{TOKENS_RECHECK_S:g} s, their queued events dropped; a tokens file that is gone or unreadable holds
+no tokens (and so ends every fleet principal's streams).
 """

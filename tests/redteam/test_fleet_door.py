@@ -15,9 +15,22 @@ from pathlib import Path
 import grpc
 import pytest
 
+from phoneuse_runtime.rpc import protocol_pb2 as pb
 from phoneuse_runtime.rpc import protocol_pb2_grpc as pb_grpc
 from phoneuse_runtime.util.device_names import device_name
-from tests.fleet.running import EXE, RunningFleet, cli, env, execute, fleet, needs, new_token, poll, stub
+from tests.fleet.running import (
+    EXE,
+    RunningFleet,
+    cli,
+    env,
+    execute,
+    fleet,
+    metadata,
+    needs,
+    new_token,
+    poll,
+    stub,
+)
 from tests.serving import serve
 
 
@@ -202,3 +215,45 @@ def test_a_300_character_serial_is_refused_not_crash_looped(tmp_path: Path, when
         assert "its serial has 300 characters" in running.log_text()
         assert running.door_routes_all()
         assert [d["name"] for d in running.record()["devices"]] == ["sim-1"]
+
+
+@needs(nats=False)
+def test_a_revoked_fleet_token_loses_its_open_streams_through_the_door_and_straight(tmp_path: Path) -> None:
+    """carol, whose fleet token the owner revokes, keeps Subscribe streams open (one through the
+    door, one straight to a runtime) to go on reading the phones' messages: both end with
+    UNAUTHENTICATED within the tokens file's re-read, and the owner's bank code that comes
+    afterwards reaches neither (nor a new stream)."""
+    data_dir = tmp_path / "fleet"
+    alice, carol = new_token(data_dir, "alice"), new_token(data_dir, "carol")
+    with fleet(data_dir, "--sim", "2", "--no-nats", ready=2) as running:
+        door_channel, door = stub(running.door)
+        straight_channel, straight = stub(running.device("sim-2")["address"])
+        wanted = pb.SubscribeRequest(event_types=["MESSAGE_RECEIVED"])
+        streams = [
+            door.Subscribe(wanted, metadata=metadata(carol, "sim-1"), timeout=60),
+            straight.Subscribe(wanted, metadata=metadata(carol, None), timeout=60),
+        ]
+        for stream in streams:
+            stream.initial_metadata()  # subscribed: no later event can be missed
+        sms = {"from": "+15550001", "body": "see you at 8"}
+        for device in ("sim-1", "sim-2"):
+            assert execute(door, "SIM_RECEIVE_SMS", sms, token=alice, device=device).success
+        for stream in streams:  # carol reads the phones while her token holds
+            assert "see you at 8" in next(stream).payload_json
+        done = cli(data_dir, "token", "revoke", "carol")
+        assert done.returncode == 0, done.stderr
+        for stream in streams:  # ended by the runtimes, though carol calls nothing more
+            with pytest.raises(grpc.RpcError) as ended:
+                extra = next(stream)
+                raise AssertionError(f"carol still reads: {extra.payload_json}")
+            assert ended.value.code() == grpc.StatusCode.UNAUTHENTICATED, ended.value
+            assert "revoked" in (ended.value.details() or "")
+        code = {"from": "+15550002", "body": "Your verification code is 839201"}
+        for device in ("sim-1", "sim-2"):
+            assert execute(door, "SIM_RECEIVE_SMS", code, token=alice, device=device).success
+        again = door.Subscribe(wanted, metadata=metadata(carol, "sim-1"), timeout=30)
+        with pytest.raises(grpc.RpcError) as refused:
+            next(again)
+        assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        door_channel.close()
+        straight_channel.close()

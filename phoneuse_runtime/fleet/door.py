@@ -106,6 +106,14 @@ def known_devices(routes: Sequence[Route]) -> str:
     return text
 
 
+def address_problem(address: str) -> str | None:
+    """Why nginx cannot be given `address` (HOST:PORT) to route to, or None."""
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536 or not _SAFE.fullmatch(address):
+        return f"{address!r} is not an address to route to (HOST:PORT)"
+    return None
+
+
 def _quoted(text: str) -> str:
     """A string for nginx's configuration, between double quotes. nginx has no escape for `$`
     (it would read a variable) nor for control characters: those are refused, and only ever
@@ -196,8 +204,9 @@ def render_config(
     lines.append("    }")
     for route in routes:
         if route.address is not None:
-            if not _SAFE.fullmatch(route.address):
-                raise DoorError(f"{route.name}'s address {route.address!r} cannot be routed to")
+            problem = address_problem(route.address)
+            if problem:  # the settings refuse it first (fleet/settings.py)
+                raise DoorError(f"{route.name}'s address: {problem}")
             lines += [
                 f"    upstream {_upstream(route.name)} {{",
                 f"        server {route.address};",

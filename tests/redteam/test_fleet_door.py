@@ -184,17 +184,28 @@ def test_a_device_named_like_another_in_another_case_is_refused_on_its_own(tmp_p
         channel.close()
 
 
-@pytest.mark.parametrize("when", ["start", "reload"])
+@pytest.mark.parametrize(
+    ("when", "serial", "address", "says"),
+    [
+        ("start", "L" * 300, "127.0.0.1:1", "its serial has 300 characters; at most 128 are routed"),
+        ("reload", "L" * 300, "127.0.0.1:1", "its serial has 300 characters"),
+        ("start", "p", "127.0.0.1:1;x", "'127.0.0.1:1;x' is not an address to route to (HOST:PORT)"),
+        ("reload", "p", "127.0.0.1:99999", "'127.0.0.1:99999' is not an address to route to"),
+    ],
+)
 @needs(nats=False)
-def test_a_300_character_serial_is_refused_not_crash_looped(tmp_path: Path, when: str) -> None:
-    """A phone whose serial has 300 characters: refused with a clear error naming the rule, at
-    start (the fleet does not start) or on a reload (the phones are kept as they were)."""
+def test_a_phone_nginx_cannot_route_is_refused_not_crash_looped(
+    tmp_path: Path, when: str, serial: str, address: str, says: str
+) -> None:
+    """A phone whose serial has 300 characters, or whose address nginx cannot take: refused with
+    a clear error naming the rule, at start (the fleet does not start) or on a reload (the phones
+    are kept as they were, and routed)."""
     data_dir = tmp_path / "fleet"
     data_dir.mkdir()
     config = data_dir / "fleet.toml"
-    long_phone = _phone("L" * 300, 1)
+    phone = f'[[phones]]\nserial = "{serial}"\naddress = "{address}"\n'
     if when == "start":
-        config.write_text(long_phone)
+        config.write_text(phone)
         done = subprocess.run(
             [*EXE, "fleet", "--data-dir", str(data_dir), "--no-adb", "--no-nats", "--listen", "127.0.0.1:0"],
             capture_output=True,
@@ -204,15 +215,15 @@ def test_a_300_character_serial_is_refused_not_crash_looped(tmp_path: Path, when
             check=False,
         )
         assert done.returncode == 2, done
-        assert "its serial has 300 characters; at most 128 are routed" in done.stderr
+        assert says in done.stderr
         assert "Traceback" not in done.stderr
         return
     config.write_text("phones = []\n")
     with fleet(data_dir, "--sim", "1", "--no-nats", ready=1) as running:
-        config.write_text(long_phone)
+        config.write_text(phone)
         running.proc.send_signal(signal.SIGHUP)
         poll("the refusal logged", lambda: "kept the phones as they were" in running.log_text(), timeout_s=30)
-        assert "its serial has 300 characters" in running.log_text()
+        assert says in running.log_text()
         assert running.door_routes_all()
         assert [d["name"] for d in running.record()["devices"]] == ["sim-1"]
 

@@ -8,8 +8,10 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import stat
 import subprocess
+import threading
 from pathlib import Path
 
 import grpc
@@ -268,3 +270,71 @@ def test_a_revoked_fleet_token_loses_its_open_streams_through_the_door_and_strai
         assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
         door_channel.close()
         straight_channel.close()
+
+
+class _TrackOnlyAdb:
+    """An adb server that answers `host:track-devices` (the fleet's watch) on the real wire,
+    listing the given serials as ready, and FAILs every other request."""
+
+    def __init__(self, serials: list[str]) -> None:
+        self.listing = "".join(f"{s}\tdevice\n" for s in serials).encode()
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.asked = 0
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+
+    def _answer(self, conn: socket.socket) -> None:
+        with conn:
+            try:
+                size = int(conn.recv(4, socket.MSG_WAITALL), 16)
+                command = conn.recv(size, socket.MSG_WAITALL).decode()
+                if command != "host:track-devices":
+                    conn.sendall(b"FAIL0007unknown")
+                    return
+                self.asked += 1
+                conn.sendall(b"OKAY" + f"{len(self.listing):04x}".encode() + self.listing)
+                conn.recv(1)  # until the fleet hangs up
+            except (OSError, ValueError):
+                return
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@needs(nats=False)
+def test_an_adb_device_with_a_300_character_serial_is_refused_once_not_crash_looped(tmp_path: Path) -> None:
+    """The adb server lists a device whose serial has 300 characters (its name would be too
+    long for a data dir, a NATS subject or the door): it is refused, said once, and no runtime
+    is started for it; the owner's other phone is routed."""
+    adb = _TrackOnlyAdb(["L" * 300])
+    data_dir = tmp_path / "fleet"
+    token = new_token(data_dir, "alice")
+    try:
+        with fleet(
+            data_dir, "--sim", "1", "--no-nats", "--adb-server", f"127.0.0.1:{adb.port}", adb=True, ready=1
+        ) as running:
+            poll(
+                "the refusal said",
+                lambda: "refusing device 'LLLL" in running.log_text(),
+                timeout_s=30,
+                detail=running.diagnosis,
+            )
+            channel, runtime = stub(running.door)
+            assert _answers(runtime, token, "sim-1", "owner's")
+            channel.close()
+            text = running.log_text()
+            assert text.count("refusing device 'LLLL") == 1
+            assert "its serial has 300 characters; at most 128 are routed" in text
+            assert "runtime stopped" not in text
+            assert [d["name"] for d in running.record()["devices"]] == ["sim-1"]
+            assert sorted(p.name for p in (data_dir / "members").iterdir()) == ["sim-1"]
+    finally:
+        adb.close()

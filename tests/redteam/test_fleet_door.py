@@ -50,15 +50,21 @@ def test_a_fleet_token_named_like_the_agent_in_another_case_is_refused(tmp_path:
 
 
 def test_a_tokens_file_naming_agent_in_another_case_grants_nothing(tmp_path: Path) -> None:
-    """A tokens file edited by hand to hold `AGENT`: the file is refused whole (no fleet token
-    is accepted from it), never read as a second `agent`."""
-    from phoneuse_runtime.auth.tokens_file import TokensFile
+    """A tokens file edited by hand to give a token to `AGENT`: a runtime refuses the file whole
+    (the token is UNAUTHENTICATED), never takes it for a second `agent`."""
+    from phoneuse_runtime.auth.tokens import generate_token, hash_token
 
+    token = generate_token()
     path = tmp_path / "tokens.json"
-    path.write_text(json.dumps({"version": 1, "tokens": {"AGENT": {"sha256": "0" * 64, "created": ""}}}))
-    tokens = TokensFile(path)
-    assert tokens.current()
-    assert tokens.hashes == {}
+    entry = {"sha256": hash_token(token).hex(), "created": ""}
+    path.write_text(json.dumps({"version": 1, "tokens": {"AGENT": entry}}))
+    environ = {"PHONEUSE_TOKENS_FILE": str(path), "PHONEUSE_GATEWAY": "false"}
+    with serve(tmp_path / "phone", env=environ) as phone:
+        channel, runtime = stub(f"127.0.0.1:{phone.port}")
+        with pytest.raises(grpc.RpcError) as refused:
+            execute(runtime, "SET_CLIPBOARD", {"text": "x"}, token=token, device=None)
+        assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        channel.close()
 
 
 def test_a_pairing_named_like_the_agent_is_refused(tmp_path: Path) -> None:

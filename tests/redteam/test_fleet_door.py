@@ -128,8 +128,12 @@ def _answers(runtime: pb_grpc.AndroidRuntimeStub, token: str, device: str, text:
 
 
 def _clipboard(running: RunningFleet, name: str) -> object:
-    state = json.loads((running.data_dir / "members" / name / "sim-state.json").read_text())
-    return state.get("clipboard")
+    """The sim's clipboard as its state file says; None until the file is written."""
+    try:
+        state = json.loads((running.data_dir / "members" / name / "sim-state.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return state.get("clipboard") if isinstance(state, dict) else None
 
 
 @needs(nats=False)

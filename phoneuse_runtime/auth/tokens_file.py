@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from phoneuse_runtime.auth.principals import reserved_problem
 from phoneuse_runtime.auth.tokens import generate_token, hash_token
 from phoneuse_runtime.util.files import StateFileError, atomic_write_text, read_state_text
 
@@ -29,7 +30,6 @@ VERSION = 1
 # A principal's name: what task events and idempotency scoping show. "agent" is each runtime's
 # own token's principal; "device:" names a paired app: neither can be a fleet token's.
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,63}")
-RESERVED = ("agent",)
 REMEDY = "fix it, or remove it and make the tokens again with `phoneuse-runtime fleet token new NAME`"
 
 
@@ -41,9 +41,7 @@ def name_problem(name: str) -> str | None:
     """Why `name` cannot name a fleet token's principal, or None."""
     if not _NAME.fullmatch(name):
         return f"bad principal name {name!r}: a letter, then up to 63 letters, digits, '_', '.' or '-'"
-    if name in RESERVED:
-        return f"{name!r} is the principal of each runtime's own token; choose another name"
-    return None
+    return reserved_problem(name, what="a fleet token's principal")
 
 
 @dataclass(frozen=True)

@@ -222,6 +222,11 @@ def dial(args: argparse.Namespace, settings: Settings) -> Dial:
 
 
 def _new(store: PairingStore, args: argparse.Namespace, io: Io) -> int:
+    from phoneuse_runtime.auth.principals import reserved_problem
+
+    problem = reserved_problem(args.name, what="a paired device")
+    if problem:  # the owner's prompts name the device: it may not pass for the agent itself
+        raise UsageError(problem)
     where = dial(args, io.settings)  # before the token is issued: a bad --url issues nothing
     issued = store.issue(args.name, ttl_days=args.ttl_days, permanent=args.permanent)
     # What the app scans: where to connect and the token. It is never put in a URL.

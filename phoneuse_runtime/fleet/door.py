@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from phoneuse_runtime.util.children import die_with_parent
-from phoneuse_runtime.util.files import atomic_write_text, private_dir
+from phoneuse_runtime.util.files import PRIVATE_UMASK, append_private, atomic_write_text, private_dir
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +45,8 @@ RELOAD_GRACE_S = 600
 START_TIMEOUT_S = 10.0
 UPSTREAM_IDLE_S = 30
 UPSTREAM_KEEPALIVE = 64
+MAP_HASH_BUCKET = 256  # bytes: a bucket holds a 128-character key (see render_config)
+MAP_HASH_MAX_MIN = 2048  # nginx's default; more with many devices
 MESSAGE_MAX = 1500  # the known devices listed in grpc-message, at most this many characters
 
 # What nginx may be asked to put in its configuration, quoted: anything else (quotes, `$`, `;`,
@@ -104,6 +106,14 @@ def known_devices(routes: Sequence[Route]) -> str:
     return text
 
 
+def address_problem(address: str) -> str | None:
+    """Why nginx cannot be given `address` (HOST:PORT) to route to, or None."""
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536 or not _SAFE.fullmatch(address):
+        return f"{address!r} is not an address to route to (HOST:PORT)"
+    return None
+
+
 def _quoted(text: str) -> str:
     """A string for nginx's configuration, between double quotes. nginx has no escape for `$`
     (it would read a variable) nor for control characters: those are refused, and only ever
@@ -145,6 +155,10 @@ def render_config(
                 )
             keys[key.lower()] = route
     known = known_devices(routes)
+    # Each map key costs nginx its length (rounded up to 8) and 8 bytes in a bucket: the default
+    # bucket (64 on x86-64) holds no key of 47 characters or more, and nginx then refuses the
+    # whole configuration. A key is at most 128 characters (_SAFE, and names are at most 64).
+    hash_max = max(MAP_HASH_MAX_MIN, 1 << (2 * len(keys)).bit_length())
     no_header = grpc_message(
         f"no {HEADER} metadata: name the phone by its serial or name; known devices: {known}"
     )
@@ -177,6 +191,8 @@ def render_config(
         f"    fastcgi_temp_path {temp / 'fastcgi'};",
         f"    uwsgi_temp_path {temp / 'uwsgi'};",
         f"    scgi_temp_path {temp / 'scgi'};",
+        f"    map_hash_bucket_size {MAP_HASH_BUCKET};",
+        f"    map_hash_max_size {hash_max};",
         f"    map {NGINX_VAR} $phoneuse_upstream {{",
         '        default "";',
     ]
@@ -188,8 +204,9 @@ def render_config(
     lines.append("    }")
     for route in routes:
         if route.address is not None:
-            if not _SAFE.fullmatch(route.address):
-                raise DoorError(f"{route.name}'s address {route.address!r} cannot be routed to")
+            problem = address_problem(route.address)
+            if problem:  # the settings refuse it first (fleet/settings.py)
+                raise DoorError(f"{route.name}'s address: {problem}")
             lines += [
                 f"    upstream {_upstream(route.name)} {{",
                 f"        server {route.address};",
@@ -330,6 +347,7 @@ class Nginx:
         )
         for sub in ("logs", "temp"):
             private_dir(self.prefix / sub)
+        append_private(self.prefix / "logs" / "error.log").close()  # 0600, even one an older run left
         atomic_write_text(self.conf, text)
         self._routes = tuple(routes)
         return True
@@ -338,7 +356,11 @@ class Nginx:
         """`nginx -t` on the written configuration; DoorError with nginx's own words if it fails."""
         try:
             proc = await asyncio.create_subprocess_exec(
-                *self._argv(), "-t", stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE
+                *self._argv(),
+                "-t",
+                stdout=asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.PIPE,
+                umask=PRIVATE_UMASK,  # it opens the error log, making it if missing
             )
         except FileNotFoundError as exc:
             raise DoorError(
@@ -375,6 +397,7 @@ class Nginx:
                 stdin=asyncio.subprocess.DEVNULL,
                 start_new_session=True,  # the fleet stops it, gracefully, on a Ctrl-C
                 preexec_fn=die_with_parent,
+                umask=PRIVATE_UMASK,  # its logs and pid file: 0600, whatever the fleet's umask
             )
         except FileNotFoundError as exc:
             raise DoorError(

@@ -2,11 +2,12 @@
 
 The fleet finds its devices (N simulated phones, the devices the adb server lists as they come
 and go, and phones whose runtime runs elsewhere, by address, from the config file), names them
-(util/device_names.py: two serials with one name are refused), runs and supervises one `serve` per
-local device (members.py), runs nats-server for their events unless given a NATS url, and runs
-nginx as the door (door.py), rewritten and reloaded whenever a device comes, goes, or its
-runtime restarts on a new port. `fleet.json` in the fleet data dir records the door's address
-and the devices, for people and tests.
+(util/device_names.py: two serials with one name, in any case, are refused; a device that cannot
+join is refused on its own), runs and supervises one `serve` per local device (members.py), runs
+nats-server for their events unless given a NATS url, and runs nginx as the door (door.py),
+rewritten and reloaded whenever a device comes, goes, or its runtime restarts on a new port.
+`fleet.json` in the fleet data dir records the door's address and the devices, for people and
+tests.
 
     FLEET_DIR/fleet.toml        the config (settings.py), re-read on SIGHUP
     FLEET_DIR/tokens.json       the fleet's token hashes (tokens.py), read by every member
@@ -39,8 +40,16 @@ from phoneuse_runtime.fleet.members import Member, MemberOptions, MemberSpec, ex
 from phoneuse_runtime.fleet.nats_users import FleetNatsUsers
 from phoneuse_runtime.fleet.settings import FleetConfigError, FleetSettings, RemotePhone, reload_file
 from phoneuse_runtime.nats.users import READER
-from phoneuse_runtime.util.device_names import NameCollision, device_name, device_names
-from phoneuse_runtime.util.files import atomic_write_text, private_dir
+from phoneuse_runtime.util.device_names import (
+    NameCollision,
+    collision,
+    device_name,
+    device_names,
+    name_key,
+    serial_problem,
+)
+from phoneuse_runtime.util.display import printable
+from phoneuse_runtime.util.files import append_private, atomic_write_text, private_dir
 
 if TYPE_CHECKING:
     from phoneuse_runtime.nats.server_process import NatsServer
@@ -49,13 +58,15 @@ log = logging.getLogger(__name__)
 
 RECORD_FILE = "fleet.json"
 NGINX_BACKOFF_MAX_S = 30.0
+SERIAL_SHOWN = 80  # characters of a refused serial the log quotes
+REFUSED_MAX = 256  # refused serials remembered, so that each is logged once
 
 
 def _lock(data_dir: Path) -> IO[bytes]:
     """An exclusive lock on the fleet's data dir, held while the returned file is open."""
     import fcntl
 
-    handle = open(data_dir / "fleet.lock", "ab")  # noqa: SIM115 (held for the fleet's life)
+    handle = append_private(data_dir / "fleet.lock")  # held for the fleet's life
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -92,16 +103,30 @@ class Fleet:
         self._options: MemberOptions | None = None
         self._leaving: set[asyncio.Future[None]] = set()  # members being stopped
         self._routed: list[Route] = []  # the routes of the door's last reload
+        self._refused: dict[str, str] = {}  # serial -> why, of devices refused (said once each)
 
     # --- devices ---------------------------------------------------------------------------
     def _name_of(self, serial: str) -> str | None:
-        """A new device's name, or None (logged) when it would collide with another's."""
+        """A new device's name, or None (logged, once per serial) when it cannot join: its
+        serial is too long, or its name is another's (without regard to case, as the door
+        matches it). The other devices are routed as before."""
+        problem = serial_problem(serial)
         name = device_name(serial)
-        for other, taken in self.names.items():
-            if taken == name and other != serial:
-                log.error("refusing device %r: its name %s is %r's already", serial, name, other)
-                return None
-        return name
+        if problem is None:
+            for other, taken in self.names.items():
+                if name_key(taken) == name_key(name) and other != serial:
+                    problem = collision(other, taken, serial, name)
+                    break
+        if problem is None:
+            self._refused.pop(serial, None)
+            return name
+        if serial not in self._refused:
+            if len(self._refused) >= REFUSED_MAX:  # the oldest is forgotten (said again if it comes again)
+                del self._refused[next(iter(self._refused))]
+            self._refused[serial] = problem
+            shown = serial if len(serial) <= SERIAL_SHOWN else serial[:SERIAL_SHOWN] + "..."
+            log.error("refusing device %s: %s", printable(repr(shown)), printable(problem))
+        return None
 
     def _add_member(self, serial: str, device: str) -> None:
         if serial in self.members or serial in self.remote:

@@ -33,6 +33,8 @@ from phoneuse_runtime.config.layers import FileProblem, load_layers
 from phoneuse_runtime.config.layers import read_table as read_layer_table
 from phoneuse_runtime.config.sections import number_problem, stream_bound_problems
 from phoneuse_runtime.config.settings import Settings, data_dir_from_env
+from phoneuse_runtime.fleet.door import address_problem
+from phoneuse_runtime.util.device_names import serial_problem
 
 CONFIG_FILE = "fleet.toml"
 DEFAULT_LISTEN = "127.0.0.1:50050"
@@ -88,6 +90,9 @@ def _phones(raw: Any, where: str) -> tuple[RemotePhone, ...]:
         serial, address = str(entry["serial"]), str(entry["address"])
         if not serial or ":" not in address:
             raise FleetConfigError(f"phones[{i}] ({where}): needs a serial and an address HOST:PORT")
+        problem = serial_problem(serial) or address_problem(address)
+        if problem:
+            raise FleetConfigError(f"phones[{i}] ({where}): {problem}")
         out.append(RemotePhone(serial, address))
     return tuple(out)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from phoneuse_runtime.config.settings import Settings
 from phoneuse_runtime.fleet.door import GRPC_FRAME_BYTES, HEADER, RELOAD_GRACE_S, STREAM_TIMEOUT_S
+from phoneuse_runtime.rpc.auth import REVOKED, TOKENS_RECHECK_S
+from phoneuse_runtime.util.device_names import NAME_MAX, SERIAL_MAX
 
 _DEFAULTS = Settings()
 
@@ -50,11 +52,15 @@ and reflection answer per phone, by the same header.
 ### Device names
 
 A device's name is its serial with every character outside `[A-Za-z0-9_-]` replaced by `_`:
-`192.168.1.5:5555` is `192_168_1_5_5555`, `emulator-5554` stays `emulator-5554`. The name is
-the phone's in NATS subjects and KV keys too. Two serials that would have one name are refused
-when the fleet starts, naming both (a device that comes later with a taken name is refused and
-logged). The door matches the header without regard to case (nginx's `map`), so two devices
-whose serials differ only in case are refused too. Simulated phones are `sim-1` ... `sim-N`.
+`192.168.1.5:5555` is `192_168_1_5_5555`, `emulator-5554` stays `emulator-5554`. A name has
+at most {NAME_MAX} characters: a longer one keeps its first {NAME_MAX - 9} and ends in `-` and 8 hex
+digits of the serial's SHA-256. A serial has at most {SERIAL_MAX} characters (adb's mDNS form,
+`adb-28231FDH200XYZ-AbCdEf._adb-tls-connect._tcp`, has 47): a device with a longer one is
+refused. The name is the phone's in NATS subjects and KV keys too. Names are compared without
+regard to case, as the door matches the header (nginx's `map`): `SIM-2` is `sim-2`. Two serials
+that would have one name are refused when the fleet starts, naming both; a device that comes
+later with a taken name (or a serial too long) is refused on its own and logged, and the other
+devices stay routed. Simulated phones are `sim-1` ... `sim-N`.
 
 ### The door's own answers
 
@@ -85,12 +91,15 @@ new stream replaces the old one).
 ### Principals through the door
 
 `phoneuse-runtime fleet token new NAME` makes a token for principal `NAME` (a letter, then up
-to 63 letters, digits, `_`, `.` or `-`; not `agent`), prints it once and stores only its
+to 63 letters, digits, `_`, `.` or `-`; not `agent` in any case), prints it once and stores only its
 SHA-256 in the fleet's `tokens.json`. Every member runtime is started with
 `serve --tokens-file FLEET_DIR/tokens.json` and accepts those tokens beside its own, each as
 its principal (in task events' `caller`, the scope of `request_id`s and `subscriber_id`s, and
 leases). The principal comes from the token the runtime checks: no header sets it, and the
-door checks nothing. The runtime re-reads the file when it changes: `fleet token revoke NAME`
-refuses the token (`UNAUTHENTICATED`) on every phone from its next call, with no restart; a
-tokens file that is gone or unreadable holds no tokens.
+door checks nothing. The runtime re-reads the file when it changes (at each call, and every
+{TOKENS_RECHECK_S:g} s between calls): `fleet token revoke NAME` refuses the token (`UNAUTHENTICATED`)
+on every phone from its next call, with no restart, and ends that principal's open Subscribe
+streams, through the door or straight, with `UNAUTHENTICATED` (`{REVOKED}`) within
+{TOKENS_RECHECK_S:g} s, their queued events dropped; a tokens file that is gone or unreadable holds
+no tokens (and so ends every fleet principal's streams).
 """

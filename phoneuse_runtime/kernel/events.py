@@ -262,6 +262,7 @@ class Subscription:
         self._queue: collections.deque[Event] = collections.deque()
         self._wakeup = asyncio.Event()
         self._closed = False
+        self.ended: str | None = None  # why the stream was ended (end), if it was
 
     def wants(self, event: Event) -> bool:
         if self.event_types and event.event_type not in self.event_types:
@@ -281,6 +282,14 @@ class Subscription:
     def close(self) -> None:
         self._closed = True
         self._wakeup.set()
+
+    def end(self, reason: str) -> None:
+        """Closes the stream at once, its queued events dropped: its caller may no longer have
+        them (its token was revoked). `ended` says why."""
+        self.ended = reason
+        self._queue.clear()
+        self.dropped = 0
+        self.close()
 
     @property
     def closed(self) -> bool:
@@ -413,6 +422,15 @@ class EventBus:
         if self._subs.get(key) is sub:
             self._drop(key)
         sub.close()
+
+    def end_scope(self, scope: str, reason: str) -> int:
+        """Ends every stream of `scope` (a principal whose token was revoked); how many."""
+        keys = [key for key in self._subs if key[0] == scope]
+        for key in keys:
+            sub = self._subs[key]
+            self._drop(key)
+            sub.end(reason)
+        return len(keys)
 
     def close(self) -> None:
         """Ends every stream; used on shutdown."""

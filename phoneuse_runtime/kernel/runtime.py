@@ -656,6 +656,13 @@ class Runtime:
     def unsubscribe(self, sub: Subscription) -> None:
         self.bus.unsubscribe(sub)
 
+    def end_streams(self, principals: Iterable[str], reason: str) -> int:
+        """Ends the open streams of these principals (their tokens were revoked); how many."""
+        ended = sum(self.bus.end_scope(principal, reason) for principal in principals)
+        if ended:
+            log.warning("ended %d stream(s) of %s: %s", ended, ", ".join(sorted(principals)), reason)
+        return ended
+
 
 def _page(matches: Sequence[BaseModel], offset: int, limit: int) -> QueryPage:
     """Up to `limit` results from `offset`, ending early rather than pass MAX_RESPONSE_JSON_BYTES

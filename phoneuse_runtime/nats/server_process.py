@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from phoneuse_runtime.util.children import die_with_parent
+from phoneuse_runtime.util.files import PRIVATE_UMASK, append_private, private_dir
 
 if TYPE_CHECKING:
     from phoneuse_runtime.nats.users import NatsUser
@@ -114,7 +115,7 @@ class NatsServer:
         exe = shutil.which(self.executable)
         if exe is None:
             raise NatsServerError(f"{self.executable} not found on PATH: {INSTALL_HINT}")
-        self.store_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(self.store_dir)
         self._ports_dir = tempfile.TemporaryDirectory(prefix="phoneuse-nats-ports-")
         # With users, JetStream is in the config file (a reload must not stop it), not here.
         jetstream = [] if self.users is not None else ["-js", "-sd", str(self.store_dir)]
@@ -130,14 +131,16 @@ class NatsServer:
         ]
         if self.token_file is not None or self.users is not None:
             args += ["-c", str(self._write_config())]
-        self.log_file.parent.mkdir(parents=True, exist_ok=True)
-        self._log = open(self.log_file, "ab")  # noqa: SIM115 (kept open for the child's life)
+        if self.log_file.parent != self.store_dir:
+            self.log_file.parent.mkdir(parents=True, exist_ok=True)
+        self._log = append_private(self.log_file)  # kept open for the child's life
         self._proc = subprocess.Popen(
             args,
             stdin=subprocess.DEVNULL,
             stdout=self._log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            umask=PRIVATE_UMASK,  # JetStream's files (it asks 0640/0750): 0600/0700 whatever ours
             # Only prctl runs between fork and exec, looked up beforehand (children.py).
             preexec_fn=die_with_parent if self.dies_with_parent else None,  # noqa: PLW1509
         )

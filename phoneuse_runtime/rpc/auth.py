@@ -30,6 +30,10 @@ log = logging.getLogger(__name__)
 BEARER = "bearer "
 FRONTEND = "grpc"
 REFUSAL_LOG_INTERVAL_S = 10.0
+# How often a server re-reads the fleet's tokens file between calls (a stat, and a read when it
+# changed): a revoked principal's open Subscribe streams end within this.
+TOKENS_RECHECK_S = 0.5
+REVOKED = "the token was revoked"
 
 Timer = Callable[[float, Callable[[], None]], object]
 """Runs a callback after a delay: `loop.call_later`, or a test's fake."""
@@ -81,7 +85,8 @@ class BearerAuth:
     """Checks `authorization: Bearer <token>` against SHA-256 hashes of the tokens it knows;
     each token names a principal (the server's own token is the agent's). `tokens_file` is a
     fleet's tokens file (auth/tokens_file.py): its hashes name principals too, and it is re-read
-    when it changes, so that a token revoked there is refused from the next call on."""
+    when it changes (at each call, and every TOKENS_RECHECK_S by the server), so that a token
+    revoked there is refused from the next call on and its principal's open streams end."""
 
     def __init__(self, tokens: Mapping[str, str], *, tokens_file: Path | None = None) -> None:
         if not tokens or not all(tokens.values()):
@@ -95,13 +100,34 @@ class BearerAuth:
         # the callers already send in every call; they are never logged or stored.
         self._known: dict[bytes, Caller] = {}
         self.refusals = RefusalLog()
+        # Told the fleet principals whose token went away (refresh): the server ends their streams.
+        self.on_revoked: Callable[[frozenset[str]], object] | None = None
+
+    @property
+    def watches_file(self) -> bool:
+        return self._file is not None
+
+    def refresh(self) -> frozenset[str]:
+        """Re-reads the tokens file if it changed; the fleet principals whose token it no
+        longer holds (revoked, or replaced by a new one), which `on_revoked` is also told, so
+        that their open streams end."""
+        if self._file is None:
+            return frozenset()
+        before = dict(self._file.hashes)
+        if not self._file.current():
+            return frozenset()
+        self._known.clear()  # a token that passed may be revoked now
+        after = self._file.hashes
+        fleet = [(digest, Caller(FRONTEND, name)) for name, digest in after.items()]
+        self._hashes = self._own + fleet
+        revoked = frozenset(name for name, digest in before.items() if after.get(name) != digest)
+        if revoked and self.on_revoked is not None:
+            self.on_revoked(revoked)
+        return revoked
 
     def check(self, metadata: Iterable[tuple[str, str | bytes]] | None) -> Caller | str:
         """The caller, or why the call is refused."""
-        if self._file is not None and self._file.current():
-            self._known.clear()  # a token that passed may be revoked now
-            fleet = [(digest, Caller(FRONTEND, name)) for name, digest in self._file.hashes.items()]
-            self._hashes = self._own + fleet
+        self.refresh()
         presented = ""
         for key, value in metadata or ():
             if key == "authorization":

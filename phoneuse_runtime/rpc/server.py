@@ -5,6 +5,7 @@ the limits of `GrpcLimits`."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import resource
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -21,7 +22,7 @@ from phoneuse_runtime.config.settings import Settings
 from phoneuse_runtime.kernel.registry import Contribution
 from phoneuse_runtime.kernel.runtime import Runtime
 from phoneuse_runtime.rpc import protocol_pb2 as pb
-from phoneuse_runtime.rpc.auth import BearerAuth
+from phoneuse_runtime.rpc.auth import REVOKED, TOKENS_RECHECK_S, BearerAuth
 from phoneuse_runtime.rpc.decoding import DecodingRegistrar
 from phoneuse_runtime.rpc.servicer import AndroidRuntimeServicer
 
@@ -127,6 +128,7 @@ class GrpcServer:
         self.limits = limits or GrpcLimits.from_settings(Settings().grpc)
         self.port = 0
         self._server: grpc.aio.Server | None = None
+        self._recheck: asyncio.Task[None] | None = None
 
     def contribution(self) -> Contribution:
         return Contribution()
@@ -174,8 +176,26 @@ class GrpcServer:
         loop = asyncio.get_running_loop()
         link.watch(lambda up: _follow(loop.create_task(health_servicer.set(SERVICE_NAME, _status(up)))))
         self._server, self.port = server, port
+        self.auth.on_revoked = lambda principals: runtime.end_streams(principals, REVOKED)
+        if self.auth.watches_file:
+            self._recheck = asyncio.create_task(self._recheck_tokens(), name="tokens file recheck")
+
+    async def _recheck_tokens(self) -> None:
+        """Re-reads the fleet's tokens file between calls, so that a revoked principal's open
+        streams end though it calls nothing more (BearerAuth.refresh tells on_revoked)."""
+        while True:
+            await asyncio.sleep(TOKENS_RECHECK_S)  # a stat of one file; a read when it changed
+            try:
+                self.auth.refresh()
+            except Exception:  # never the end of the checks: the next round tries again
+                log.exception("re-reading the fleet's tokens file failed")
 
     async def stop(self, *, grace_s: float) -> None:
+        if self._recheck is not None:
+            self._recheck.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._recheck
+            self._recheck = None
         if self._server is not None:
             await self._server.stop(grace_s)
 

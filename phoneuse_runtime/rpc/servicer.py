@@ -186,5 +186,7 @@ class AndroidRuntimeServicer:
             await context.send_initial_metadata((("x-subscriber-id", sub.subscriber_id),))
             async for event in sub:
                 yield _to_pb(event)
+            if sub.ended is not None:  # its principal's token was revoked: said, not a plain end
+                await context.abort(grpc.StatusCode.UNAUTHENTICATED, sub.ended)
         finally:
             self.runtime.unsubscribe(sub)

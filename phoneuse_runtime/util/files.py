@@ -1,9 +1,11 @@
 """The files the server keeps its state in: crash-safe writes, a writer that keeps a file up to
 date without blocking the event loop, and the one error for a file that cannot be used.
 
-Modes: everything in the data dir is the owner's alone, whatever the umask: files 0600 (PRIVATE_FILE),
-directories 0700 (PRIVATE_DIR). `private_dir`, `create_private` and `private_sqlite` make them so;
-`atomic_write_text`'s temporary file is 0600 from the start (mkstemp), and keeps it when renamed.
+Modes: everything in the data dir is the owner's alone, whatever the umask: files 0600
+(PRIVATE_FILE), directories 0700 (PRIVATE_DIR). `private_dir`, `create_private`,
+`append_private` and `private_sqlite` make them so; `atomic_write_text`'s temporary file is
+0600 from the start (mkstemp), and keeps it when renamed. The engines a fleet runs (nginx,
+nats-server) run with the umask PRIVATE_UMASK, so the files they make are 0600 too.
 
 A write goes to a temporary file beside the target (a fresh name each time), is flushed to the
 disk with `fsync`, renamed over the target, and the directory is synced too: a crash or a power
@@ -28,6 +30,9 @@ log = logging.getLogger(__name__)
 TMP_SUFFIX = ".tmp"
 PRIVATE_FILE = 0o600
 PRIVATE_DIR = 0o700
+# The umask a child engine (nginx, nats-server) runs with: the files it makes itself, whatever
+# modes it asks for (nginx's logs 0644, JetStream's 0640), are then the owner's alone.
+PRIVATE_UMASK = 0o077
 # The files SQLite keeps beside a database; it creates them with the database's own mode.
 SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
 
@@ -53,6 +58,18 @@ def create_private(path: Path) -> BinaryIO:
     try:
         os.fchmod(fd, PRIVATE_FILE)  # an existing file keeps its mode through os.open
         return os.fdopen(fd, "wb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def append_private(path: Path) -> BinaryIO:
+    """`path` opened for appending as `open(path, "ab")` would, created 0600 whatever the umask
+    (an existing file is made 0600 too): a log, a lock file."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, PRIVATE_FILE)
+    try:
+        os.fchmod(fd, PRIVATE_FILE)
+        return os.fdopen(fd, "ab")
     except BaseException:
         os.close(fd)
         raise

@@ -157,9 +157,10 @@ def fleet(
     ready: int | None = None,
     extra_env: dict[str, str] | None = None,
     adb: bool = False,
+    umask: int | None = None,
 ) -> Iterator[RunningFleet]:
     """`fleet --data-dir DATA_DIR --listen 127.0.0.1:0 [--no-adb] ARGS`; waits until `ready`
-    devices serve (when given)."""
+    devices serve (when given); `umask` sets the fleet's umask."""
     data_dir.mkdir(parents=True, exist_ok=True)
     log = data_dir.parent / f"{data_dir.name}.log"
     environ = env() | (extra_env or {})
@@ -179,6 +180,7 @@ def fleet(
             stderr=out,
             text=True,
             env=environ,
+            umask=-1 if umask is None else umask,
         )
     running = RunningFleet(proc, data_dir, log)
     try:

@@ -58,7 +58,12 @@ def test_a_token_is_printed_once_and_stored_hashed(tmp_path: Path) -> None:
     ("args", "says"),
     [
         (("new", "alice"), "'alice' has a token already"),
-        (("new", "agent"), "'agent' is the principal of each runtime's own token"),
+        (
+            ("new", "agent"),
+            "'agent' is reserved: 'agent' (in any case) is each runtime's own token's principal",
+        ),
+        (("new", "Agent"), "'Agent' is reserved"),
+        (("new", "AGENT"), "'AGENT' is reserved"),
         (("new", "no spaces"), "bad principal name 'no spaces'"),
         (("new", "device:x"), "bad principal name"),
         (("revoke", "zed"), "no token named 'zed' (tokens: alice)"),
@@ -120,6 +125,13 @@ def test_nginx_accepts_the_configuration_and_odd_serials_route_by_name_only(tmp_
         Route("sim-1", "sim-1", "127.0.0.1:1000"),
         Route("192_168_1_5_5555", "192.168.1.5:5555", None),  # down: UNAVAILABLE
         Route("a_b__c_", 'a"b;$c}', "127.0.0.1:1001"),  # nothing of it reaches nginx's file
+        # adb's mDNS serial (47) and the longest serial routed (128): past nginx's default bucket.
+        Route(
+            "adb-28231FDH200XYZ-AbCdEf__adb-tls-connect__tcp",
+            "adb-28231FDH200XYZ-AbCdEf._adb-tls-connect._tcp",
+            "127.0.0.1:1002",
+        ),
+        Route("s" * 55 + "-0123abcd", "s" * 128, "127.0.0.1:1003"),
     ]
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))

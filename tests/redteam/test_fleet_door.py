@@ -107,7 +107,7 @@ def test_under_umask_000_every_file_of_the_fleet_is_the_owners_alone(tmp_path: P
         assert execute(runtime, "SET_CLIPBOARD", {"text": "owner's"}, token=token, device="sim-1").success
         channel.close()
         names = {p.name for p in data_dir.rglob("*")}
-        for expected in ("nats-server.log", "fleet.lock", "error.log", "nats-token", "jetstream"):
+        for expected in ("nats-server.log", "fleet.lock", "error.log", "nats-users", "jetstream"):
             assert expected in names, sorted(names)
         assert _loose(data_dir) == {}
 

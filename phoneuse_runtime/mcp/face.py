@@ -47,7 +47,7 @@ from phoneuse_runtime.kernel.events import Event
 from phoneuse_runtime.kernel.limits import MAX_EVENT_TYPES, MAX_NAME_CHARS, too_long
 from phoneuse_runtime.kernel.registry import Registry
 from phoneuse_runtime.kernel.runtime import ActionCall, ActionOutcome, QueryCall
-from phoneuse_runtime.mcp import EVENTS_KEPT, EVENTS_PAGE, EVENTS_URI
+from phoneuse_runtime.mcp import ANNOUNCE_GAP_S, EVENTS_KEPT, EVENTS_PAGE, EVENTS_URI
 from phoneuse_runtime.mcp.backends import FRONTEND, Backend, EventSource, event_json, known_types
 from phoneuse_runtime.mcp.tools import DEFAULT_TIMEOUT_MS, ArgumentError, Tool, ToolTable
 from phoneuse_runtime.owner.approval_text import prompt
@@ -156,7 +156,8 @@ class McpFace:
         self.bus = InMemorySubscriptionBus()
         self.listen = ListenHandler(self.bus)
         self._watchers: set[ServerSession] = set()  # 2025 sessions subscribed to the events
-        self._notify_pending = False
+        self._dirty = False  # events came since the last announcement
+        self._teller: asyncio.Task[None] | None = None
         self.events = EventLog(backend, principal, self._announce)
         # Calls of this face's callers held for an approval, by (principal, request_id): a client
         # that can elicit is asked too where the owner allows it (see _elicited).
@@ -553,25 +554,31 @@ class McpFace:
         return types.EmptyResult()
 
     def _announce(self) -> None:
-        """New events: every subscriber is told, once per turn of the loop however many came."""
-        if self._notify_pending:
-            return
-        self._notify_pending = True
-        asyncio.get_running_loop().create_task(self._tell())
+        """New events: every subscriber is told at once, then at most once per ANNOUNCE_GAP_S
+        however many come (a read by cursor gets them all), so that a stream of events costs
+        each subscribed session a bounded rate of notifications, not one per event."""
+        self._dirty = True
+        if self._teller is None or self._teller.done():
+            self._teller = asyncio.get_running_loop().create_task(self._tell())
 
     async def _tell(self) -> None:
         await asyncio.sleep(0)  # let a burst of events land first: one notification for them all
-        self._notify_pending = False
-        await self.bus.publish(ResourceUpdated(uri=EVENTS_URI))
-        for session in list(self._watchers):
-            try:
-                await session.send_resource_updated(EVENTS_URI)
-            except Exception:  # the session ended: it is told nothing more
-                log.debug("an MCP session subscribed to the events is gone")
-                self._watchers.discard(session)
+        while self._dirty:
+            self._dirty = False
+            await self.bus.publish(ResourceUpdated(uri=EVENTS_URI))
+            for session in list(self._watchers):
+                try:
+                    await session.send_resource_updated(EVENTS_URI)
+                except Exception:  # the session ended: it is told nothing more
+                    log.debug("an MCP session subscribed to the events is gone")
+                    self._watchers.discard(session)
+            await asyncio.sleep(ANNOUNCE_GAP_S)  # events meanwhile: one more announcement after it
 
     async def close(self) -> None:
         self.listen.close()
+        if self._teller is not None:
+            self._teller.cancel()
+            await asyncio.gather(self._teller, return_exceptions=True)
         await self.events.close()
 
 

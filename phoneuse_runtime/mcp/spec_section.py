@@ -5,7 +5,7 @@ from __future__ import annotations
 from phoneuse_runtime.config.sections import MAX_MCP_SESSIONS
 from phoneuse_runtime.config.settings import Settings
 from phoneuse_runtime.kernel.registry import Registry
-from phoneuse_runtime.mcp import EVENTS_KEPT, EVENTS_PAGE, EVENTS_URI, MCP_PATH
+from phoneuse_runtime.mcp import ANNOUNCE_GAP_S, EVENTS_KEPT, EVENTS_PAGE, EVENTS_URI, MCP_PATH
 from phoneuse_runtime.mcp.tools import (
     ACTION_OPTIONS,
     DEFAULT_TIMEOUT_MS,
@@ -111,7 +111,9 @@ further ones wait, `missed` how many passed out of the window); `types=A,B` keep
 (an unknown type, or past the runtime's limits on event types, is `BAD_REQUEST`). Updates are
 announced by `notifications/resources/updated` for `{EVENTS_URI}`: on 2026-07-28 to a
 `subscriptions/listen` stream that names it, on the 2025 revisions to a session that
-`resources/subscribe`d to it. Events are every event of the phone, as a gRPC subscriber with no
+`resources/subscribe`d to it; the first of a burst at once, then at most one per
+{ANNOUNCE_GAP_S:g} s however many come (a read by cursor gets them all). Events are every event
+of the phone, as a gRPC subscriber with no
 filter gets them: device events (MESSAGE_RECEIVED, NOTIFICATION_POSTED, APP_STATE_CHANGED,
 CALL_STATE_CHANGED, DEVICE_DISCONNECTED, ...) and other callers' task and approval events, which
 name their caller. The face subscribes once, when a client first reads or subscribes.

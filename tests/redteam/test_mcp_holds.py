@@ -16,6 +16,7 @@ from typing import Any
 import grpc
 import mcp_types as types
 import pytest
+from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
 from phoneuse_runtime.app import App, build_app, default_components
@@ -26,7 +27,7 @@ from phoneuse_runtime.rpc import protocol_pb2 as pb
 from phoneuse_runtime.rpc import protocol_pb2_grpc as pb_grpc
 from phoneuse_runtime.rpc.frontends import FRONTEND_KEY
 
-from ..mcp.helpers import MODES, TOKEN, connect, settings_for, url_of
+from ..mcp.helpers import EXE, MODES, TOKEN, connect, settings_for, subprocess_env, url_of
 
 WAIT_S = 20.0
 SMS = {"to": "+14155550101", "body": "see you at 7"}
@@ -241,3 +242,17 @@ async def test_the_approval_prompt_shows_the_recipient_first_whole_and_stripped(
     assert "pad " * 525 + "end" in message  # never cut
     assert not any(ch in message for ch in "\u202e\u200b")  # stripped
     assert await owned.sent() == []
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_stdio_agent_is_not_asked_to_approve_its_own_call(tmp_path: Path, mode: str) -> None:
+    """An agent spawns `phoneuse-runtime mcp` (stdio), declares elicitation and approves its own SMS."""
+    env = {**subprocess_env(tmp_path / "data"), "PHONEUSE_GRPC_LISTEN": "127.0.0.1:0"}
+    env["PHONEUSE_APPROVALS"] = "always"  # held with nothing paired: only the terminal answers
+    spawned = StdioServerParameters(command=EXE[0], args=[*EXE[1:], "mcp", "--device", "sim"], env=env)
+    asked: list[str] = []
+    async with Client(spawned, mode=mode, elicitation_callback=approving(asked)) as client:
+        result = await client.call_tool("send_message", {**SMS, "timeout_ms": 1500})
+    assert asked == []
+    assert result.is_error
+    assert result.content[0].text.startswith("TIMEOUT: ")  # type: ignore[union-attr]  # nobody but the owner

@@ -94,7 +94,9 @@ async def _run(settings: Settings, *, standalone: bool, device_given: bool) -> i
             "no server ran for %s: serving the phone (%s) in this process", settings.data_dir, settings.device
         )
         loop = asyncio.get_running_loop()
-        speaking = loop.create_task(serve_stdio(LocalBackend(served.app.runtime), render_spec=render_spec))
+        backend = LocalBackend(served.app.runtime)
+        owner = settings.mcp.client_is_owner
+        speaking = loop.create_task(serve_stdio(backend, render_spec=render_spec, client_is_owner=owner))
         stopped = loop.create_task(served.stop.wait())
         await asyncio.wait({speaking, stopped}, return_when=asyncio.FIRST_COMPLETED)
         if speaking.done():  # the client went

@@ -30,6 +30,8 @@ ZERO_ALLOWED = frozenset(
     }
 )
 MIN_POLL_MS = 50  # a poll of the phone (adb shell, Termux:API calls) takes tens of milliseconds
+MAX_MCP_SESSIONS = 256  # each MCP session costs the phone memory and a share of every event's fan-out
+MAX_MCP_IDLE_S = 24 * 3600.0  # an idle MCP session is closed within a day at the latest
 APPROVAL_MODES = ("always", "paired", "off")  # how the owner's approvals apply (gateway/agent/)
 MIN_STREAM_BYTES = 1 << 20  # nats_stream_max_bytes: the events stream keeps at least one event
 NATS_USER = re.compile(r"[A-Za-z0-9_-]{1,80}")  # nats_user (nats/users.py names them so)
@@ -147,10 +149,22 @@ class McpSettings(Section):
     PREFIX: ClassVar[str] = "mcp_"
     listen: str
     allowed_origins: frozenset[str]
+    client_is_owner: bool
+    max_sessions: int
+    session_idle_s: float
 
     def checks(self) -> list[tuple[str, str]]:
+        found = []
         problem = listen_problem(self.listen) if self.listen else None
-        return [("mcp_listen", problem)] if problem else []
+        if problem:
+            found.append(("mcp_listen", problem))
+        if self.max_sessions > MAX_MCP_SESSIONS:
+            found.append(("mcp_max_sessions", f"must be at most {MAX_MCP_SESSIONS}, got {self.max_sessions}"))
+        if self.session_idle_s > MAX_MCP_IDLE_S:
+            found.append(
+                ("mcp_session_idle_s", f"must be at most {MAX_MCP_IDLE_S:g}, got {self.session_idle_s:g}")
+            )
+        return found
 
 
 @dataclass(frozen=True)

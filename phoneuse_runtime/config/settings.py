@@ -132,6 +132,14 @@ class Settings:
     # request may carry (a browser page's); native clients send none. Any other Origin gets 403.
     mcp_listen: str = ""
     mcp_allowed_origins: frozenset[str] = frozenset()
+    # The MCP client is the agent: its user is asked to approve held calls (elicitation) only
+    # when the owner says that user is the owner (e.g. on a laptop where the owner runs the agent
+    # themselves). On, the agent's client can approve the agent's own calls: see the README.
+    mcp_client_is_owner: bool = False
+    # Streamable HTTP sessions open at once (past it a new one is refused with 503), and the
+    # seconds one may stay idle before it is closed: sized for a phone, not the SDK's 10,000/30 min.
+    mcp_max_sessions: int = 16
+    mcp_session_idle_s: float = 300.0
     pairing_ttl_days: int = 30  # a pairing's lifetime unless made permanent
     ntfy_url: str = ""  # where wake-ups for offline app devices with an ntfy topic go; "" = none
     # Approvals by the paired app's owner (gateway/agent/): "always", "paired" (once any app

@@ -17,6 +17,9 @@ class Caller:
     # The phone's owner (a slash command typed in the Iris app): never held for an approval,
     # never waits on another call's hold, and may drive the owner's controls (owner/controls.py).
     owner: bool = False
+    # Named for its front end by the client's own word (gRPC's `x-phoneuse-frontend`,
+    # rpc/frontends.py), not by the front end itself: it gets none of that front end's ways.
+    relayed: bool = False
 
     def as_json(self) -> dict[str, str]:
         return {"frontend": self.frontend, "principal": self.principal}

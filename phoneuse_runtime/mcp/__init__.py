@@ -10,6 +10,7 @@ MCP_PATH = "/mcp"  # where the Streamable HTTP face answers
 EVENTS_URI = "phoneuse://events"
 EVENTS_KEPT = 256  # the recent events the events resource holds
 EVENTS_PAGE = 100  # at most this many per read of it
+ANNOUNCE_GAP_S = 0.1  # its subscribers are told of new events at most this often (the first at once)
 INSTALL_HINT = "the MCP front end needs the MCP SDK: pip install 'phoneuse-runtime[mcp]'"
 
 

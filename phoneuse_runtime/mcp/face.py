@@ -10,14 +10,23 @@ Events: the resource `phoneuse://events` holds the phone's recent events, each w
 `phoneuse://events?after=SEQ&types=A,B` reads those after a cursor. A client subscribed to it
 (resources/subscribe on a 2025 session, subscriptions/listen on a 2026-07-28 one) is sent
 notifications/resources/updated when events come.
+
+Approvals: the MCP client is the agent, so a held call waits for the owner (the Iris app, the
+terminal's `approvals`) like any other. Only where the owner's settings say this client's user is
+the owner (`mcp_client_is_owner`) is that user asked too, by elicitation; a 2026-07-28
+`requestState` is then one this face issued for that principal, sealed with an HMAC under a
+secret of this process, and any other is refused.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import hashlib
+import hmac
 import json
 import logging
+import secrets
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -38,9 +47,10 @@ from phoneuse_runtime.kernel.events import Event
 from phoneuse_runtime.kernel.limits import MAX_EVENT_TYPES, MAX_NAME_CHARS, too_long
 from phoneuse_runtime.kernel.registry import Registry
 from phoneuse_runtime.kernel.runtime import ActionCall, ActionOutcome, QueryCall
-from phoneuse_runtime.mcp import EVENTS_KEPT, EVENTS_PAGE, EVENTS_URI
+from phoneuse_runtime.mcp import ANNOUNCE_GAP_S, EVENTS_KEPT, EVENTS_PAGE, EVENTS_URI
 from phoneuse_runtime.mcp.backends import FRONTEND, Backend, EventSource, event_json, known_types
 from phoneuse_runtime.mcp.tools import DEFAULT_TIMEOUT_MS, ArgumentError, Tool, ToolTable
+from phoneuse_runtime.owner.approval_text import prompt
 from phoneuse_runtime.owner.approvals import Approvals, Hold, NoSuchApproval
 
 log = logging.getLogger(__name__)
@@ -52,6 +62,8 @@ REFUSED_BEFORE_RUNNING = frozenset({"INVALID_PARAMS", "UNKNOWN_ACTION", "BAD_REQ
 META_PREFIX = "phoneuse/"
 DEFAULT_QUERY_TIMEOUT_S = 30.0
 PrincipalOf = Callable[[ServerRequestContext[Any, Any]], str]
+STATE_REFUSED = "BAD_REQUEST: requestState is not one this server gave"
+_SEAL_KEY = secrets.token_bytes(32)  # this process's: a requestState sealed by another is refused
 
 INSTRUCTIONS = (
     "These tools drive an Android phone. Read the screen with dump_ui (its `screen` text has one "
@@ -133,19 +145,25 @@ class McpFace:
         principal_of: PrincipalOf,
         render_spec: RenderSpec,
         principal: str = "agent",
+        client_is_owner: bool = False,
     ) -> None:
         self.backend = backend
+        # The owner's word that this client's user is the owner: only then is that user asked.
+        self.client_is_owner = client_is_owner
         self.render_spec = render_spec  # phoneuse://spec, handed down by the composition root
         self.table = ToolTable.of(backend.registry, backend.capabilities)
         self.principal_of = principal_of
         self.bus = InMemorySubscriptionBus()
         self.listen = ListenHandler(self.bus)
         self._watchers: set[ServerSession] = set()  # 2025 sessions subscribed to the events
-        self._notify_pending = False
+        self._dirty = False  # events came since the last announcement
+        self._teller: asyncio.Task[None] | None = None
         self.events = EventLog(backend, principal, self._announce)
         # Calls of this face's callers held for an approval, by (principal, request_id): a client
-        # that can elicit is asked too (see _elicited).
+        # that can elicit is asked too where the owner allows it (see _elicited).
         self._held: dict[tuple[str, str], asyncio.Future[Hold]] = {}
+        # The holds this face asked a client's user about, while pending: (principal, request_id).
+        self._issued: dict[str, tuple[str, str]] = {}
         self.approvals: Approvals | None = getattr(backend, "approvals", None)
         if self.approvals is not None:
             self.approvals.watch(self._on_hold)
@@ -212,9 +230,15 @@ class McpFace:
             int(options.get("timeout_ms", DEFAULT_TIMEOUT_MS)),
             options.get("app_target"),
         )
+        asks = self.approvals is not None and self.client_is_owner
+        modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        if params.request_state is not None and not (asks and modern):
+            raise invalid(STATE_REFUSED)  # none was given: nobody here is asked
         try:
-            if self.approvals is not None and _can_elicit(ctx):
-                answer = await self._elicited(ctx, principal, call, params)
+            if params.request_state is not None:
+                outcome = await self._resumed(ctx, principal, call, params)
+            elif asks and _can_elicit(ctx):
+                answer = await self._elicited(ctx, principal, call)
                 if isinstance(answer, types.InputRequiredResult):
                     return answer
                 outcome = answer
@@ -241,7 +265,10 @@ class McpFace:
     # --- approvals by elicitation -----------------------------------------------
     def _on_hold(self, hold: Hold, began: bool) -> None:
         caller = hold.call.caller
-        if not began or caller.frontend != FRONTEND:
+        if not began:
+            self._issued.pop(hold.approval_id, None)
+            return
+        if caller.frontend != FRONTEND or caller.relayed:  # a gRPC client's word is not this face
             return
         waiting = self._held.get((caller.principal, hold.call.request_id))
         if waiting is not None and not waiting.done():
@@ -252,20 +279,17 @@ class McpFace:
         ctx: ServerRequestContext[Any, Any],
         principal: str,
         call: ActionCall,
-        params: types.CallToolRequestParams,
     ) -> ActionOutcome | types.InputRequiredResult:
         """Runs the call; if a policy holds it, the client's user is asked too (elicitation), beside
-        the Iris app and `phoneuse-runtime approvals`. The first answer wins; the user's is bound
-        to the exact call shown (its digest). Accept with approve=false, or decline, denies it;
-        cancel leaves the other ways to answer.
+        the Iris app and `phoneuse-runtime approvals` (only with `mcp_client_is_owner`). The first
+        answer wins; the user's is bound to the exact call shown (its digest). Accept with
+        approve=false, or decline, denies it; cancel leaves the other ways to answer.
 
         On the 2025 revisions the question is a request to the client during the call. On
         2026-07-28 the call answers `input_required` with the question; the held call goes on in
-        the runtime, and the client's retry (with the answer, and `requestState` naming the call's
-        request_id) joins it and gets its outcome."""
+        the runtime, and the client's retry (with the answer, and the sealed `requestState` naming
+        the call's request_id) joins it and gets its outcome."""
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
-        if modern and params.request_state is not None:
-            return await self._resumed(principal, call, params)
         loop = asyncio.get_running_loop()
         key = (principal, call.request_id)
         held: asyncio.Future[Hold] = loop.create_future()
@@ -279,8 +303,13 @@ class McpFace:
                 if modern:  # the runtime keeps the call: only this wait for it ends
                     running.cancel()
                     await asyncio.gather(running, return_exceptions=True)
-                    message, schema = _question(hold)
-                    state = {"request_id": call.request_id, "approval_id": hold.approval_id}
+                    message, schema = _question(hold, principal)
+                    self._issued[hold.approval_id] = (principal, call.request_id)
+                    state = {
+                        "request_id": call.request_id,
+                        "approval_id": hold.approval_id,
+                        "seal": _seal(_session(ctx), principal, hold.approval_id, call.request_id),
+                    }
                     return types.InputRequiredResult(
                         input_requests={
                             "approve": types.ElicitRequest(
@@ -289,7 +318,7 @@ class McpFace:
                         },
                         request_state=json.dumps(state),
                     )
-                asking = loop.create_task(self._ask(ctx, hold))
+                asking = loop.create_task(self._ask(ctx, hold, principal))
                 second: set[asyncio.Future[Any]] = {running, asking}
                 await asyncio.wait(second, return_when=asyncio.FIRST_COMPLETED)
                 if not asking.done():
@@ -301,17 +330,24 @@ class McpFace:
             held.cancel()
 
     async def _resumed(
-        self, principal: str, call: ActionCall, params: types.CallToolRequestParams
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        principal: str,
+        call: ActionCall,
+        params: types.CallToolRequestParams,
     ) -> ActionOutcome:
-        """A 2026-07-28 retry after `input_required`: the user's answer (if it still applies to a
-        call of this principal's, as shown), then the held call's outcome."""
+        """A 2026-07-28 retry after `input_required`: the user's answer (if it still applies to the
+        call this face asked about, as shown), then the held call's outcome. The state is refused
+        unless its seal is this process's, for this session and principal, over its ids."""
         try:
             state = json.loads(params.request_state or "")
-            request_id, approval_id = state["request_id"], state["approval_id"]
+            request_id, approval_id, seal = state["request_id"], state["approval_id"], state["seal"]
         except (ValueError, KeyError, TypeError):
-            raise invalid("BAD_REQUEST: requestState is not one this server gave") from None
-        if not isinstance(request_id, str) or not isinstance(approval_id, str):
-            raise invalid("BAD_REQUEST: requestState is not one this server gave")
+            raise invalid(STATE_REFUSED) from None
+        if not all(isinstance(v, str) for v in (request_id, approval_id, seal)) or not hmac.compare_digest(
+            seal.encode(), _seal(_session(ctx), principal, approval_id, request_id).encode()
+        ):
+            raise invalid(STATE_REFUSED)
         call.request_id = request_id  # the held call's own: the retry joins it
         assert self.approvals is not None
         hold = next(
@@ -319,6 +355,7 @@ class McpFace:
                 h
                 for h in self.approvals.pending()
                 if h.approval_id == approval_id
+                and self._issued.get(approval_id) == (principal, request_id)
                 and h.call.request_id == request_id
                 and h.call.caller == Caller(FRONTEND, principal)
             ),
@@ -329,8 +366,8 @@ class McpFace:
             self._apply(hold, response)
         return await self.backend.execute(principal, call)
 
-    async def _ask(self, ctx: ServerRequestContext[Any, Any], hold: Hold) -> None:
-        message, schema = _question(hold)
+    async def _ask(self, ctx: ServerRequestContext[Any, Any], hold: Hold, principal: str) -> None:
+        message, schema = _question(hold, principal)
         try:
             answer = await ctx.session.elicit_form(message, schema, related_request_id=ctx.request_id)
         except Exception as exc:  # the client failed to ask: the other ways to answer remain
@@ -517,36 +554,39 @@ class McpFace:
         return types.EmptyResult()
 
     def _announce(self) -> None:
-        """New events: every subscriber is told, once per turn of the loop however many came."""
-        if self._notify_pending:
-            return
-        self._notify_pending = True
-        asyncio.get_running_loop().create_task(self._tell())
+        """New events: every subscriber is told at once, then at most once per ANNOUNCE_GAP_S
+        however many come (a read by cursor gets them all), so that a stream of events costs
+        each subscribed session a bounded rate of notifications, not one per event."""
+        self._dirty = True
+        if self._teller is None or self._teller.done():
+            self._teller = asyncio.get_running_loop().create_task(self._tell())
 
     async def _tell(self) -> None:
         await asyncio.sleep(0)  # let a burst of events land first: one notification for them all
-        self._notify_pending = False
-        await self.bus.publish(ResourceUpdated(uri=EVENTS_URI))
-        for session in list(self._watchers):
-            try:
-                await session.send_resource_updated(EVENTS_URI)
-            except Exception:  # the session ended: it is told nothing more
-                log.debug("an MCP session subscribed to the events is gone")
-                self._watchers.discard(session)
+        while self._dirty:
+            self._dirty = False
+            await self.bus.publish(ResourceUpdated(uri=EVENTS_URI))
+            for session in list(self._watchers):
+                try:
+                    await session.send_resource_updated(EVENTS_URI)
+                except Exception:  # the session ended: it is told nothing more
+                    log.debug("an MCP session subscribed to the events is gone")
+                    self._watchers.discard(session)
+            await asyncio.sleep(ANNOUNCE_GAP_S)  # events meanwhile: one more announcement after it
 
     async def close(self) -> None:
         self.listen.close()
+        if self._teller is not None:
+            self._teller.cancel()
+            await asyncio.gather(self._teller, return_exceptions=True)
         await self.events.close()
 
 
-def _question(hold: Hold) -> tuple[str, dict[str, Any]]:
-    """What the client's user is asked about a held call: the call as the policy saw it."""
+def _question(hold: Hold, principal: str) -> tuple[str, dict[str, Any]]:
+    """What the client's user is asked about a held call: the Iris app's text (approval_text.py:
+    the action and its target first, never cut, every value stripped), then every param."""
     call = hold.call
-    shown = json.dumps(dict(call.wire_params), ensure_ascii=False)
-    message = (
-        f"The agent's {call.name} call is held for your approval ({hold.reason}). "
-        f"Params: {shown[:2000]}" + (f"; app: {call.app_target}" if call.app_target else "") + ". Approve it?"
-    )
+    message = prompt(call.name, call.wire_params, call.app_target, who=principal, reason=hold.reason)
     schema = {
         "type": "object",
         "properties": {
@@ -555,6 +595,20 @@ def _question(hold: Hold) -> tuple[str, dict[str, Any]]:
         "required": ["approve"],
     }
     return message, schema
+
+
+def _session(ctx: ServerRequestContext[Any, Any]) -> str:
+    """The Streamable HTTP session of the request ("" where there is none: 2026-07-28, stdio)."""
+    request = ctx.request
+    headers = getattr(request, "headers", None)
+    value = headers.get("mcp-session-id") if headers is not None else None
+    return value if isinstance(value, str) else ""
+
+
+def _seal(session: str, principal: str, approval_id: str, request_id: str) -> str:
+    """HMAC-SHA256 under this process's secret over the session, principal and the hold's ids."""
+    text = json.dumps([session, principal, approval_id, request_id], ensure_ascii=True)
+    return hmac.new(_SEAL_KEY, text.encode(), hashlib.sha256).hexdigest()
 
 
 def _can_elicit(ctx: ServerRequestContext[Any, Any]) -> bool:

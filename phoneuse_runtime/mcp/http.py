@@ -4,7 +4,9 @@ Before the SDK sees a request, `Guard` checks it: `Authorization: Bearer <token>
 as gRPC, checked against its hash; never in the URL) or 401 and nothing runs, then `Origin`: a
 request with none (a native client) is served, one that `mcp_allowed_origins` does not list is
 refused with 403 (the MCP spec asks this against DNS rebinding). A body past
-`grpc_max_receive_bytes` is refused with 413. Runs uvicorn in the app's own loop, without its
+`grpc_max_receive_bytes` is refused with 413. At most `mcp_max_sessions` sessions are open at once
+(a new one past it gets 503), and one idle for `mcp_session_idle_s` is closed: a phone's memory
+and every event's fan-out stay bounded. Runs uvicorn in the app's own loop, without its
 signal handlers (the app's own stop it).
 """
 
@@ -99,12 +101,18 @@ class McpHttpServer:
         render_spec: RenderSpec,
         allowed_origins: frozenset[str] = frozenset(),
         max_body_bytes: int = 4 * 1024 * 1024,
+        client_is_owner: bool = False,
+        max_sessions: int = 16,
+        session_idle_s: float = 300.0,
     ) -> None:
         self.address = address
         self.render_spec = render_spec
         self.tokens = dict(tokens)
         self.allowed_origins = allowed_origins
         self.max_body_bytes = max_body_bytes
+        self.client_is_owner = client_is_owner
+        self.max_sessions = max_sessions
+        self.session_idle_s = session_idle_s
         self.port = 0
         self._server: Any = None
         self._task: asyncio.Task[None] | None = None
@@ -122,6 +130,9 @@ class McpHttpServer:
             render_spec=render_spec,
             allowed_origins=mcp.allowed_origins,
             max_body_bytes=max_body_bytes,
+            client_is_owner=mcp.client_is_owner,
+            max_sessions=mcp.max_sessions,
+            session_idle_s=mcp.session_idle_s,
         )
 
     def contribution(self) -> Contribution:
@@ -136,13 +147,18 @@ class McpHttpServer:
 
         quiet_libraries()
         self._face = McpFace(
-            LocalBackend(runtime), principal_of=principal_of_request, render_spec=self.render_spec
+            LocalBackend(runtime),
+            principal_of=principal_of_request,
+            render_spec=self.render_spec,
+            client_is_owner=self.client_is_owner,
         )
         starlette = self._face.server.streamable_http_app(
             streamable_http_path=MCP_PATH,
             # The Guard checks Origin (and the token, which a rebound page cannot have).
             transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
             max_request_body_size=self.max_body_bytes,
+            max_sessions=self.max_sessions,
+            session_idle_timeout=self.session_idle_s,
         )
         app = Guard(starlette, tokens=self.tokens, allowed_origins=self.allowed_origins)
         host, _, port = self.address.rpartition(":")

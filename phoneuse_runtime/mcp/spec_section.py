@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from phoneuse_runtime.config.sections import MAX_MCP_SESSIONS
+from phoneuse_runtime.config.settings import Settings
 from phoneuse_runtime.kernel.registry import Registry
-from phoneuse_runtime.mcp import EVENTS_KEPT, EVENTS_PAGE, EVENTS_URI, MCP_PATH
+from phoneuse_runtime.mcp import ANNOUNCE_GAP_S, EVENTS_KEPT, EVENTS_PAGE, EVENTS_URI, MCP_PATH
 from phoneuse_runtime.mcp.tools import (
     ACTION_OPTIONS,
     DEFAULT_TIMEOUT_MS,
@@ -11,6 +13,9 @@ from phoneuse_runtime.mcp.tools import (
     QUERY_PREFIX,
     ToolTable,
 )
+
+DEFAULT_MAX_SESSIONS = Settings.mcp_max_sessions
+DEFAULT_IDLE_S = Settings.mcp_session_idle_s
 
 INTRO = f"""## The MCP front end
 
@@ -28,6 +33,10 @@ The same runtime as a Model Context Protocol server (`phoneuse_runtime/mcp/`, th
   request with an `Origin` that `mcp_allowed_origins` does not list gets `403` (DNS rebinding);
   one without `Origin` (a native client) is served. A body past `grpc_max_receive_bytes` gets
   `413` before it is read. `server.json` records the URL as bound (`mcp`), and `serve` logs it.
+  At most `mcp_max_sessions` sessions (default {DEFAULT_MAX_SESSIONS}, at most {MAX_MCP_SESSIONS}) are
+  open at once: a new one past it gets `503` and the open ones go on; a session with no request
+  for `mcp_session_idle_s` seconds (default {DEFAULT_IDLE_S:g}) is closed, and its next request
+  gets `404` (start a new session). A 2026-07-28 request opens no session.
 
 Revisions: those of the official Python SDK (mcp 2.x): 2026-07-28 (per-request envelope,
 `server/discover`) and, through the initialize handshake, 2025-11-25 and the earlier ones.
@@ -75,15 +84,23 @@ never read as text (a list or object may also come as its JSON text, as gRPC car
 
 ### Approvals
 
-A held call waits as a gRPC one does and is answered the same ways (the Iris app,
-`phoneuse-runtime approvals`). When the client declared elicitation, its user is asked too: a
-form with one boolean, `approve`. On the 2025 revisions that is an `elicitation/create` request
-during the call, withdrawn when an answer comes first from elsewhere. On 2026-07-28 the call
-answers `input_required` with the question; the held call goes on in the runtime, and the retry
-(whose `requestState` names the call's request_id) applies the answer and joins the call for its
-outcome; a `requestState` this server did not give is `BAD_REQUEST`. The first answer wins; the
-user's is bound to the call's digest; `decline` or `approve: false` denies; `cancel` leaves the
-other ways to answer.
+A held call waits as a gRPC one does and is answered the same ways, by the owner (the Iris app,
+`phoneuse-runtime approvals`). The MCP client is the agent: it is never asked, unless the owner's
+settings say that the client's user is the owner (`mcp_client_is_owner = true`, off by default).
+Then, when the client declared elicitation, its user is asked too: a form with one boolean,
+`approve`, and a message that is the Iris app's text (the action and its target first, never
+cut, control, bidi and zero-width characters stripped; then the reason and every param). On the
+2025 revisions that is an `elicitation/create` request during the call, withdrawn when an answer
+comes first from elsewhere. On 2026-07-28 the call answers `input_required` with the question;
+the held call goes on in the runtime, and the retry (whose `requestState` names the call's
+request_id and approval id, sealed by an HMAC under a secret of the serving process over the
+session, principal and both ids) applies the answer and joins the call for its outcome. A
+`requestState` this server did not give, in that session, for that principal (hand-made, with
+another seal, from another process, or with the setting off) is `BAD_REQUEST: requestState is
+not one this server gave`, and nothing is answered; only holds of the face's own calls are asked
+about, never those of a gRPC client that says `x-phoneuse-frontend: mcp`. The first answer wins;
+the user's is bound to the call's digest; `decline` or `approve: false` denies; `cancel` leaves
+the other ways to answer.
 
 ### Events
 
@@ -94,7 +111,9 @@ further ones wait, `missed` how many passed out of the window); `types=A,B` keep
 (an unknown type, or past the runtime's limits on event types, is `BAD_REQUEST`). Updates are
 announced by `notifications/resources/updated` for `{EVENTS_URI}`: on 2026-07-28 to a
 `subscriptions/listen` stream that names it, on the 2025 revisions to a session that
-`resources/subscribe`d to it. Events are every event of the phone, as a gRPC subscriber with no
+`resources/subscribe`d to it; the first of a burst at once, then at most one per
+{ANNOUNCE_GAP_S:g} s however many come (a read by cursor gets them all). Events are every event
+of the phone, as a gRPC subscriber with no
 filter gets them: device events (MESSAGE_RECEIVED, NOTIFICATION_POSTED, APP_STATE_CHANGED,
 CALL_STATE_CHANGED, DEVICE_DISCONNECTED, ...) and other callers' task and approval events, which
 name their caller. The face subscribes once, when a client first reads or subscribes.

@@ -6,7 +6,9 @@ action, then its target (`to`, number, URL, package, component, intent action, d
 it runs in), never cut, then the rest, cut to fit; every value with its control, format and
 bidi characters stripped (a right-to-left override could make `+1900...` read as something
 else). The Iris app's `picker.approval` and the terminal's `approvals list` both show it, and
-the frame carries the whole call beside it (`params`), one tap away.
+the frame carries the whole call beside it (`params`), one tap away; the MCP client's user, where
+the owner made them an approver (`mcp_client_is_owner`), reads the same line and every param
+(`prompt`).
 """
 
 from __future__ import annotations
@@ -71,3 +73,15 @@ def full_params(params: Mapping[str, str]) -> dict[str, str]:
         k for k in params if k not in TARGET_KEYS
     )
     return {stripped(key): stripped(params[key]) for key in ordered}
+
+
+def prompt(name: str, params: Mapping[str, str], app_target: str | None, *, who: str, reason: str) -> str:
+    """The whole question, for a front end that shows one text (MCP's elicitation): the call
+    line (as the Iris app's `command`), the reason, then every param uncut, target first."""
+    every = " ".join(_pair(key, value) for key, value in full_params(params).items())
+    return (
+        f"{stripped(who)} asks to run {call_line(name, params, app_target)}\n"
+        f"Held because: {stripped(reason)}\n"
+        f"Every param: {every}\n"
+        "Approve it?"
+    )

@@ -13,11 +13,11 @@ nothing of it.
 
 It grants nothing. No policy, approval, limit or allow/deny list treats a front end differently
 from another (only `Caller.owner`, which the Iris app's own slash commands set and metadata never
-does); idempotency and subscriber ids stay scoped by principal. The one place that reads the
-front end, the in-process MCP face's elicitation (mcp/face.py), matches held calls by front end
-and principal: a gRPC client that says `mcp` lets the MCP face of its own token answer its holds,
-which that token could do anyway by making the call there. A gRPC client that says `mcp` changes
-only how events and approvals name its calls.
+does); idempotency and subscriber ids stay scoped by principal. Its caller is marked `relayed`:
+the in-process MCP face answers holds (by elicitation, where the owner turned it on) only of
+calls it made itself, never a relayed caller's, so a gRPC client that says `mcp` cannot have its
+hold answered over MCP. A gRPC client that says `mcp` changes only how events and approvals name
+its calls.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ _SHOWN = 40  # of a refused value, in the message
 
 @functools.lru_cache(maxsize=256)
 def _relayed(frontend: str, principal: str) -> Caller:
-    return Caller(frontend, principal)
+    return Caller(frontend, principal, relayed=True)
 
 
 def relayed_caller(caller: Caller, metadata: Iterable[tuple[str, str | bytes]] | None) -> Caller:

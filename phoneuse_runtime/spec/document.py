@@ -236,10 +236,11 @@ any entry of the key, if it comes more than once) is `INVALID_ARGUMENT` (`BAD_RE
 before the request is read; the token is checked first. Without the key the front end is
 `grpc`. It grants nothing: no policy, approval, limit or allow/deny list treats one front end
 differently from another (only the owner's slash commands are, and metadata cannot make a call
-the owner's), and ids stay scoped by principal. The MCP face's elicitation answers held calls of
-`mcp` callers of its own principal, so it may answer such a client's holds too: a principal's
-own calls, which it could make there anyway. A client that says `mcp` differs from a gRPC one
-only in how events and approvals name its calls.
+the owner's), and ids stay scoped by principal. Nor does it get the MCP face's ways: the face
+asks its client's user about held calls only where the owner set `mcp_client_is_owner`, and
+only about calls it made itself, never a gRPC client's that says `mcp`; a `requestState` naming
+such a hold is refused. A client that says `mcp` differs from a gRPC one only in how events and
+approvals name its calls.
 
 ## Policies and approvals
 

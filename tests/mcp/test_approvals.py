@@ -1,6 +1,8 @@
 """An MCP call held for an approval waits as a gRPC one does and is answered as one is (the
-`phoneuse-runtime approvals` command, the Iris app); a client that can elicit also asks its user,
-the first answer wins, and the user's answer is bound to the exact call."""
+`phoneuse-runtime approvals` command, the Iris app); where the owner says the MCP client's user is
+the owner (`mcp_client_is_owner`), a client that can elicit also asks its user, the first answer
+wins, and the user's answer is bound to the exact call. (tests/redteam/test_mcp_holds.py: the
+attacks on that.)"""
 
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ SMS = {"to": "+14155550101", "body": "see you at 7"}
 
 @pytest.fixture
 async def app(tmp_path: Path) -> AsyncIterator[App]:
-    settings = settings_for(tmp_path / "data")
+    settings = settings_for(tmp_path / "data", mcp_client_is_owner=True)
     started = await build_app(
         settings,
         token=TOKEN,

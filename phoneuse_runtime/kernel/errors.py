@@ -36,7 +36,8 @@ class RuntimeFailure(Exception):
 class BadRequest(RuntimeFailure):
     code = "BAD_REQUEST"
     summary = (
-        "The request as a whole is malformed (empty action_type or request_id, timeout_ms <= 0, "
+        "The request as a whole is malformed (empty action_type or request_id, timeout_ms <= 0 or "
+        "past a day, "
         "an unknown query type, a bad offset or limit, an id or name past its limit). gRPC answers "
         "it with the status "
         "INVALID_ARGUMENT instead of an ActionResponse."

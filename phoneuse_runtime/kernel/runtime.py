@@ -51,7 +51,9 @@ from phoneuse_runtime.kernel.limits import (
     MAX_NAME_CHARS,
     MAX_OFFSET_DIGITS,
     MAX_RESPONSE_JSON_BYTES,
+    MAX_TIMEOUT_MS,
     bad_id,
+    bad_timeout,
     clip,
     omitted_json,
     too_long,
@@ -257,8 +259,9 @@ class Runtime:
         request_id = request.request_id
         if not (0 < len(request_id) <= MAX_ID_CHARS and request_id.isascii() and request_id.isprintable()):
             raise BadRequest(bad_id("request_id", request_id) or "")
-        if request.timeout_ms <= 0:
-            raise BadRequest(f"timeout_ms must be > 0, got {request.timeout_ms}")
+        problem = bad_timeout(request.timeout_ms)
+        if problem is not None:
+            raise BadRequest(problem)
         if request.app_target is not None and len(request.app_target) > MAX_APP_TARGET_CHARS:
             raise BadRequest(too_long("app_target", len(request.app_target), MAX_APP_TARGET_CHARS))
         key = (caller.principal, request.request_id)
@@ -565,6 +568,8 @@ class Runtime:
         if spec.requires:
             self._supported(request.query_type, spec.requires)
         parsed = parse_params(spec.filters, filters, also_allowed=(OFFSET_KEY,))
+        # The transport's deadline (a gRPC client may send any): a hold's never passes a day.
+        timeout_s = min(request.timeout_s, MAX_TIMEOUT_MS / 1000)
         loop = self._loop
         now = loop.time()
         call = _Call(
@@ -574,7 +579,7 @@ class Runtime:
             "",
             None,
             request.filters,
-            now + request.timeout_s,
+            now + timeout_s,
             self.approvals,
             params=parsed,
             started=now,
@@ -598,7 +603,7 @@ class Runtime:
         except BaseException as exc:
             if call.expired:  # the deadline, however the handler let its cancellation out
                 _uncancel(call.task)
-                within_ms = int(request.timeout_s * 1000)
+                within_ms = int(timeout_s * 1000)
                 if call.holding is not None:
                     raise Timeout(
                         f"no answer came to approval {call.holding} for {request.query_type} within "

@@ -26,6 +26,7 @@ from phoneuse_runtime.kernel.limits import (
     MAX_OFFSET_DIGITS,
     MAX_PARAM_CHARS,
     MAX_RESPONSE_JSON_BYTES,
+    MAX_TIMEOUT_MS,
     MAX_UI_DEPTH,
     MEMORY_KIND_CHARS,
     MEMORY_LINKS,
@@ -168,8 +169,8 @@ service `AndroidRuntime`). This page documents what travels inside its strings.
   UTC) or epoch milliseconds, JSON for objects, and a JSON list or comma-separated text for lists.
   Unknown keys fail with `INVALID_PARAMS`, naming the allowed keys. Every value has a maximum
   length ([Limits](#limits)).
-  - A malformed request (empty `action_type`, empty `request_id`, `timeout_ms <= 0`, an id or
-    `action_type` past its [limit](#limits)) is the gRPC status `INVALID_ARGUMENT`.
+  - A malformed request (empty `action_type`, empty `request_id`, `timeout_ms <= 0` or past a day,
+    an id or `action_type` past its [limit](#limits)) is the gRPC status `INVALID_ARGUMENT`.
   - A failed action is `success=false` and `error` = `CODE: message`; `result_json` is then a
     JSON object with details where there are any (e.g. `candidates` of an ambiguous name), else `{{}}`.
   - `timeout_ms` bounds the whole call, policies and approvals included: at the deadline the
@@ -305,6 +306,11 @@ LIMIT_ROWS: tuple[tuple[str, str, str], ...] = (
     ("`app_target`", f"{MAX_APP_TARGET_CHARS} characters", "`BAD_REQUEST`"),
     ("`event_types`", f"{MAX_EVENT_TYPES} entries of {MAX_NAME_CHARS} characters", "`BAD_REQUEST`"),
     ("filter `offset`", f"{MAX_OFFSET_DIGITS} ASCII digits", "`BAD_REQUEST`"),
+    (
+        "`timeout_ms` (Execute, MCP's tools)",
+        f"1 to {MAX_TIMEOUT_MS:,} ms (a day); a Query's own gRPC deadline is cut to a day",
+        "`BAD_REQUEST`",
+    ),
     (
         "a param or filter value",
         f"{_kib(MAX_PARAM_CHARS)} characters, or its field's own `max length` below (bulk text such as "

@@ -12,6 +12,8 @@ import asyncio
 import logging
 from typing import ClassVar
 
+from phoneuse_runtime.kernel.limits import MAX_ERROR_CHARS, shorten
+
 log = logging.getLogger(__name__)
 
 
@@ -22,6 +24,8 @@ class RuntimeFailure(Exception):
     summary: ClassVar[str] = "An unexpected failure inside the runtime; the server log has details."
 
     def __init__(self, message: str, *, details: dict[str, object] | None = None) -> None:
+        # Bounded whatever it quotes: it is answered, published (TASK_COMPLETED) and kept for replays.
+        message = shorten(message, MAX_ERROR_CHARS)
         super().__init__(message)
         self.message = message
         # Structured context for the caller (e.g. the candidates of an ambiguous name);

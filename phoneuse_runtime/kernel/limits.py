@@ -67,6 +67,10 @@ MEMORY_QUERY_WORDS = 32
 # the message (a SCREENSHOT's image is at most 3 MiB of base64, see actions/ui.py).
 MAX_RESPONSE_JSON_BYTES = 3 * MIB + 512 * KIB
 OMITTED = "TOO_LARGE"
+# An error's message (`CODE: message`): at most this many characters, cut with an ellipsis. What
+# the caller sent is quoted in it by `clip`, its first CLIP_CHARS characters and its length.
+MAX_ERROR_CHARS = 4 * KIB
+CLIP_CHARS = 40
 
 
 def utf8_size(text: str) -> int:
@@ -95,7 +99,7 @@ def shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def clip(text: str, limit: int = 40) -> str:
+def clip(text: str, limit: int = CLIP_CHARS) -> str:
     """`text` as a message shows a caller's input: its repr, shortened past `limit` characters."""
     if len(text) <= limit:
         return repr(text)

@@ -73,6 +73,8 @@ log = logging.getLogger(__name__)
 SOURCE = "phoneuse.runtime"
 DEFAULT_QUERY_LIMIT = 20
 OFFSET_KEY = "offset"
+# A replay's entry beside its texts: the entry, its key (principal, request_id), the outcome object.
+OUTCOME_OVERHEAD_BYTES = 512
 
 
 def _uncancel(task: asyncio.Task[Any] | None) -> None:
@@ -176,6 +178,11 @@ class QueryPage:
     has_more: bool
 
 
+def _outcome_bytes(outcome: ActionOutcome) -> int:
+    """What a replayable outcome holds in memory: its texts (as CPython stores them) and the rest."""
+    return sys.getsizeof(outcome.result_json) + sys.getsizeof(outcome.error) + OUTCOME_OVERHEAD_BYTES
+
+
 def _stopping() -> DeviceUnavailable:
     return DeviceUnavailable("the server is stopping: nothing new starts; call again once it is back")
 
@@ -202,7 +209,10 @@ class Runtime:
         self.components: Mapping[str, object] = components or {}
         self.approvals = Approvals(bus)
         self._replays: IdempotencyCache[ActionOutcome] = IdempotencyCache(
-            ttl_s=settings.idempotency_ttl_s, max_entries=settings.idempotency_max_entries
+            ttl_s=settings.idempotency_ttl_s,
+            max_entries=settings.idempotency_max_entries,
+            max_bytes=settings.idempotency_max_bytes,
+            size=_outcome_bytes,
         )
         self._tasks: set[asyncio.Task[None]] = set()
         self._loop: asyncio.AbstractEventLoop  # set by start
@@ -277,7 +287,7 @@ class Runtime:
             if replay.pending is not None:
                 return await replay.pending
             failure = Conflict(
-                f"request_id {request.request_id!r} was already used for a different request "
+                f"request_id {clip(request.request_id)} was already used for a different request "
                 f"({replay.conflicts_with}); use a new request_id"
             )
             return ActionOutcome(request.request_id, False, "{}", failure.wire(), 0)
@@ -366,6 +376,9 @@ class Runtime:
                         result_preview=result_preview(result_json) if success else "",
                     ).to_event(SOURCE, subject=call.name)
                 )
+            # Its traceback holds this frame, and the handler's with the call's params: a cycle
+            # only the collector's rare full pass would free (a megabyte per failed call).
+            failure = None
 
     def _escaped(self, exc: BaseException, *, doing: str) -> RuntimeFailure:
         """What a handler let escape, as a failure; an unforeseen one is also an ERROR event."""

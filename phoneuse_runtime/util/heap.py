@@ -3,9 +3,10 @@
 glibc's malloc serves a block past its mmap threshold (128 KiB at start) with its own mapping,
 unmapped when freed; but after the first such block is freed it raises the threshold to that
 block's size (up to 32 MiB), and from then on requests of a megabyte (a 256 Ki-emoji param, its
-JSON, its event) come from the heap, whose freed holes stay resident. 200 of them took `serve`
-from 63 to 146 MiB of RSS with every retained thing bounded; fixing the threshold keeps it at
-the first figure. Other C libraries (bionic on a phone, musl) are left as they are.
+JSON, its event) come from the heap, whose freed holes stay resident. With every retained thing
+bounded, 200 such calls and an unread stream still took `serve` from 63 to 123-131 MiB of RSS;
+with the threshold fixed, to 101-106 MiB (tests/redteam/test_bounds.py). Other C libraries
+(bionic on a phone, musl) are left as they are.
 """
 
 from __future__ import annotations

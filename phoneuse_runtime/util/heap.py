@@ -4,7 +4,7 @@ glibc's malloc serves a block past its mmap threshold (128 KiB at start) with it
 unmapped when freed; but after the first such block is freed it raises the threshold to that
 block's size (up to 32 MiB), and from then on requests of a megabyte (a 256 Ki-emoji param, its
 JSON, its event) come from the heap, whose freed holes stay resident. With every retained thing
-bounded, 200 such calls and an unread stream still took `serve` from 63 to 123-131 MiB of RSS;
+bounded, 200 such calls and an unread stream still took `serve` from 63 to about 124 MiB of RSS;
 with the threshold fixed, to 101-106 MiB (tests/redteam/test_bounds.py). Other C libraries
 (bionic on a phone, musl) are left as they are.
 """

@@ -10,6 +10,7 @@ from pydantic import Field, field_validator, model_validator
 from phoneuse_runtime.device.base import AppInfo, ExtraValue, Intent
 from phoneuse_runtime.kernel.capabilities import APPS
 from phoneuse_runtime.kernel.errors import InvalidParams, PermissionDenied, Unsupported
+from phoneuse_runtime.kernel.limits import clip
 from phoneuse_runtime.kernel.params import Params
 from phoneuse_runtime.kernel.registry import ActionContext, ActionResult, ActionSpec
 from phoneuse_runtime.owner.controls import intent_refusal, package_refusal
@@ -188,7 +189,7 @@ def _check_open_url(ctx: ActionContext, p: OpenUrlParams) -> None:
     """Before any hold: a URL with no scheme or one the server does not allow, or opened in one
     of the owner's controls."""
     if not urlsplit(p.url).scheme:
-        raise InvalidParams(f"url {p.url!r} has no scheme; e.g. https://example.com")
+        raise InvalidParams(f"url {clip(p.url)} has no scheme; e.g. https://example.com")
     _require_scheme(ctx, "", p.url)
     _not_owners(ctx, ctx.app_target or "", what="app_target")
 

@@ -14,6 +14,7 @@ from phoneuse_runtime.kernel.limits import (
     MEMORY_TAG_CHARS,
     MEMORY_TAGS,
     MEMORY_TEXT_CHARS,
+    clip,
 )
 from phoneuse_runtime.kernel.params import Params
 from phoneuse_runtime.kernel.registry import ActionContext, ActionResult, ActionSpec
@@ -105,7 +106,7 @@ class ForgetResult(ActionResult):
 
 
 def _missing(ref: str) -> ElementNotFound:
-    return ElementNotFound(f"no memory item with id {ref!r}")
+    return ElementNotFound(f"no memory item with id {clip(ref)}")
 
 
 async def forget(ctx: ActionContext, p: ForgetParams) -> ForgetResult:
@@ -114,7 +115,7 @@ async def forget(ctx: ActionContext, p: ForgetParams) -> ForgetResult:
         merge_ref = p.merge
         head, _, number = merge_ref.partition("-")
         if head != "merge" or not number.isascii() or not number.isdigit() or len(number) > 18:
-            raise ElementNotFound(f"no memory merge with id {merge_ref!r}")
+            raise ElementNotFound(f"no memory merge with id {clip(merge_ref)}")
         restored = await memory.write(lambda g: g.unmerge(int(number)))
         return ForgetResult(id=merge_ref, forgotten=True, restored_id=node_ref(restored), via="memory")
     ref = p.id or ""

@@ -12,6 +12,7 @@ from phoneuse_runtime.device.base import Intent, SmsFilter, SmsMessage
 from phoneuse_runtime.device.recipients import resolve_recipient
 from phoneuse_runtime.kernel.capabilities import APPS, SMS, UI
 from phoneuse_runtime.kernel.errors import DeviceUnavailable, InvalidParams, PermissionDenied, Unsupported
+from phoneuse_runtime.kernel.limits import clip
 from phoneuse_runtime.kernel.params import Params
 from phoneuse_runtime.kernel.registry import ActionContext, ActionResult, ActionSpec
 from phoneuse_runtime.screen.lookup import find_element, screen
@@ -153,7 +154,7 @@ async def _send_chat(
 async def send_message(ctx: ActionContext, p: SendMessageParams) -> SendMessageResult:
     number, contact = await resolve_recipient(ctx.device, p.to)
     if not digits(number):
-        raise InvalidParams(f"{p.to!r} is not a phone number")
+        raise InvalidParams(f"{clip(p.to)} is not a phone number")
     app = ctx.app_target or "sms"
     if app in SMS_APPS:
         message_id, error, via = await _send_sms(ctx, number, p.body)

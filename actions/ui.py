@@ -339,7 +339,7 @@ async def type_text(ctx: ActionContext, p: TypeTextParams) -> TypeTextResult:
     elif after.password:
         verify_error = "password fields do not show their text"
     elif not _shows(after, before + p.text):
-        verify_error = f"the field shows {read_back!r}, expected {before + p.text!r}"
+        verify_error = f"the field shows {clip(after.text)}, expected {clip(before + p.text)}"
     if p.submit:
         await ctx.device.press_key(KEYCODES["ENTER"])
     return TypeTextResult(

@@ -188,7 +188,7 @@ async def build_app(
         device=device,
         registry=registry,
         settings=settings,
-        bus=EventBus(queue_size=settings.event_queue_size),
+        bus=EventBus(queue_size=settings.event_queue_size, queue_bytes=settings.event_queue_bytes),
         policies=chain,
         refusals=refusals,
         components={c.name: c for c in parts},
@@ -337,6 +337,9 @@ def _announce(settings: Settings, app: App, record: Record, started: float) -> N
 
 async def serve(settings: Settings) -> int:
     """Runs until SIGINT/SIGTERM. Returns the process exit code."""
+    from phoneuse_runtime.util.heap import return_large_buffers
+
+    return_large_buffers()  # a caller's megabyte params go back to the system once answered
     async with serving(settings) as served:
         await served.stop.wait()
     return 0

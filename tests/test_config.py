@@ -54,6 +54,15 @@ def test_bad_value_is_a_config_error(tmp_path: Path, monkeypatch: pytest.MonkeyP
         load_settings({"data_dir": tmp_path})
 
 
+@pytest.mark.parametrize("name", ["event_queue_bytes", "idempotency_max_bytes"])
+def test_a_byte_budget_of_0_is_refused_at_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    monkeypatch.setenv(f"PHONEUSE_{name.upper()}", "0")
+    with pytest.raises(ConfigError, match=f"{name} \\(environment\\): must be greater than 0, got 0"):
+        load_settings({"data_dir": tmp_path})
+
+
 FALSE_WORDS = ["false", "False", "0", "no", "off", " OFF "]
 TRUE_WORDS = ["true", "TRUE", "1", "yes", "on"]
 

@@ -153,3 +153,23 @@ async def test_finishing_an_unknown_key_does_nothing(clock: Clock) -> None:
     replays.finish("never-began", "x")
     assert len(replays) == 0
     assert replays.begin("never-began", 1, "ACTION") is None
+
+
+async def test_the_oldest_finished_go_past_max_bytes_and_the_newest_stays_whatever_its_size(
+    clock: Clock,
+) -> None:
+    replays: IdempotencyCache[str] = IdempotencyCache(
+        ttl_s=60.0, max_entries=100, max_bytes=10, size=len, clock=clock
+    )
+    for key in ("a", "b", "c"):
+        finished(replays, key, key * 4)  # 4 bytes each: the third passes 10
+    assert (len(replays), replays.bytes) == (2, 8)
+    assert replays.begin("a", 1, "ACTION") is None  # evicted: it runs again
+    replays.finish("a", "A")
+    finished(replays, "huge", "x" * 50)  # larger than the whole budget: kept alone
+    assert (len(replays), replays.bytes) == (1, 50)
+    replay = replays.begin("huge", 1, "ACTION")
+    assert replay is not None and replay.outcome == "x" * 50
+    clock.now += 61  # and expiry still follows time
+    finished(replays, "d", "dd")
+    assert (len(replays), replays.bytes) == (1, 2)

@@ -12,7 +12,14 @@ from typing import Any
 import grpc
 import pytest
 
-from phoneuse_runtime.kernel.events import CallerInfo, Event, EventBus, TaskCompleted, result_preview
+from phoneuse_runtime.kernel.events import (
+    CallerInfo,
+    ErrorEvent,
+    Event,
+    EventBus,
+    TaskCompleted,
+    result_preview,
+)
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 from phoneuse_runtime.rpc import protocol_pb2_grpc as pb_grpc
 
@@ -146,3 +153,28 @@ def test_result_previews_stay_short() -> None:
     many = json.dumps({f"k{i}": i for i in range(500)})  # long without any long value
     assert len(result_preview(many)) == 512 and result_preview(many).endswith("…")
     assert len(result_preview("[" + "1," * 400 + "1]")) == 512
+
+
+async def test_a_queue_is_bounded_in_bytes_and_the_newest_event_is_always_kept() -> None:
+    bus = EventBus(queue_size=1000, queue_bytes=64 * 1024)
+    sub = bus.subscribe("slow", ())
+    for i in range(10):
+        bus.publish(
+            TaskCompleted(
+                request_id=str(i),
+                action_type="X",
+                success=False,
+                error="E: " + "x" * 30_000,  # about 30 KiB each: two fit
+                duration_ms=0,
+                held_ms=0,
+                caller=CallerInfo(frontend="test", principal="p"),
+            ).to_event("t")
+        )
+    assert sub.queued_bytes <= 64 * 1024
+    bus.publish(ErrorEvent(code="BIG", message="y" * 200_000).to_event("t"))  # past the budget alone
+    bus.close()
+    events = [e async for e in sub]
+    assert [e.event_type for e in events] == ["ERROR", "ERROR"]
+    assert json.loads(events[0].payload_json)["message"] == "10 event(s) dropped: queue full"
+    assert json.loads(events[1].payload_json)["code"] == "BIG"
+    assert sub.queued_bytes == 0

@@ -72,10 +72,15 @@ class Settings:
     deny_actions: frozenset[str] = frozenset()
     url_schemes: frozenset[str] = frozenset({"http", "https"})
     sim_state: Path | None = None
-    # How long a finished request_id keeps its response for replay, and how many are kept.
+    # How long a finished request_id keeps its response for replay, how many are kept, and how
+    # many bytes of them (results and errors, as held in memory), the oldest going first.
     idempotency_ttl_s: float = 600.0
     idempotency_max_entries: int = 10_000
+    idempotency_max_bytes: int = 8 * 1024 * 1024
+    # Each subscriber's queue (a Subscribe stream, a connected app): at most this many events and
+    # this many bytes of them; past either the oldest are dropped (EVENTS_DROPPED).
     event_queue_size: int = 1024
+    event_queue_bytes: int = 4 * 1024 * 1024
     query_max_limit: int = 200
     shutdown_grace_s: float = 5.0
     wait_poll_ms: int = 100

@@ -12,6 +12,8 @@ import asyncio
 import logging
 from typing import ClassVar
 
+from phoneuse_runtime.kernel.limits import MAX_ERROR_CHARS, shorten
+
 log = logging.getLogger(__name__)
 
 
@@ -22,6 +24,8 @@ class RuntimeFailure(Exception):
     summary: ClassVar[str] = "An unexpected failure inside the runtime; the server log has details."
 
     def __init__(self, message: str, *, details: dict[str, object] | None = None) -> None:
+        # Bounded whatever it quotes: it is answered, published (TASK_COMPLETED) and kept for replays.
+        message = shorten(message, MAX_ERROR_CHARS)
         super().__init__(message)
         self.message = message
         # Structured context for the caller (e.g. the candidates of an ambiguous name);
@@ -36,7 +40,8 @@ class RuntimeFailure(Exception):
 class BadRequest(RuntimeFailure):
     code = "BAD_REQUEST"
     summary = (
-        "The request as a whole is malformed (empty action_type or request_id, timeout_ms <= 0, "
+        "The request as a whole is malformed (empty action_type or request_id, timeout_ms <= 0 or "
+        "past a day, "
         "an unknown query type, a bad offset or limit, an id or name past its limit). gRPC answers "
         "it with the status "
         "INVALID_ARGUMENT instead of an ActionResponse."

@@ -1,9 +1,11 @@
 """Device and runtime events, and the bus that fans them out.
 
 Publishing never blocks and never waits for a subscriber. Each subscriber owns a
-bounded queue; when it is full the OLDEST queued event is dropped, and the next
-event the subscriber reads is an `ERROR` event with code `EVENTS_DROPPED` and the
-number lost, so a slow reader learns it missed something and never stalls others.
+queue bounded in events and in bytes; when it is full the OLDEST queued events are
+dropped (the newest is always kept), and the next event the subscriber reads is an
+`ERROR` event with code `EVENTS_DROPPED` and the number lost, so a slow reader learns
+it missed something and never stalls others, and a stream that never reads holds a
+bounded share of memory.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import asyncio
 import collections
 import json
 import logging
+import sys
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
@@ -24,6 +27,8 @@ from phoneuse_runtime.kernel.limits import fit_json, shorten
 log = logging.getLogger(__name__)
 
 DEFAULT_QUEUE_SIZE = 1024
+DEFAULT_QUEUE_BYTES = 4 * 1024 * 1024
+EVENT_OVERHEAD_BYTES = 256  # an Event beside its payload: the object, its type, source and subject
 RESULT_PREVIEW_CHARS = 512  # TASK_COMPLETED's result_preview, at most
 PREVIEW_VALUE_CHARS = 80  # a string value in it, at most
 
@@ -43,6 +48,11 @@ class Event:
     # What the event is about, for subscribers that want only some of a type: the action type
     # of TASK_STARTED and TASK_COMPLETED. Not sent on any wire.
     subject: str = ""
+
+
+def event_bytes(event: Event) -> int:
+    """What a queued event holds in memory: its payload as CPython stores it, and the rest."""
+    return sys.getsizeof(event.payload_json) + EVENT_OVERHEAD_BYTES
 
 
 class EventPayload(BaseModel):
@@ -245,6 +255,7 @@ class Subscription:
         narrow: Mapping[str, Iterable[str]] | None = None,
         *,
         outside: bool = True,
+        max_bytes: int = DEFAULT_QUEUE_BYTES,
     ) -> None:
         self.subscriber_id = subscriber_id
         self.scope = ""
@@ -257,9 +268,11 @@ class Subscription:
         if not self.narrow.keys() <= self.event_types:
             raise ValueError("a subscription narrows only event types it names")
         self.maxsize = maxsize
+        self.max_bytes = max_bytes
+        self.queued_bytes = 0
         self.dropped = 0
         self.delivered = 0
-        self._queue: collections.deque[Event] = collections.deque()
+        self._queue: collections.deque[tuple[Event, int]] = collections.deque()
         self._wakeup = asyncio.Event()
         self._closed = False
         self.ended: str | None = None  # why the stream was ended (end), if it was
@@ -273,10 +286,13 @@ class Subscription:
     def offer(self, event: Event) -> None:
         if self._closed:
             return
-        if len(self._queue) >= self.maxsize:
-            self._queue.popleft()
+        size = event_bytes(event)
+        queue = self._queue
+        while queue and (len(queue) >= self.maxsize or self.queued_bytes + size > self.max_bytes):
+            self.queued_bytes -= queue.popleft()[1]
             self.dropped += 1
-        self._queue.append(event)
+        queue.append((event, size))
+        self.queued_bytes += size
         self._wakeup.set()
 
     def close(self) -> None:
@@ -307,7 +323,9 @@ class Subscription:
                 continue
             if self._queue:
                 self.delivered += 1
-                yield self._queue.popleft()
+                event, size = self._queue.popleft()
+                self.queued_bytes -= size
+                yield event
                 continue
             if self._closed:
                 return
@@ -320,8 +338,11 @@ class EventBus:
 
     Subscriber ids are scoped: the same id under two scopes (principals) names two streams."""
 
-    def __init__(self, *, queue_size: int = DEFAULT_QUEUE_SIZE) -> None:
+    def __init__(
+        self, *, queue_size: int = DEFAULT_QUEUE_SIZE, queue_bytes: int = DEFAULT_QUEUE_BYTES
+    ) -> None:
         self.queue_size = queue_size
+        self.queue_bytes = queue_bytes
         self._subs: dict[tuple[str, str], Subscription] = {}
         # How many subscribers want every event, how many want each named type, and how many
         # want a type for some subjects only: lets a publisher skip building an event nobody
@@ -367,7 +388,9 @@ class EventBus:
         subscriber (`outside=False`: the memory, the gateway while no device is connected)
         receives what is published but never makes the phone be polled (`demanded`)."""
         sid = subscriber_id or f"anon-{uuid.uuid4().hex}"
-        sub = Subscription(sid, event_types, self.queue_size, narrow, outside=outside)
+        sub = Subscription(
+            sid, event_types, self.queue_size, narrow, outside=outside, max_bytes=self.queue_bytes
+        )
         if self._closed:
             sub.close()
             return sub

@@ -41,6 +41,9 @@ MAX_UI_DEPTH = 256
 MAX_UI_ELEMENTS = 1000
 # The Query filter `offset`: digits.
 MAX_OFFSET_DIGITS = 9
+# A call's deadline (Execute's `timeout_ms`, MCP's, a Query's own): at most a day. Every store and
+# client it reaches (the approvals' SQLite mirror, the Iris app's `Long`) holds a deadline this far.
+MAX_TIMEOUT_MS = 24 * 3600 * 1000
 
 # Settling after a UI action (settle.py): the default and largest `settle_ms`, and how many
 # elements of each kind (appeared, went, changed) its account of changes lists.
@@ -64,6 +67,10 @@ MEMORY_QUERY_WORDS = 32
 # the message (a SCREENSHOT's image is at most 3 MiB of base64, see actions/ui.py).
 MAX_RESPONSE_JSON_BYTES = 3 * MIB + 512 * KIB
 OMITTED = "TOO_LARGE"
+# An error's message (`CODE: message`): at most this many characters, cut with an ellipsis. What
+# the caller sent is quoted in it by `clip`, its first CLIP_CHARS characters and its length.
+MAX_ERROR_CHARS = 4 * KIB
+CLIP_CHARS = 40
 
 
 def utf8_size(text: str) -> int:
@@ -92,7 +99,7 @@ def shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def clip(text: str, limit: int = 40) -> str:
+def clip(text: str, limit: int = CLIP_CHARS) -> str:
     """`text` as a message shows a caller's input: its repr, shortened past `limit` characters."""
     if len(text) <= limit:
         return repr(text)
@@ -107,6 +114,17 @@ def bad_id(what: str, value: str, *, empty_ok: bool = False) -> str | None:
         return f"{what} has {len(value)} characters; at most {MAX_ID_CHARS} are allowed"
     if not (value.isascii() and value.isprintable()):
         return f"{what} must be printable ASCII, got {clip(value)}"
+    return None
+
+
+def bad_timeout(timeout_ms: float) -> str | None:
+    """Why `timeout_ms` cannot be a call's deadline, or None when it can."""
+    if timeout_ms <= 0:
+        return f"timeout_ms must be > 0, got {timeout_ms}"
+    if timeout_ms > MAX_TIMEOUT_MS:
+        text = str(timeout_ms)
+        shown = text if len(text) <= 24 else f"{text[:12]}… ({len(text)} characters)"
+        return f"timeout_ms must be at most {MAX_TIMEOUT_MS} (a day), got {shown}"
     return None
 
 

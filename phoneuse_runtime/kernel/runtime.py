@@ -51,7 +51,9 @@ from phoneuse_runtime.kernel.limits import (
     MAX_NAME_CHARS,
     MAX_OFFSET_DIGITS,
     MAX_RESPONSE_JSON_BYTES,
+    MAX_TIMEOUT_MS,
     bad_id,
+    bad_timeout,
     clip,
     omitted_json,
     too_long,
@@ -71,6 +73,8 @@ log = logging.getLogger(__name__)
 SOURCE = "phoneuse.runtime"
 DEFAULT_QUERY_LIMIT = 20
 OFFSET_KEY = "offset"
+# A replay's entry beside its texts: the entry, its key (principal, request_id), the outcome object.
+OUTCOME_OVERHEAD_BYTES = 512
 
 
 def _uncancel(task: asyncio.Task[Any] | None) -> None:
@@ -174,6 +178,11 @@ class QueryPage:
     has_more: bool
 
 
+def _outcome_bytes(outcome: ActionOutcome) -> int:
+    """What a replayable outcome holds in memory: its texts (as CPython stores them) and the rest."""
+    return sys.getsizeof(outcome.result_json) + sys.getsizeof(outcome.error) + OUTCOME_OVERHEAD_BYTES
+
+
 def _stopping() -> DeviceUnavailable:
     return DeviceUnavailable("the server is stopping: nothing new starts; call again once it is back")
 
@@ -204,7 +213,10 @@ class Runtime:
         self.components: Mapping[str, object] = components or {}
         self.approvals = Approvals(bus)
         self._replays: IdempotencyCache[ActionOutcome] = IdempotencyCache(
-            ttl_s=settings.idempotency_ttl_s, max_entries=settings.idempotency_max_entries
+            ttl_s=settings.idempotency_ttl_s,
+            max_entries=settings.idempotency_max_entries,
+            max_bytes=settings.idempotency_max_bytes,
+            size=_outcome_bytes,
         )
         self._tasks: set[asyncio.Task[None]] = set()
         self._loop: asyncio.AbstractEventLoop  # set by start
@@ -261,8 +273,9 @@ class Runtime:
         request_id = request.request_id
         if not (0 < len(request_id) <= MAX_ID_CHARS and request_id.isascii() and request_id.isprintable()):
             raise BadRequest(bad_id("request_id", request_id) or "")
-        if request.timeout_ms <= 0:
-            raise BadRequest(f"timeout_ms must be > 0, got {request.timeout_ms}")
+        problem = bad_timeout(request.timeout_ms)
+        if problem is not None:
+            raise BadRequest(problem)
         if request.app_target is not None and len(request.app_target) > MAX_APP_TARGET_CHARS:
             raise BadRequest(too_long("app_target", len(request.app_target), MAX_APP_TARGET_CHARS))
         key = (caller.principal, request.request_id)
@@ -278,7 +291,7 @@ class Runtime:
             if replay.pending is not None:
                 return await replay.pending
             failure = Conflict(
-                f"request_id {request.request_id!r} was already used for a different request "
+                f"request_id {clip(request.request_id)} was already used for a different request "
                 f"({replay.conflicts_with}); use a new request_id"
             )
             return ActionOutcome(request.request_id, False, "{}", failure.wire(), 0)
@@ -367,6 +380,9 @@ class Runtime:
                         result_preview=result_preview(result_json) if success else "",
                     ).to_event(SOURCE, subject=call.name)
                 )
+            # Its traceback holds this frame, and the handler's with the call's params: a cycle
+            # only the collector's rare full pass would free (a megabyte per failed call).
+            failure = None
 
     def _escaped(self, exc: BaseException, *, doing: str) -> RuntimeFailure:
         """What a handler let escape, as a failure; an unforeseen one is also an ERROR event."""
@@ -586,6 +602,8 @@ class Runtime:
         if spec.requires:
             self._supported(request.query_type, spec.requires)
         parsed = parse_params(spec.filters, filters, also_allowed=(OFFSET_KEY,))
+        # The transport's deadline (a gRPC client may send any): a hold's never passes a day.
+        timeout_s = min(request.timeout_s, MAX_TIMEOUT_MS / 1000)
         loop = self._loop
         now = loop.time()
         call = _Call(
@@ -595,7 +613,7 @@ class Runtime:
             "",
             None,
             request.filters,
-            now + request.timeout_s,
+            now + timeout_s,
             self.approvals,
             params=parsed,
             started=now,
@@ -619,7 +637,7 @@ class Runtime:
         except BaseException as exc:
             if call.expired:  # the deadline, however the handler let its cancellation out
                 _uncancel(call.task)
-                within_ms = int(request.timeout_s * 1000)
+                within_ms = int(timeout_s * 1000)
                 if call.holding is not None:
                     raise Timeout(
                         f"no answer came to approval {call.holding} for {request.query_type} within "

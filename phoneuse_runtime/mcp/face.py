@@ -42,9 +42,9 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from phoneuse_runtime import __version__
 from phoneuse_runtime.kernel.callers import Caller
-from phoneuse_runtime.kernel.errors import RuntimeFailure
+from phoneuse_runtime.kernel.errors import BadRequest, RuntimeFailure
 from phoneuse_runtime.kernel.events import Event
-from phoneuse_runtime.kernel.limits import MAX_EVENT_TYPES, MAX_NAME_CHARS, too_long
+from phoneuse_runtime.kernel.limits import MAX_EVENT_TYPES, MAX_NAME_CHARS, bad_timeout, too_long
 from phoneuse_runtime.kernel.registry import Registry
 from phoneuse_runtime.kernel.runtime import ActionCall, ActionOutcome, QueryCall
 from phoneuse_runtime.mcp import ANNOUNCE_GAP_S, EVENTS_KEPT, EVENTS_PAGE, EVENTS_URI
@@ -220,6 +220,11 @@ class McpFace:
             wire, options = tool.split(params.arguments or {})
         except ArgumentError as refusal:
             raise invalid(refusal.wire()) from None
+        # The schema's maximum, enforced as the runtime does (BAD_REQUEST): 1e300 is an integer
+        # to JSON Schema, and a deadline no store or client can hold.
+        problem = bad_timeout(options["timeout_ms"]) if options.get("timeout_ms") is not None else None
+        if problem is not None:
+            raise invalid(BadRequest(problem).wire())
         principal = self.principal_of(ctx)
         if tool.kind == "query":
             return await self._query(tool, wire, options, principal)

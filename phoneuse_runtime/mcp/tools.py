@@ -25,14 +25,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from phoneuse_runtime.kernel.errors import InvalidParams, UnknownAction
-from phoneuse_runtime.kernel.limits import MAX_APP_TARGET_CHARS, MAX_ID_CHARS, MAX_PARAM_CHARS
+from phoneuse_runtime.kernel.limits import (
+    MAX_APP_TARGET_CHARS,
+    MAX_ID_CHARS,
+    MAX_PARAM_CHARS,
+    MAX_TIMEOUT_MS,
+)
 from phoneuse_runtime.kernel.registry import AnyActionSpec, AnyQuerySpec, Registry
 
 log = logging.getLogger(__name__)
 
 QUERY_PREFIX = "query_"
 DEFAULT_TIMEOUT_MS = 30_000  # an action's deadline when the call names none (the CLI's `exec` too)
-MAX_TIMEOUT_MS = 24 * 3600 * 1000
 
 ACTION_OPTIONS: dict[str, dict[str, Any]] = {
     "request_id": {

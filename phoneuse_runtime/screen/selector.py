@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from phoneuse_runtime.kernel.errors import ElementNotFound
+from phoneuse_runtime.kernel.limits import clip
 from phoneuse_runtime.screen.refs import find_ref
 from phoneuse_runtime.screen.ui import UiNode
 
@@ -31,8 +32,8 @@ class Selector:
         )
 
     def describe(self) -> str:
-        parts = [
-            f"{name}={value!r}"
+        parts = [  # what the caller sent, quoted short (clip): errors echo it
+            f"{name}={clip(value) if isinstance(value, str) else repr(value)}"
             for name, value in (
                 ("text", self.text),
                 ("resource_id", self.resource_id),

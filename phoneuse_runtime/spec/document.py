@@ -17,8 +17,10 @@ from phoneuse_runtime.device.sim.state import LIMITS as SIM_LIMITS
 from phoneuse_runtime.kernel.capabilities import CAPABILITIES
 from phoneuse_runtime.kernel.errors import FAILURES
 from phoneuse_runtime.kernel.limits import (
+    CLIP_CHARS,
     MAX_APP_TARGET_CHARS,
     MAX_BULK_CHARS,
+    MAX_ERROR_CHARS,
     MAX_EVENT_TYPES,
     MAX_ID_CHARS,
     MAX_JSON_DEPTH,
@@ -26,6 +28,7 @@ from phoneuse_runtime.kernel.limits import (
     MAX_OFFSET_DIGITS,
     MAX_PARAM_CHARS,
     MAX_RESPONSE_JSON_BYTES,
+    MAX_TIMEOUT_MS,
     MAX_UI_DEPTH,
     MEMORY_KIND_CHARS,
     MEMORY_LINKS,
@@ -168,8 +171,8 @@ service `AndroidRuntime`). This page documents what travels inside its strings.
   UTC) or epoch milliseconds, JSON for objects, and a JSON list or comma-separated text for lists.
   Unknown keys fail with `INVALID_PARAMS`, naming the allowed keys. Every value has a maximum
   length ([Limits](#limits)).
-  - A malformed request (empty `action_type`, empty `request_id`, `timeout_ms <= 0`, an id or
-    `action_type` past its [limit](#limits)) is the gRPC status `INVALID_ARGUMENT`.
+  - A malformed request (empty `action_type`, empty `request_id`, `timeout_ms <= 0` or past a day,
+    an id or `action_type` past its [limit](#limits)) is the gRPC status `INVALID_ARGUMENT`.
   - A failed action is `success=false` and `error` = `CODE: message`; `result_json` is then a
     JSON object with details where there are any (e.g. `candidates` of an ambiguous name), else `{{}}`.
   - `timeout_ms` bounds the whole call, policies and approvals included: at the deadline the
@@ -201,8 +204,10 @@ service `AndroidRuntime`). This page documents what travels inside its strings.
   misspelt type would wait forever. Response headers are sent once the subscription
   is live (`x-subscriber-id`), so a client that awaits them misses nothing after. A new stream with
   the `subscriber_id` of a live one replaces it; the old stream ends with status OK. Each subscriber
-  has a queue of {_DEFAULTS.event_queue_size} events. **Overflow policy:** the publisher never waits; when a
-  subscriber's queue is full its oldest event is dropped, and the next thing it reads is an `ERROR`
+  has a queue of {_DEFAULTS.event_queue_size} events and {_mib(_DEFAULTS.event_queue_bytes)}
+  (`event_queue_size`, `event_queue_bytes`). **Overflow policy:** the publisher never waits; when a
+  subscriber's queue is full its oldest events are dropped (the newest is always kept), and the
+  next thing it reads is an `ERROR`
   event with `code` `EVENTS_DROPPED` and the count, whatever its `event_types`. Other subscribers
   are unaffected. On server shutdown, streams end with status OK after their queued events.
   **Polled events** (`APP_STATE_CHANGED`, `MESSAGE_RECEIVED`, `NOTIFICATION_POSTED`,
@@ -307,6 +312,11 @@ LIMIT_ROWS: tuple[tuple[str, str, str], ...] = (
     ("`event_types`", f"{MAX_EVENT_TYPES} entries of {MAX_NAME_CHARS} characters", "`BAD_REQUEST`"),
     ("filter `offset`", f"{MAX_OFFSET_DIGITS} ASCII digits", "`BAD_REQUEST`"),
     (
+        "`timeout_ms` (Execute, MCP's tools)",
+        f"1 to {MAX_TIMEOUT_MS:,} ms (a day); a Query's own gRPC deadline is cut to a day",
+        "`BAD_REQUEST`",
+    ),
+    (
         "a param or filter value",
         f"{_kib(MAX_PARAM_CHARS)} characters, or its field's own `max length` below (bulk text such as "
         f"`SIM_SET_SCREEN`'s `xml`: {_kib(MAX_BULK_CHARS)})",
@@ -334,6 +344,12 @@ LIMIT_ROWS: tuple[tuple[str, str, str], ...] = (
         "`MEMORY`'s `q`",
         f"{MEMORY_QUERY_WORDS} words (each must match, as a prefix)",
         "`INVALID_PARAMS`",
+    ),
+    (
+        "an error's message",
+        f"{MAX_ERROR_CHARS:,} characters, cut with `…`; a value the caller sent is quoted as its first "
+        f"{CLIP_CHARS} characters and its length",
+        "—",
     ),
     (
         "a response's results, an event's payload",
@@ -369,8 +385,12 @@ one would end), when larger:
 where `bytes` is the size of what was left out. An Execute answered with the marker still
 succeeded (`success=true`): the action was done, only its result was too large to send.
 
-**What the runtime keeps is bounded too** (settings, with their defaults): the chat's messages
-hold at most `gateway_chat_max_bytes` ({_mib(Settings.gateway_chat_max_bytes)}) of text and are kept
+**What the runtime keeps is bounded too** (settings, with their defaults), in bytes whatever a
+caller sends: the responses kept for replays at most `idempotency_max_entries`
+({Settings.idempotency_max_entries:,}) and `idempotency_max_bytes`
+({_mib(Settings.idempotency_max_bytes)}), each subscriber's queue `event_queue_bytes`
+({_mib(Settings.event_queue_bytes)}), the oldest going first; the chat's messages hold at most
+`gateway_chat_max_bytes` ({_mib(Settings.gateway_chat_max_bytes)}) of text and are kept
 `gateway_chat_retention_days` ({Settings.gateway_chat_retention_days}) days, each device's outbox at most
 `gateway_outbox_max_bytes` ({_mib(Settings.gateway_outbox_max_bytes)}), the oldest going first; the
 memory keeps messages and calls `memory.retention_days` ({Settings.memory_retention_days}) days. An

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import re
 from collections.abc import AsyncIterator
 
 import pytest
@@ -153,3 +154,25 @@ def _state(device: SimDevice) -> limits.SimState:
     phone = device._phone
     assert phone is not None
     return phone.state
+
+
+def _screen(label: str, filler: int) -> str:
+    return (
+        '<hierarchy rotation="0"><node index="0" text="' + label + "x" * filler + '" resource-id="" '
+        'class="android.widget.TextView" package="com.example.scenario" content-desc="" '
+        'bounds="[0,0][1080,100]" /></hierarchy>'
+    )
+
+
+async def test_the_screens_shown_keep_a_bounded_total_and_the_oldest_close(device: SimDevice) -> None:
+    filler = limits.SCREENS_XML_MAX // 3 - 1000  # three fit, a fourth pushes the first out
+    for i in range(4):
+        await device.set_screen(_screen(f"screen {i} ", filler))
+    shown = []
+    for _ in range(6):
+        found = re.search(r"screen (\d) ", await device.dump_hierarchy())
+        if found is None:  # BACK left the scenario's screens
+            break
+        shown.append(int(found.group(1)))
+        await device.press_key(4)  # BACK
+    assert shown == [3, 2, 1]  # screen 0 was closed

@@ -436,4 +436,5 @@ class SimDevice(Device):
         root = parse_hierarchy(xml)
         turned = _ROTATION.search(xml)
         with self._op() as phone:
-            phone.open(CustomScreen(root, rotation=int(turned.group(1)) if turned else 0, animate=animate))
+            rotation = int(turned.group(1)) if turned else 0
+            phone.show_custom(CustomScreen(root, rotation=rotation, animate=animate, size=len(xml)))

@@ -183,9 +183,10 @@ class CustomScreen(Screen):
 
     system_bars = False
 
-    def __init__(self, root: UiNode, *, rotation: int = 0, animate: bool = False) -> None:
+    def __init__(self, root: UiNode, *, rotation: int = 0, animate: bool = False, size: int = 0) -> None:
         super().__init__()
         self.root = root
+        self.size = size  # characters of the XML it was made of: the phone keeps a bounded total
         self.rotation = rotation % 4
         self.package = next((n.package for n in root.walk() if n.package), "android")
         self.activity = "CustomScreen"

@@ -6,11 +6,20 @@ Everything here is synchronous and in memory; `SimDevice` wraps it with the asyn
 
 from __future__ import annotations
 
+import collections
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from phoneuse_runtime.device.base import SYSTEM_SOURCE, CallState, Foreground, Notification, SmsMessage
 from phoneuse_runtime.device.sim.catalog import BY_PACKAGE, LAUNCHER, MESSAGES, SYSTEMUI, WHATSAPP
-from phoneuse_runtime.device.sim.state import CallKind, Chat, ChatMessage, SimState, require_number
+from phoneuse_runtime.device.sim.state import (
+    SCREENS_XML_MAX,
+    CallKind,
+    Chat,
+    ChatMessage,
+    SimState,
+    require_number,
+)
 from phoneuse_runtime.device.sim.widgets import HEIGHT, STATUS_BAR, WIDTH, Screen, View, status_bar
 from phoneuse_runtime.kernel.errors import InvalidParams, Unsupported
 from phoneuse_runtime.kernel.events import (
@@ -21,7 +30,11 @@ from phoneuse_runtime.kernel.events import (
     NotificationPosted,
     now_ms,
 )
+from phoneuse_runtime.kernel.limits import clip
 from phoneuse_runtime.screen.ui import UiNode
+
+if TYPE_CHECKING:
+    from phoneuse_runtime.device.sim.home import CustomScreen
 
 TELECOM_SOURCE = "com.android.server.telecom"
 
@@ -73,6 +86,9 @@ class SimPhone:
         self._call_answered_ms = 0
         self._shown = self.foreground()
         self._shown_top = self.top()
+        # The scenario screens shown (SIM_SET_SCREEN), oldest first, and their XML's characters.
+        self._custom: collections.deque[CustomScreen] = collections.deque()
+        self._custom_size = 0
 
     # --- the stack ---------------------------------------------------------
     def top(self) -> Screen:
@@ -124,6 +140,18 @@ class SimPhone:
         else:
             task.screens.append(screen)
         self._front(task)
+
+    def show_custom(self, screen: CustomScreen) -> None:
+        """Opens a scenario's screen; past SCREENS_XML_MAX characters of them in the back stacks,
+        the oldest shown close (the one just opened stays, whatever its size)."""
+        self.open(screen)
+        shown = self._custom
+        shown.append(screen)
+        self._custom_size += screen.size
+        while self._custom_size > SCREENS_XML_MAX and len(shown) > 1:
+            oldest = shown.popleft()
+            self._custom_size -= oldest.size
+            self.close(oldest)
 
     def open_task(self, screen: Screen) -> None:
         """Starts `screen` in a task of its own, e.g. the in-call screen over whatever was open."""
@@ -308,10 +336,10 @@ class SimPhone:
 
     def receive_chat(self, app: str, sender: str, body: str) -> ChatMessage:
         if app != WHATSAPP:
-            raise Unsupported(f"the simulator has no chat app {app!r}; it models {WHATSAPP}")
+            raise Unsupported(f"the simulator has no chat app {clip(app)}; it models {WHATSAPP}")
         chat = self.state.chat_for(sender, create=True)
         if chat is None:
-            raise InvalidParams(f"{sender!r} is neither a phone number nor exactly one contact")
+            raise InvalidParams(f"{clip(sender)} is neither a phone number nor exactly one contact")
         message = self.state.add_chat_message(chat, body, from_me=False)
         received = MessageReceived(
             from_=chat.number, body=body, app=WHATSAPP, thread_id=chat.jid, message_id=message.id

@@ -31,6 +31,7 @@ from phoneuse_runtime.device.base import (
 from phoneuse_runtime.device.sim.catalog import BY_PACKAGE
 from phoneuse_runtime.kernel.errors import InvalidParams, Unsupported
 from phoneuse_runtime.kernel.events import now_ms
+from phoneuse_runtime.kernel.limits import clip
 from phoneuse_runtime.util.files import StateFileError, read_state_text, validation_problem
 from phoneuse_runtime.util.numbers import MIN_MATCH, digits, same_number
 
@@ -50,6 +51,9 @@ NOTIFICATIONS_MAX = 500
 TEXT_MAX = 1_000_000  # characters of text in each of these three stores
 UNUSED_CONVERSATIONS_MAX = 100  # SMS threads, and chats, opened but without a message
 CALLS_MAX = 500  # Android's call log keeps its newest 500 calls
+# Screens a scenario shows (SIM_SET_SCREEN): characters of their XML kept in all back stacks;
+# past it the oldest shown are closed, as Android destroys activities it needs the memory of.
+SCREENS_XML_MAX = 4_000_000
 # What the owner adds: refused past these.
 CONTACTS_MAX = 5_000
 EVENTS_MAX = 5_000
@@ -76,6 +80,11 @@ LIMITS: tuple[tuple[str, str], ...] = (
         f"{UNUSED_CONVERSATIONS_MAX} SMS threads and {UNUSED_CONVERSATIONS_MAX} chats; the oldest go first",
     ),
     ("call log", f"{CALLS_MAX} calls, as Android's call log keeps; the oldest go first"),
+    (
+        "screens shown (`SIM_SET_SCREEN`)",
+        f"{SCREENS_XML_MAX:,} characters of XML in all back stacks; the oldest shown close first "
+        "(the one in front stays)",
+    ),
     ("contacts", f"{CONTACTS_MAX:,}; one more is `UNSUPPORTED`"),
     ("calendar events", f"{EVENTS_MAX:,}; one more is `UNSUPPORTED`"),
     ("alarms", f"{ALARMS_MAX}; one more is `UNSUPPORTED`"),
@@ -140,7 +149,7 @@ def keep_newest(
 
 def require_number(number: str) -> str:
     if not digits(number):
-        raise InvalidParams(f"not a phone number: {number!r}")
+        raise InvalidParams(f"not a phone number: {clip(number)}")
     return number.strip()
 
 

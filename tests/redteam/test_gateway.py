@@ -5,6 +5,7 @@ the other devices' service were not touched."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import secrets
@@ -111,7 +112,7 @@ async def test_a_typed_constant_or_patterned_token_is_still_refused(
 
 # 10. One paired device floods the chat with huge messages.
 
-FLOOD = 4
+FLOOD = 40  # 8 MB: far more work than one round trip of the other device
 LINE = "[12:30] alice: see you at the station, platform 4, the 17:05 train costs $12.50\n"
 HUGE = (LINE * 2400)[:190_000] + "Your verification code is 839201\n"
 
@@ -123,21 +124,27 @@ def _answers(request_id: int) -> Callable[[dict[str, Any]], bool]:
 async def test_one_device_flooding_huge_messages_does_not_stall_the_others(
     make_gateway: GatewayFactory,
 ) -> None:
-    """A paired device sends 200 KB chat messages back to back: another device's ping and its
-    own message are answered while the flood is still going (before the flood's last answer),
-    and the code in the flood is kept masked."""
+    """A paired device sends 200 KB chat messages back to back: once the flood is under way
+    (its first message answered), another device's ping and its own message are answered, and
+    its message is stored before the flood's last one; the flood's code is kept masked."""
     server = await make_gateway(gateway_max_frames_per_second=1000)
     flooder = await server.connect()
     other = await server.connect()
-    ids = []
-    for _ in range(FLOOD):
-        ids.append(flooder.next_id)
-        flooder.next_id += 1
-        await flooder.send_frame("message.send", {"text": HUGE}, id=ids[-1])
+    ids = list(range(flooder.next_id, flooder.next_id + FLOOD))
+    flooder.next_id += FLOOD
+
+    async def flood() -> None:
+        for request_id in ids:
+            await flooder.send_frame("message.send", {"text": HUGE}, id=request_id)
+
+    sending = asyncio.create_task(flood())
+    first = await flooder.next_where(_answers(ids[0]))
+    assert first["type"] != "error", first
     pong = await other.request("ping", {"ts": 1})
     sent = await other.request("message.send", {"text": "still here?"})
     assert pong["type"] == "pong" and sent["type"] != "error", sent
-    answered = [await flooder.next_where(_answers(request_id)) for request_id in ids]
+    await sending
+    answered = [await flooder.next_where(_answers(request_id)) for request_id in ids[1:]]
     assert all(a["type"] != "error" for a in answered), answered
     # In the order the store took them: the other device's message before the flood's last.
     conn = db_connect(db_path(server.data_dir))
@@ -150,8 +157,9 @@ async def test_one_device_flooding_huge_messages_does_not_stall_the_others(
         conn.close()
     order = [text for text, _ in rows]
     assert order.index("still here?") < len(order) - 1, order
-    flood = [text for text, size in rows if size > 1000]
-    assert len(flood) == FLOOD and all(t.endswith("Your verification code is [code]\n") for t in flood)
+    flood_texts = [text for text, size in rows if size > 1000]
+    assert len(flood_texts) == FLOOD
+    assert all(t.endswith("Your verification code is [code]\n") for t in flood_texts)
 
 
 # 18. A local flood of hellos against the gateway-wide budget and the pending cap.

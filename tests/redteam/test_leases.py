@@ -49,10 +49,11 @@ class Fleet:
         return [m.body for m in await device.sms_messages() if m.box == "sent"]
 
     async def held(self) -> None:
-        """Returns once one call is held for the owner (the hold is announced before it waits)."""
-        approvals = self.app.runtime.approvals
-        while not approvals.pending():
-            await asyncio.sleep(0)
+        """Returns once a call is held for the owner (the runtime's hold watchers hear it begin)."""
+        began = asyncio.Event()
+        self.app.runtime.approvals.watch(lambda _hold, begins: began.set() if begins else None)
+        if not self.app.runtime.approvals.pending():
+            await asyncio.wait_for(began.wait(), timeout=10)
 
 
 @pytest.fixture

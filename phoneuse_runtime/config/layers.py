@@ -6,7 +6,8 @@ records where each value came from (`origins`: "flag", "environment", the file's
 absent there has its default), and collects every problem ("setting (where from): what is
 wrong": an unknown name, an unreadable value) instead of raising at the first. `serve`'s
 `load_settings` (config/settings.py) and the fleet's `load_fleet_settings` both use it; each
-adds the checks of its own values to `problems` and raises its own error listing them all.
+hands the checks of its own values to `Loaded.raise_problems`, which raises its error listing
+them all.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import json
 import os
 import sys
 import types
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Generic, TypeVar, Union, get_args, get_origin, get_type_hints
@@ -46,6 +47,19 @@ class Loaded(Generic[T]):
     def given(self, *wheres: str) -> frozenset[str]:
         """The names whose value came from one of `wheres` (e.g. FLAG, ENVIRONMENT)."""
         return frozenset(name for name, where in self.origins.items() if where in wheres)
+
+    def raise_problems(self, checks: Iterable[tuple[str, str]], error: type[Exception], noun: str) -> None:
+        """Raises one `error` listing every problem: the layers' own, then the (setting, what
+        is wrong) of `checks` with where each value came from, but none for a setting whose
+        value could not be read at all (it already has its problem)."""
+        bad = {p.partition(" (")[0] for p in self.problems}
+        found = self.problems + [
+            f"{name} ({self.origin(name)}): {what}" for name, what in checks if name not in bad
+        ]
+        if len(found) == 1:
+            raise error(found[0])
+        if found:
+            raise error(f"{len(found)} {noun} are bad:\n" + "\n".join(f"  {p}" for p in found))
 
 
 def coerce_bool(value: Any) -> bool:

@@ -281,13 +281,5 @@ def load_settings(flags: dict[str, Any], *, config_file: Path | None = None) -> 
         file=file,
         not_from_env=("data_dir",),  # PHONEUSE_DATA_DIR is the default's (default_data_dir)
     )
-    found = list(loaded.problems)
-    bad = {p.partition(" (")[0] for p in found}
-    for name, what in problems(loaded.value):
-        if name not in bad:
-            found.append(f"{name} ({loaded.origin(name)}): {what}")
-    if found:
-        if len(found) == 1:
-            raise ConfigError(found[0])
-        raise ConfigError(f"{len(found)} settings are bad:\n" + "\n".join(f"  {p}" for p in found))
+    loaded.raise_problems(problems(loaded.value), ConfigError, "settings")
     return loaded.value

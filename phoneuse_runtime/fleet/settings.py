@@ -104,29 +104,22 @@ def read_file(path: Path) -> dict[str, Any]:
         raise FleetConfigError(str(exc)) from exc
 
 
-def _raise(found: list[str]) -> None:
-    if len(found) == 1:
-        raise FleetConfigError(found[0])
-    if found:
-        raise FleetConfigError(f"{len(found)} fleet settings are bad:\n" + "\n".join(f"  {p}" for p in found))
-
-
-def _count_problems(settings: FleetSettings, origin: Any) -> list[str]:
+def _count_problems(settings: FleetSettings) -> list[tuple[str, str]]:
     return [
-        f"{name} ({origin(name)}): must be 0 or more, got {getattr(settings, name)}"
+        (name, f"must be 0 or more, got {getattr(settings, name)}")
         for name in _COUNTS
         if getattr(settings, name) < 0
     ]
 
 
-def _stream_problems(settings: FleetSettings, origin: Any) -> list[str]:
+def _stream_problems(settings: FleetSettings) -> list[tuple[str, str]]:
     """The stream's bounds, checked as serve's are (config/sections.py)."""
     found = [
         (name, number_problem(name, getattr(settings, name)))
         for name in ("nats_stream_max_age_s", "nats_stream_max_bytes")
     ]
     found += stream_bound_problems(settings.nats_stream_max_age_s, settings.nats_stream_max_bytes)
-    return [f"{name} ({origin(name)}): {what}" for name, what in found if what]
+    return [(name, what) for name, what in found if what]
 
 
 def load_fleet_settings(flags: dict[str, Any], *, config_file: Path | None = None) -> FleetSettings:
@@ -153,10 +146,8 @@ def load_fleet_settings(flags: dict[str, Any], *, config_file: Path | None = Non
         names=_SCALARS,
         own=("phones",),
     )
-    bad = {p.partition(" (")[0] for p in loaded.problems}
-    checked = _count_problems(loaded.value, loaded.origin) + _stream_problems(loaded.value, loaded.origin)
-    found = loaded.problems + [p for p in checked if p.partition(" (")[0] not in bad]
-    _raise(found)
+    checks = _count_problems(loaded.value) + _stream_problems(loaded.value)
+    loaded.raise_problems(checks, FleetConfigError, "fleet settings")
     fixed = loaded.given("flag", "environment")
     return replace(loaded.value, config_file=path, fixed=fixed)
 
@@ -188,5 +179,5 @@ def reload_file(settings: FleetSettings) -> Reloaded:
         names=("sim",),
         environ={},
     )
-    _raise(loaded.problems + _count_problems(loaded.value, loaded.origin))
+    loaded.raise_problems(_count_problems(loaded.value), FleetConfigError, "fleet settings")
     return Reloaded(phones, loaded.value.sim)

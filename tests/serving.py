@@ -30,7 +30,17 @@ class ServeProcess:
     data_dir: Path
     address: str
     startup_s: float
-    stderr_head: str  # stderr until "serving AndroidRuntime on"
+    stderr_head: str  # stderr until "serving AndroidRuntime on" (and "serving MCP", when asked)
+
+    @property
+    def record(self) -> dict[str, object]:
+        """Its server.json, as it wrote it once serving."""
+        record: dict[str, object] = json.loads((self.data_dir / "server.json").read_text())
+        return record
+
+    @property
+    def token(self) -> str:
+        return (self.data_dir / "token").read_text().strip()
 
 
 def cli_env(data_dir: Path) -> dict[str, str]:
@@ -57,6 +67,11 @@ def start_serve(data_dir: Path, *extra: str) -> ServeProcess:
             break
     else:
         raise AssertionError("server did not start:\n" + "".join(lines))
+    if "--mcp-listen" in extra:  # the MCP front end's line follows at once
+        for line in proc.stderr:
+            lines.append(line)
+            if "serving MCP" in line:
+                break
     record = json.loads((data_dir / "server.json").read_text())
     return ServeProcess(proc, data_dir, record["address"], time.monotonic() - started, "".join(lines))
 

@@ -4,7 +4,6 @@ component, built by app.build_app on port 0), and the official SDK's client for 
 from __future__ import annotations
 
 import os
-import sys
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -21,9 +20,10 @@ from phoneuse_runtime.app import App, build_app, default_components
 from phoneuse_runtime.config.settings import Settings
 from phoneuse_runtime.mcp.http import McpHttpServer
 
+from ..serving import cli_env
+
 TOKEN = "mcp-test-" + uuid.uuid4().hex
 MODES = ("auto", "legacy")  # the SDK's own revision (2026-07-28), and the previous one's handshake
-EXE = [sys.executable, "-m", "phoneuse_runtime"]
 
 
 def settings_for(data_dir: Path, **overrides: Any) -> Settings:
@@ -88,9 +88,7 @@ INITIALIZE = {
 
 def subprocess_env(data_dir: Path) -> dict[str, str]:
     """The environment of a console-script subprocess: this checkout's code, the test's data dir."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PHONEUSE_")}
-    env["PHONEUSE_DATA_DIR"] = str(data_dir)
-    env["PHONEUSE_GATEWAY_LISTEN"] = "127.0.0.1:0"
+    env = cli_env(data_dir)
     root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return env

@@ -20,7 +20,8 @@ from phoneuse_runtime.app import App, build_app, default_components
 from phoneuse_runtime.device.sim.device import SimDevice
 from phoneuse_runtime.kernel.policies import AskFirst
 
-from .helpers import EXE, MODES, TOKEN, connect, settings_for, subprocess_env, url_of
+from ..serving import EXE
+from .helpers import MODES, TOKEN, connect, settings_for, subprocess_env, url_of
 
 WAIT_S = 10.0
 SMS = {"to": "+14155550101", "body": "see you at 7"}

@@ -18,11 +18,12 @@ from phoneuse_runtime.rpc import protocol_pb2 as pb
 from phoneuse_runtime.rpc import protocol_pb2_grpc as pb_grpc
 from phoneuse_runtime.rpc.frontends import FRONTEND_KEY
 
-from .test_stdio import Served, spawned, start_serve
+from ..serving import ServeProcess, start_serve
+from .test_stdio import spawned
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
     s = start_serve(tmp_path_factory.mktemp("relayed") / "data")
     yield s
     s.proc.terminate()
@@ -30,14 +31,12 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 
 @asynccontextmanager
-async def stub_of(served: Served) -> AsyncIterator[pb_grpc.AndroidRuntimeStub]:
-    address = served.record["address"]
-    assert isinstance(address, str)
-    async with grpc.aio.insecure_channel(address) as channel:
+async def stub_of(served: ServeProcess) -> AsyncIterator[pb_grpc.AndroidRuntimeStub]:
+    async with grpc.aio.insecure_channel(served.address) as channel:
         yield pb_grpc.AndroidRuntimeStub(channel)
 
 
-def auth(served: Served, *extra: tuple[str, str]) -> tuple[tuple[str, str], ...]:
+def auth(served: ServeProcess, *extra: tuple[str, str]) -> tuple[tuple[str, str], ...]:
     return (("authorization", f"Bearer {served.token}"), *extra)
 
 
@@ -61,7 +60,7 @@ class Tasks:
 
 
 @asynccontextmanager
-async def tasks(stub: pb_grpc.AndroidRuntimeStub, served: Served) -> AsyncIterator[Tasks]:
+async def tasks(stub: pb_grpc.AndroidRuntimeStub, served: ServeProcess) -> AsyncIterator[Tasks]:
     call = stub.Subscribe(pb.SubscribeRequest(event_types=["TASK_STARTED"]), metadata=auth(served))
     await asyncio.wait_for(call.initial_metadata(), 20)  # the subscription is live
     try:
@@ -79,7 +78,7 @@ def alarm(request_id: str, minute: int = 7) -> pb.ActionRequest:
     )
 
 
-async def test_an_attached_mcp_client_s_calls_carry_the_mcp_caller(served: Served) -> None:
+async def test_an_attached_mcp_client_s_calls_carry_the_mcp_caller(served: ServeProcess) -> None:
     async with stub_of(served) as stub, tasks(stub, served) as seen:
         async with spawned(served.data_dir) as client:
             done = await client.call_tool("set_alarm", {"hour": 6, "minute": 5, "request_id": "via-mcp-1"})
@@ -93,7 +92,7 @@ async def test_an_attached_mcp_client_s_calls_carry_the_mcp_caller(served: Serve
         assert (await seen.until("via-grpc-1"))["caller"] == {"frontend": "grpc", "principal": "agent"}
 
 
-async def test_a_retry_across_front_ends_is_the_same_call_of_the_principal(served: Served) -> None:
+async def test_a_retry_across_front_ends_is_the_same_call_of_the_principal(served: ServeProcess) -> None:
     """Idempotency stays scoped by principal: the same request_id from the attached MCP face and
     from a plain gRPC client of the same token is one call, replayed, and CONFLICT with other params."""
     async with stub_of(served) as stub, tasks(stub, served) as seen:
@@ -114,7 +113,9 @@ async def test_a_retry_across_front_ends_is_the_same_call_of_the_principal(serve
 
 
 @pytest.mark.parametrize("value", ["gateway", "grpc", "MCP", "", "x" * 200])
-async def test_an_unknown_front_end_is_invalid_argument_and_nothing_runs(served: Served, value: str) -> None:
+async def test_an_unknown_front_end_is_invalid_argument_and_nothing_runs(
+    served: ServeProcess, value: str
+) -> None:
     request_id = f"bad-frontend-{len(value)}-{value[:8]}"
     async with stub_of(served) as stub, tasks(stub, served) as seen:
         with pytest.raises(grpc.aio.AioRpcError) as refused:
@@ -133,7 +134,7 @@ async def test_an_unknown_front_end_is_invalid_argument_and_nothing_runs(served:
         assert (await seen.until(request_id))["caller"]["frontend"] == "grpc"
 
 
-async def test_query_and_subscribe_check_the_front_end_too(served: Served) -> None:
+async def test_query_and_subscribe_check_the_front_end_too(served: ServeProcess) -> None:
     bad = auth(served, (FRONTEND_KEY, "gateway"))
     async with stub_of(served) as stub:
         with pytest.raises(grpc.aio.AioRpcError) as query:
@@ -154,7 +155,7 @@ async def test_query_and_subscribe_check_the_front_end_too(served: Served) -> No
         assert page.total_count >= 0
 
 
-async def test_the_token_is_checked_before_the_front_end(served: Served) -> None:
+async def test_the_token_is_checked_before_the_front_end(served: ServeProcess) -> None:
     """Metadata never names the principal, and a caller without the token learns nothing of it."""
     async with stub_of(served) as stub:
         for metadata in (

@@ -10,7 +10,6 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -18,46 +17,12 @@ from mcp import Client, StdioServerParameters
 
 from phoneuse_runtime.mcp import EVENTS_URI, INSTALL_HINT
 
-from .helpers import EXE, connect, subprocess_env
-
-
-@dataclass
-class Served:
-    proc: subprocess.Popen[str]
-    data_dir: Path
-    record: dict[str, object]
-    head: str
-
-    @property
-    def token(self) -> str:
-        return (self.data_dir / "token").read_text().strip()
-
-
-def start_serve(data_dir: Path, *extra: str) -> Served:
-    proc = subprocess.Popen(
-        [*EXE, "serve", "--grpc-listen", "127.0.0.1:0", *extra],
-        stderr=subprocess.PIPE,
-        text=True,
-        env=subprocess_env(data_dir),
-    )
-    assert proc.stderr is not None
-    lines = []
-    for line in proc.stderr:
-        lines.append(line)
-        if "serving AndroidRuntime on" in line:
-            break
-    else:
-        raise AssertionError("serve did not start:\n" + "".join(lines))
-    for line in proc.stderr:  # the lines that follow it at once: the gateway's, MCP's
-        lines.append(line)
-        if "serving MCP" in line or "--mcp-listen" not in extra:
-            break
-    record = json.loads((data_dir / "server.json").read_text())
-    return Served(proc, data_dir, record, "".join(lines))
+from ..serving import EXE, ServeProcess, start_serve
+from .helpers import connect, subprocess_env
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
     s = start_serve(tmp_path_factory.mktemp("stdio") / "data", "--mcp-listen", "127.0.0.1:0")
     yield s
     s.proc.terminate()
@@ -88,15 +53,15 @@ def listed_names(data_dir: Path) -> set[str]:
     return {a.lower() for a in listed["actions"]} | {f"query_{q.lower()}" for q in listed["queries"]}
 
 
-def test_serve_records_and_logs_its_mcp_url(served: Served) -> None:
+def test_serve_records_and_logs_its_mcp_url(served: ServeProcess) -> None:
     url = served.record["mcp"]
     assert isinstance(url, str) and url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
-    assert f"serving MCP (Streamable HTTP) on {url}" in served.head
-    assert served.token not in served.head
+    assert f"serving MCP (Streamable HTTP) on {url}" in served.stderr_head
+    assert served.token not in served.stderr_head
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
-async def test_stdio_attaches_to_the_running_server(served: Served, mode: str) -> None:
+async def test_stdio_attaches_to_the_running_server(served: ServeProcess, mode: str) -> None:
     async with spawned(served.data_dir, mode=mode) as client:
         tools = {tool.name for tool in (await client.list_tools()).tools}
         assert tools == listed_names(served.data_dir)  # `actions` and MCP name the same things
@@ -111,7 +76,7 @@ async def test_stdio_attaches_to_the_running_server(served: Served, mode: str) -
         assert [r["name"] for r in found.structured_content["results"]] == [f"Attached {mode}"]
 
 
-async def test_an_attached_stdio_client_gets_the_server_s_events(served: Served) -> None:
+async def test_an_attached_stdio_client_gets_the_server_s_events(served: ServeProcess) -> None:
     """Attached, the events come from the server's own stream (gRPC Subscribe): an SMS the phone
     receives, and the task events of the calls (which name the `mcp` caller: test_relayed_frontend.py)."""
     async with spawned(served.data_dir) as client, client.listen(resource_subscriptions=[EVENTS_URI]) as sub:

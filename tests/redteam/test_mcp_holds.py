@@ -27,7 +27,8 @@ from phoneuse_runtime.rpc import protocol_pb2 as pb
 from phoneuse_runtime.rpc import protocol_pb2_grpc as pb_grpc
 from phoneuse_runtime.rpc.frontends import FRONTEND_KEY
 
-from ..mcp.helpers import EXE, MODES, TOKEN, connect, settings_for, subprocess_env, url_of
+from ..mcp.helpers import MODES, TOKEN, connect, settings_for, subprocess_env, url_of
+from ..serving import EXE
 
 WAIT_S = 20.0
 SMS = {"to": "+14155550101", "body": "see you at 7"}

@@ -15,7 +15,8 @@ from phoneuse_runtime.gateway.db import db_path
 from phoneuse_runtime.gateway.limits import DEVICE_ID_CHARS, DEVICE_NAME_CHARS
 from phoneuse_runtime.gateway.pairing import PairingStore, token_problem
 
-from ..redteam.test_iris_door import CODE, VICTIM_TOKEN, approve, hello
+from ..redteam.shared import CODE, hello
+from ..redteam.test_iris_door import VICTIM_TOKEN, approve
 from .conftest import GatewayFactory, GatewayServer, IrisClient
 
 

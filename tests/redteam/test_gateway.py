@@ -7,12 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import secrets
-import sqlite3
 import uuid
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,31 +17,10 @@ import pytest
 from phoneuse_runtime.cli.main import main
 from phoneuse_runtime.gateway.db import connect as db_connect
 from phoneuse_runtime.gateway.db import db_path
-from phoneuse_runtime.gateway.pairing import CODE_ALPHABET, PairingStore, token_problem
-from phoneuse_runtime.gateway.server import CLOSE_POLICY
+from phoneuse_runtime.gateway.pairing import token_problem
 
 from ..gateway.conftest import GatewayFactory, GatewayServer
-
-CODE = re.compile(rf"pairing code: ([{CODE_ALPHABET}]{{4}}-[{CODE_ALPHABET}]{{4}})")
-
-
-def pending_rows(data_dir: Path) -> list[sqlite3.Row]:
-    conn = db_connect(db_path(data_dir))
-    try:
-        PairingStore.create_tables(conn)
-        return list(conn.execute("SELECT * FROM pairing_requests"))
-    finally:
-        conn.close()
-
-
-async def hello(server: GatewayServer, token: object, **fields: Any) -> dict[str, Any]:
-    """One connection's hello; the answer (and, when refused, the close that follows)."""
-    client = await server.open()
-    answer = await client.request("hello", {"token": token, **fields})
-    if answer["type"] == "error":
-        assert await client.closed() == CLOSE_POLICY
-    return answer
-
+from .shared import CODE, hello, pending_rows
 
 # 11. The app's own token, in the shapes real apps make it.
 

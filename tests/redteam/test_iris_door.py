@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -20,36 +18,18 @@ from phoneuse_runtime.cli.main import main
 from phoneuse_runtime.gateway.db import connect as db_connect
 from phoneuse_runtime.gateway.db import db_path
 from phoneuse_runtime.gateway.limits import DEVICE_ID_CHARS, DEVICE_NAME_CHARS
-from phoneuse_runtime.gateway.pairing import CODE_ALPHABET, PairingStore
+from phoneuse_runtime.gateway.pairing import PairingStore
 from phoneuse_runtime.gateway.server import CLOSE_POLICY
 
 from ..gateway.conftest import GatewayFactory, GatewayServer, IrisClient
+from .shared import CODE, hello, pending_rows
 
-CODE = re.compile(rf"pairing code: ([{CODE_ALPHABET}]{{4}}-[{CODE_ALPHABET}]{{4}})")
 VICTIM_TOKEN = "nxn6Q4Tajr6UhwM3sJO-fr3dG0vI8jun"  # random, as an app makes them
 ATTACKER_TOKEN = "xnxK68UgDI2jiXXQOFapG-qvtMWNJ_uq"
 
 
-def pending_rows(data_dir: Path) -> list[sqlite3.Row]:
-    conn = db_connect(db_path(data_dir))
-    try:
-        PairingStore.create_tables(conn)
-        return list(conn.execute("SELECT * FROM pairing_requests"))
-    finally:
-        conn.close()
-
-
 def approve(data_dir: Path, code: str) -> None:
     assert main(["pair", "approve", code, "--data-dir", str(data_dir)]) == 0
-
-
-async def hello(server: GatewayServer, token: object, **fields: Any) -> dict[str, Any]:
-    """One connection's hello; the answer (and, when refused, the close that follows)."""
-    client = await server.open()
-    answer = await client.request("hello", {"token": token, **fields})
-    if answer["type"] == "error":
-        assert await client.closed() == CLOSE_POLICY
-    return answer
 
 
 # 1. A pending request is bound to the token that made it.

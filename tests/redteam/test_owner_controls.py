@@ -14,24 +14,12 @@ import asyncio
 import pytest
 
 from phoneuse_runtime.config.owner import IRIS_APP
-from phoneuse_runtime.device.sim.device import SimDevice
 
 from ..gateway.conftest import GatewayFactory, GatewayServer, IrisClient
+from .shared import LAUNCHER, SHADE, front
 
 SMS = {"to": "+15551234", "body": "on my way"}
-LAUNCHER = "com.google.android.apps.nexuslauncher"
 CLOCK = "com.google.android.deskclock"
-SHADE = {"x1": "540", "y1": "10", "x2": "540", "y2": "1400", "duration_ms": "20"}
-
-
-def sim(server: GatewayServer) -> SimDevice:
-    device = server.app.runtime.device
-    assert isinstance(device, SimDevice)
-    return device
-
-
-async def front(server: GatewayServer) -> str:
-    return (await sim(server).foreground()).package
 
 
 def pickers(app: IrisClient) -> list[dict[str, object]]:

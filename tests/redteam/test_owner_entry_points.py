@@ -15,28 +15,16 @@ from typing import Any
 import pytest
 
 from phoneuse_runtime.config.owner import IRIS_APP
-from phoneuse_runtime.device.sim.device import SimDevice
 
 from ..device.adb.conftest import AdbServe
 from ..fakes import apps, seed
 from ..gateway.agent.conftest import send_text, system_message
 from ..gateway.conftest import GatewayServer, IrisClient
+from .shared import LAUNCHER, SHADE, front, sim
 
 SETTINGS = "com.android.settings"
-LAUNCHER = "com.google.android.apps.nexuslauncher"
 CHROME = "com.android.chrome"
 NO_SETTLE = {"settle_ms": "0"}
-SHADE = {"x1": "540", "y1": "10", "x2": "540", "y2": "1400", "duration_ms": "20"}
-
-
-def sim(server: GatewayServer) -> SimDevice:
-    device = server.app.runtime.device
-    assert isinstance(device, SimDevice)
-    return device
-
-
-async def front(server: GatewayServer) -> str:
-    return (await sim(server).foreground()).package
 
 
 async def owner_left_settings(server: GatewayServer, app: IrisClient) -> str:

@@ -13,7 +13,8 @@ import pytest
 from phoneuse_runtime.config.owner import IRIS_APP
 from phoneuse_runtime.config.settings import Settings, load_settings
 
-from ...redteam.test_owner_controls import SMS, front, pickers
+from ...redteam.shared import front
+from ...redteam.test_owner_controls import SMS, pickers
 from ..conftest import GatewayFactory, GatewayServer, IrisClient
 from .conftest import send_text, system_message
 

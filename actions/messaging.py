@@ -58,6 +58,8 @@ CHAT_APPS: dict[str, ChatFlow] = {
 
 # How long to look for the sent message in the store before answering verified=false.
 VERIFY_MS = 10_000
+# What the verification leaves of the deadline to answer in.
+ANSWER_MARGIN_MS = 100
 
 
 class SendMessageParams(Params):
@@ -79,7 +81,7 @@ def _verify_window(ctx: ActionContext, *, look_ms: float = 0.0) -> int:
     about as long as reading the mark did (a subprocess on Termux: a few hundred ms on a phone);
     three times that leaves room for a slower one."""
     remaining = int((ctx.deadline - asyncio.get_running_loop().time()) * 1000)
-    return max(0, min(VERIFY_MS, remaining - 100 - int(3 * look_ms)))
+    return max(0, min(VERIFY_MS, remaining - ANSWER_MARGIN_MS - int(3 * look_ms)))
 
 
 async def _sent_mark(ctx: ActionContext) -> tuple[int | None, str | None]:
@@ -117,9 +119,17 @@ async def _send_sms(ctx: ActionContext, number: str, body: str) -> tuple[str | N
             None,
         )
 
+    within_ms = _verify_window(ctx, look_ms=look_ms)
+    # A look slower than the first (a loaded phone) must not carry the answer past the deadline:
+    # the looks end by the window's margin before it, and a look cut there found nothing.
+    answer_by = ctx.deadline - ANSWER_MARGIN_MS / 1000 - asyncio.get_running_loop().time()
     try:
-        within_ms = _verify_window(ctx, look_ms=look_ms)
-        found = await poll(look, interval_ms=ctx.settings.wait_poll_ms, within_ms=within_ms)
+        found = await asyncio.wait_for(
+            poll(look, interval_ms=ctx.settings.wait_poll_ms, within_ms=within_ms),
+            timeout=max(0.0, answer_by),
+        )
+    except asyncio.TimeoutError:
+        found = None
     except (Unsupported, PermissionDenied) as exc:
         return None, f"the sent box cannot be read to verify the send: {exc.message}", via
     if found is None:

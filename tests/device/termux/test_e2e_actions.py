@@ -3,12 +3,16 @@ fake `termux-*` commands (no self-adb: self_adb is off)."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+
 import grpc
 import pytest
 
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 from tests.device.termux.conftest import TermuxServe
 from tests.fakes.termux.state import FakeTermux
+from tests.waiting import wait_until
 
 
 async def test_send_message_is_sent_and_verified_in_the_sent_box(
@@ -39,12 +43,29 @@ async def test_a_silent_send_failure_answers_unverified(
 ) -> None:
     termux.update(lambda s: s.update(sms_send="silent"))
     client = await serve_termux()
-    # The verification looks until shortly before the deadline; 5 s leaves a loaded machine's
-    # slower looks (each a termux-sms-list subprocess) room to end before it.
-    result = await client.ok("SEND_MESSAGE", {"to": "+14155550102", "body": "hello"}, timeout_ms=5000)
+    result = await client.ok("SEND_MESSAGE", {"to": "+14155550102", "body": "hello"}, timeout_ms=3000)
     assert result["verified"] is False and result["message_id"] is None
     assert "no matching message reached the sent store" in result["verify_error"]
     assert termux.state()["sent_log"][0]["numbers"] == ["+14155550102"]
+
+
+async def test_a_look_at_the_sent_box_that_never_ends_answers_unverified_by_the_deadline(
+    serve_termux: TermuxServe, termux: FakeTermux
+) -> None:
+    """The verification's looks (termux-sms-list) end before the call's deadline whatever one
+    costs: a look that never returns is cut, and the send answers unverified, not TIMEOUT."""
+    termux.update(lambda s: s.update(sms_send="silent"))
+    client = await serve_termux()
+    call = asyncio.create_task(
+        client.execute("SEND_MESSAGE", {"to": "+14155550102", "body": "hello"}, timeout_ms=3000)
+    )
+    sent = lambda: any(run[0] == "termux-sms-send" for run in termux.state()["runs"])  # noqa: E731
+    await wait_until(sent, what="termux-sms-send to run")
+    termux.update(lambda s: s.update(hang=["termux-sms-list"]))  # every look from now on hangs
+    response = await call
+    assert response.success, response.error
+    result = json.loads(response.result_json)
+    assert result["verified"] is False and "no matching message" in result["verify_error"], result
 
 
 async def test_a_send_that_lands_in_the_failed_box_is_device_unavailable(

@@ -66,13 +66,17 @@ from phoneuse_runtime.kernel.turns import Turns
 from phoneuse_runtime.owner.approvals import Approvals, how_to_answer
 from phoneuse_runtime.owner.controls import brought_refusal, front_refusal
 from phoneuse_runtime.owner.front_guard import FrontGuard, FrontRefused, reset_guard, set_guard
-from phoneuse_runtime.screen.settle import SETTLE_KEY, split_settle
+from phoneuse_runtime.screen.settle import SETTLE_KEY, front_package, split_settle
+from phoneuse_runtime.screen.ui import UiNode
 
 log = logging.getLogger(__name__)
 
 SOURCE = "phoneuse.runtime"
 DEFAULT_QUERY_LIMIT = 20
 OFFSET_KEY = "offset"
+# An owner's control found in front this soon after an agent's UI action with settle_ms=0 (no
+# look after it) is taken as that action's doing (Runtime._brought_before); later, the owner's.
+UNLOOKED_S = 10.0
 # A replay's entry beside its texts: the entry, its key (principal, request_id), the outcome object.
 OUTCOME_OVERHEAD_BYTES = 512
 
@@ -223,6 +227,8 @@ class Runtime:
         self._closing = False
         # One phone, one finger: actions that drive it take turns (waiting counts against their deadline).
         self.turns = Turns()
+        # When the last guarded UI action ended that had no look after it (_brought_before).
+        self._unlooked: float | None = None
 
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
@@ -511,18 +517,18 @@ class Runtime:
                 if reason is None and (call.approved or approvals.blocking(call) is None):
                     call.phase = "device"
                     if not guarded:
+                        seen = self.device.refs.screen
                         result = await spec.run(ctx, params, settle_ms)
                         if drives:
                             await self._left_in_front(call)
+                        elif (looked := self._front_looked(seen)) is not None:
+                            await self._brought_before(call, looked)  # a read's look (DUMP_UI)
                         return result
-                    # The phone checks what is in front in the action's own command (front_guard.py).
-                    token = set_guard(FrontGuard(self._guarded_fronts(call, allowed)))
-                    try:
-                        return await spec.run(ctx, params, settle_ms)
-                    except FrontRefused as refused:
-                        reason = await self._refused_front(call, refused.front, allowed)
-                    finally:
-                        reset_guard(token)
+                    done, reason = await self._run_guarded(
+                        call, spec, ctx, params, settle_ms, allowed=allowed
+                    )
+                    if done is not None:
+                        return done
             finally:
                 if took:
                     turns.give_back()
@@ -530,6 +536,38 @@ class Runtime:
                 call.phase = "policies"
                 await call.ask(reason)
             # else another call was held while this one waited for its turn: wait for that one.
+
+    async def _run_guarded(
+        self,
+        call: _Call,
+        spec: AnyActionSpec,
+        ctx: ActionContext,
+        params: Any,
+        settle_ms: int,
+        *,
+        allowed: set[str],
+    ) -> tuple[str | None, str | None]:
+        """A UI action on a phone that checks what is in front in the action's own command
+        (front_guard.py): its result, or the reason to hold it (the phone refused to act)."""
+        token = set_guard(FrontGuard(self._guarded_fronts(call, allowed)))
+        seen = self.device.refs.screen
+        refused: Foreground | None = None
+        try:
+            result = await spec.run(ctx, params, settle_ms)
+        except FrontRefused as refusal:
+            refused = refusal.front
+        finally:
+            reset_guard(token)
+        if refused is not None:
+            await self._brought_before(call, refused)
+            return None, await self._refused_front(call, refused, allowed)
+        looked = self._front_looked(seen)
+        # Without a look after it (settle_ms=0), what the action brought is judged by the next
+        # look or UI action the phone refuses (_brought_before).
+        self._unlooked = None if looked is not None else asyncio.get_running_loop().time()
+        if looked is not None:
+            await self._left_in_front(call, looked)
+        return result, None
 
     def _guarded_fronts(self, call: _Call, allowed: set[str]) -> frozenset[str]:
         """The packages the phone must find not in front: the owner's apps, and those a front
@@ -545,10 +583,38 @@ class Runtime:
             allowed.add(front.package)
         return reason
 
-    async def _left_in_front(self, call: _Call) -> None:
+    def _front_looked(self, before: UiNode | None) -> Foreground | None:
+        """What the screen a UI action's settle looked at last showed in front, when it looked
+        during the action (the device's remembered screen is no longer `before`); else None."""
+        screen = self.device.refs.screen
+        if screen is None or screen is before:
+            return None
+        package = front_package(screen)
+        return Foreground(package=package, activity="") if package else None
+
+    async def _brought_before(self, call: _Call, front: Foreground) -> None:
+        """The first look at the screen (a read's, DUMP_UI) or guarded UI action the phone refused
+        after an agent's UI action nobody looked at after (settle_ms=0: no round trip of its own to
+        read the front, and a read at once would miss an app still starting), within UNLOOKED_S of
+        it: an owner's control in front then is taken as brought by that action, undone with HOME
+        and refused, naming it. (Later, or after a look, it is the owner's: refused, not undone.)"""
+        since, self._unlooked = self._unlooked, None
+        if since is None or asyncio.get_running_loop().time() - since > UNLOOKED_S:
+            return
+        refusal = brought_refusal(self.settings.owner, front)
+        if refusal is not None:
+            await self.device.press_key(KEYCODES["HOME"])
+            cause = refusal.removeprefix("it ")
+            raise PermissionDenied(f"{call.name}: the UI action before it, with settle_ms=0, {cause}")
+
+    async def _left_in_front(self, call: _Call, front: Foreground | None = None) -> None:
         """After a UI action, in its turn: one that brought one of the owner's controls to the
-        front (its icon, its card in recents) is undone with HOME and refused (owner/controls.py)."""
-        refusal = brought_refusal(self.settings.owner, await self.device.foreground())
+        front (its icon, its card in recents) is undone with HOME and refused (owner/controls.py).
+        `front`: what the action's settle saw last (on a guarded phone, whose primitives check the
+        front only before they act); else read now."""
+        if front is None:
+            front = await self.device.foreground()
+        refusal = brought_refusal(self.settings.owner, front)
         if refusal is not None:
             await self.device.press_key(KEYCODES["HOME"])
             raise PermissionDenied(f"{call.name}: {refusal}")

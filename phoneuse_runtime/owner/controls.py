@@ -16,7 +16,10 @@ So, for every caller but the owner (`Caller.owner`):
   card in recents, on a link or a button of another app that opens it) is undone and refused:
   the runtime reads the front after the action, presses HOME, which leaves the owner's app as it
   was (its task and screens kept, in the background), and answers PERMISSION_DENIED
-  (`brought_refusal`; runtime.py, where the front is read before the action, i.e. not on adb).
+  (`brought_refusal`, runtime.py): on a phone that guards the front in the action's own command
+  (adb) the front after is what the action's settle looked at last, so it costs no round trip,
+  and with `settle_ms=0` the next look or guarded UI action judges it (`_brought_before`); on
+  the other backends the front is read after the action.
   The system UI is the exception: the shade coming down, or the lock screen, is where the
   phone goes by itself, and shows only what NOTIFICATION_POSTED events tell; nothing in it is
   tapped (the point above);

@@ -198,7 +198,7 @@ def _seen(node: UiNode, refs: dict[int, str]) -> Seen:
     )
 
 
-def _front(root: UiNode) -> str:
+def front_package(root: UiNode) -> str:
     """The package of the app in front: that of the largest window outside the system bars (a
     keyboard's or a dialog's window over the app is smaller; System UI only when nothing else
     is there: the shade, the lock screen), the first of equals; a window without a package of
@@ -288,7 +288,7 @@ def changes(before: UiNode, after: UiNode, *, limit: int = SETTLE_CHANGES_MAX) -
             appeared.append(node)
     went = [node for nodes in old_by_id.values() for node in nodes]
     went.sort(key=old_nodes.index)
-    old_app, new_app = _front(before), _front(after)
+    old_app, new_app = front_package(before), front_package(after)
     switched = bool(old_app and new_app and old_app != new_app)
     if switched or _mostly_new(len(appeared), len(went), len(old_nodes), len(new_nodes)):
         # A new screen: the screen itself is the cheapest account of it, and what went is only

@@ -290,6 +290,14 @@ system UI `com.android.systemui`: the notification shade and the lock screen).
   key reads it just before, in the same worker call), elsewhere by a read just before it runs.
   PRESS_KEY of HOME, BACK, WAKEUP, SLEEP, POWER, VOLUME_UP or VOLUME_DOWN is allowed: those only
   leave.
+- A UI action that brings one of them (but the system UI) to the front (its icon on the home
+  screen, its card in recents, a button that opens it) is undone with HOME, which leaves it as
+  it was in the background, and is `PERMISSION_DENIED: ACTION: it brought ... to the front`. The
+  front after is read from the settle's last look (adb: no round trip of its own), or by a read
+  after the action (the other backends). On adb with `settle_ms=0` nothing looks after the
+  action: the next look (DUMP_UI) or UI action within 10 s that finds one of them in front
+  undoes it and is refused instead, `PERMISSION_DENIED: ACTION: the UI action before it, with
+  settle_ms=0, brought ...`.
 - OPEN_APP, CLOSE_APP, OPEN_URL (by `app_target`) and START_INTENT (by `package`, `component`
   or `app_target`) aimed at one of them, and START_INTENT of a settings screen
   (`android.settings.*`) or of an action that changes who guards the phone (device admin,

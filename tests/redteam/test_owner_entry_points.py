@@ -173,14 +173,54 @@ async def test_on_adb_the_agent_reaches_no_owner_app_by_name_package_component_i
     assert kept == [seed.SETTINGS_MAIN]  # the owner's Settings, as they left it
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="on adb the front is checked in the action's own command, before it acts; reading it "
-    "after would cost every UI action a round trip (issue 17): the tap on Settings' icon runs",
-)
-async def test_on_adb_tapping_an_owner_apps_icon_on_the_home_screen_is_refused(serve_adb: AdbServe) -> None:
-    """An agent with a valid token taps the Settings icon on the home screen of a real-wire phone."""
+async def test_on_adb_tapping_an_owner_apps_icon_on_the_home_screen_is_undone_and_refused(
+    serve_adb: AdbServe,
+) -> None:
+    """An agent with a valid token taps the Settings icon on the home screen of a real-wire phone.
+    The phone checks the front before the tap (the home screen: let through); the runtime reads
+    what the tap brought from the settle's last look, at no round trip of its own."""
     s = await serve_adb()
-    response = await s.client.execute("TAP", {"description": "Settings", **NO_SETTLE})
-    assert s.state.foreground().package != seed.SETTINGS
-    assert response.error.startswith("PERMISSION_DENIED: TAP: "), response.error
+    response = await s.client.execute("TAP", {"description": "Settings"})
+    assert response.error.startswith("PERMISSION_DENIED: TAP: it brought com.android.settings")
+    assert "pressed HOME" in response.error
+    assert s.state.foreground().package == seed.LAUNCHER
+    kept = [a.activity for task in s.state.tasks for a in task.activities if a.package == seed.SETTINGS]
+    assert kept == [seed.SETTINGS_MAIN]  # Settings as the tap opened it, in the background
+
+
+async def test_on_adb_an_owner_app_a_tap_without_settle_brought_is_undone_at_the_next_ui_action(
+    serve_adb: AdbServe,
+) -> None:
+    """With settle_ms=0 nothing looks after the tap (one round trip, and a read at once would miss
+    an app still starting): the agent's next UI action, which the phone refuses with Settings in
+    front, undoes it and says which action brought it; nothing is done in Settings."""
+    s = await serve_adb()
+    await s.client.ok("TAP", {"description": "Settings", **NO_SETTLE})
+    taps = len(s.state.log.taps)
+    response = await s.client.execute("TAP", {"text": "Network & internet", **NO_SETTLE})
+    assert response.error.startswith(
+        "PERMISSION_DENIED: TAP: the UI action before it, with settle_ms=0, brought com.android.settings"
+    ), response.error
+    assert s.state.foreground().package == seed.LAUNCHER
+    kept = [a.activity for task in s.state.tasks for a in task.activities if a.package == seed.SETTINGS]
+    assert kept == [seed.SETTINGS_MAIN]  # nothing was opened in Settings
+    assert len(s.state.log.taps) == taps
+    # Once undone, the next refusal is the plain one: nothing is pressed for the owner's own use.
+    apps.launch_package(s.state, seed.SETTINGS, source="test")  # the owner opens Settings
+    response = await s.client.execute("TAP", {"text": "Network & internet", **NO_SETTLE})
+    assert response.error.startswith("PERMISSION_DENIED: TAP: com.android.settings is in front")
+    assert s.state.foreground().package == seed.SETTINGS
+
+
+async def test_on_adb_an_owner_app_a_tap_without_settle_brought_is_undone_at_the_next_look(
+    serve_adb: AdbServe,
+) -> None:
+    """The same tap, then a read of the screen: the read's own look judges the front (no round
+    trip more), presses HOME and refuses it, so Settings is not left in front for the agent."""
+    s = await serve_adb()
+    await s.client.ok("TAP", {"description": "Settings", **NO_SETTLE})
+    response = await s.client.execute("DUMP_UI")
+    assert response.error.startswith(
+        "PERMISSION_DENIED: DUMP_UI: the UI action before it, with settle_ms=0, brought com.android.settings"
+    ), response.error
+    assert s.state.foreground().package == seed.LAUNCHER

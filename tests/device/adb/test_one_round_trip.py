@@ -146,6 +146,7 @@ async def test_before_android_11_a_gesture_reads_the_front_then_acts(serve_adb: 
     s = await serve_adb(FakePhone(state))
     streams, _ = await _streams(s, "TAP", {"x": "360", "y": "1000"})
     assert streams == ["shell,v2:dumpsys window windows", "tcp:9008"]
+    await s.client.ok("DUMP_UI")  # the agent looks: what comes to the front now is the owner's doing
     apps.launch_package(s.state, seed.SETTINGS, source="test")
     taps = len(s.state.log.taps)
     response = await s.client.execute("TAP", {"x": "360", "y": "1000", **NO_SETTLE})

@@ -29,6 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
+from phoneuse_runtime.device.base import deadline
 from phoneuse_runtime.kernel.errors import Internal
 from phoneuse_runtime.kernel.registry import Contribution
 from phoneuse_runtime.memory.embeddings import (
@@ -67,13 +68,16 @@ ProgressHook = Callable[[Sequence[str]], None]
 
 
 class _Read:
-    """A read waiting for a reader: the work, and where its result goes."""
+    """A read waiting for a reader: the work, and where its result goes. `abandoned` once its
+    caller gave up (its deadline, a client gone): not started then, and interrupted if running."""
 
-    __slots__ = ("future", "label", "loop", "work")
+    __slots__ = ("abandoned", "future", "label", "loop", "steps", "work")
 
     def __init__(self, work: Callable[[Graph], Any], future: asyncio.Future[Any], label: str) -> None:
         self.work, self.future, self.label = work, future, label
         self.loop = future.get_loop()
+        self.steps = 0  # SQLite instructions run since it last let the waiting reads go first
+        self.abandoned = False
 
     def settle(self, result: Any = None, error: BaseException | None = None) -> None:
         def set_it() -> None:
@@ -277,14 +281,17 @@ class Memory:
         return conn
 
     def _run_read(self, job: _Read) -> None:
-        """Runs one read in this thread, and hands its result to the caller's loop."""
+        """Runs one read in this thread, and hands its result to the caller's loop; one whose
+        caller gave up before it started is dropped."""
+        if job.abandoned:
+            return
         local = self._local
         conn = self._thread_conn()
-        local.running.append([job.label, 0])
+        local.running.append(job)
         hook = self.progress_hook
         try:
             if hook is not None:
-                hook([label for label, _ in local.running])
+                hook([running.label for running in local.running])
             result = job.work(Graph(conn))
         except BaseException as exc:
             job.settle(error=exc)
@@ -302,16 +309,19 @@ class Memory:
         self._run_read(job)
 
     def _progress(self) -> int:
-        """SQLite's progress handler on every reader connection: lets the waiting reads go
-        first once the read running now has had its slice. Returns 0: never interrupts."""
-        running = self._local.running
+        """SQLite's progress handler on every reader connection: interrupts the read running
+        now if its caller gave up (so no reader is kept by work nobody waits for), else lets the
+        waiting reads go first once it has had its slice, and goes on (0)."""
+        running: list[_Read] = self._local.running
         current = running[-1]
-        current[1] += PROGRESS_STEPS
+        if current.abandoned:
+            return 1  # SQLite stops the statement: "interrupted", to a caller who is gone
+        current.steps += PROGRESS_STEPS
         hook = self.progress_hook
         if hook is not None:
-            hook([label for label, _ in running])
-        if current[1] >= self.slice_steps and self._waiting:
-            current[1] = 0
+            hook([job.label for job in running])
+        if current.steps >= self.slice_steps and self._waiting:
+            current.steps = 0
             while True:
                 try:
                     job = self._waiting.popleft()
@@ -358,12 +368,16 @@ class Memory:
         if readers is None:
             raise Internal("the memory is closed (the server is stopping)")
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        job = _Read(work, future, label)
         with self.arrived:
-            self._waiting.append(_Read(work, future, label))
+            self._waiting.append(job)
             self.arrived.notify_all()
         readers.submit(self._next_read)
         try:
             return await future
+        except asyncio.CancelledError:
+            job.abandoned = True  # the reader drops it, or SQLite interrupts it (_progress)
+            raise
         except sqlite3.Error as exc:
             raise Internal(f"the memory could not read {self.path}: {exc}") from exc
 
@@ -520,13 +534,17 @@ class Memory:
 
     async def catch_up(self) -> None:
         """Before a query is answered: reads what the phone's SMS and call log gained since the
-        memory last looked (the rows above its marks), waiting at most CATCH_UP_WAIT_S (a phone
-        slow to answer delays the answer that long, then the query reads what is stored)."""
+        memory last looked (the rows above its marks), waiting at most CATCH_UP_WAIT_S and half
+        the time the call has left (a phone slow to answer, or the memory busy with its own
+        work, delays the answer that long; then the query reads what is stored)."""
         if self.ingestor is None:
             return
         self.ingestor.request("sms", "calls")
+        wait_s = CATCH_UP_WAIT_S
+        if (until := deadline()) is not None:
+            wait_s = min(wait_s, max(0.0, until - asyncio.get_running_loop().time()) / 2)
         with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(self.ingestor.settled(), timeout=CATCH_UP_WAIT_S)
+            await asyncio.wait_for(self.ingestor.settled(), timeout=wait_s)
 
     async def settled(self) -> None:
         """Returns once every event and sync handed to ingestion so far is stored."""

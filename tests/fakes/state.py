@@ -379,6 +379,9 @@ class Faults:
     # uiautomator2's keyboard registers its receiver a moment after `ime set`: the next N
     # broadcasts to it find no receiver (result=0), as on a real phone right after the switch.
     ime_warmup_broadcasts: int = 0
+    # getClipboard answers null whatever the clipboard holds, as ClipboardManager answers a
+    # caller that may not read it (uiautomator2: "jsonrpc.getClipboard is not OK for now").
+    clipboard_unreadable: bool = False
 
 
 @dataclass

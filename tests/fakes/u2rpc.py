@@ -393,7 +393,7 @@ async def set_clipboard(state: PhoneState, a: list[Any]) -> None:
 
 @rpc("getClipboard", 0)
 async def get_clipboard(state: PhoneState, a: list[Any]) -> str | None:
-    return state.clipboard
+    return None if state.faults.clipboard_unreadable else state.clipboard
 
 
 @rpc("pasteClipboard", 0)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import functools
 import logging
 import os
@@ -105,6 +106,11 @@ from phoneuse_runtime.screen.ui import UiNode, parse_hierarchy
 from phoneuse_runtime.util.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
+# The screen TYPE_TEXT's paste read in its own batch right after typing: its read back, for this
+# task's next device call only (any other call of the task's clears it first).
+_TYPED_SCREEN: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "phoneuse_typed_screen", default=None
+)
 
 T = TypeVar("T")
 
@@ -367,6 +373,7 @@ class AdbDevice(Device):
     # --- calls on the worker -------------------------------------------------------
     async def _call(self, what: str, fn: Callable[[Budget], T], *, default_s: float = DEFAULT_CALL_S) -> T:
         """Runs `fn` on the phone's worker thread, translating what it raises."""
+        _TYPED_SCREEN.set(None)  # whatever this call does, the screen typing read is no longer now
         try:
             return await self.worker.call(what, fn, default_s=default_s)
         except asyncio.CancelledError:
@@ -416,7 +423,12 @@ class AdbDevice(Device):
 
     # --- screen -------------------------------------------------------------------------
     async def dump_hierarchy(self) -> str:
-        xml = await self._call("reading the screen", lambda b: self._ui_now().dump(b))
+        """The screen now: read by the typing just before (`input_text`'s last batch, when this
+        task made no other device call since), else one `dumpWindowHierarchy`."""
+        xml = _TYPED_SCREEN.get()
+        if xml is None:
+            xml = await self._call("reading the screen", lambda b: self._ui_now().dump(b))
+        _TYPED_SCREEN.set(None)
         saw_screen(xml)
         return xml
 
@@ -586,11 +598,15 @@ class AdbDevice(Device):
         )
 
     async def input_text(self, text: str, *, replace: bool = False) -> str:
+        """Types (Ui.input_text); the screen its paste's batch read after typing is kept for this
+        task's next device call if that is the read back (`dump_hierarchy`)."""
         guard = current_guard()
         saw_screen(None)
-        return await self._call(
+        typed = await self._call(
             "typing", lambda b: self._ui_now().input_text(b, text, replace=replace, guard=guard)
         )
+        _TYPED_SCREEN.set(typed.xml)
+        return typed.via
 
     async def clear_text(self) -> None:
         guard = current_guard()

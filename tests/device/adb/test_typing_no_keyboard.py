@@ -37,20 +37,29 @@ def _methods(s: Served, since: int) -> list[str]:
     return [call.method for call in s.state.log.rpc[since:]]
 
 
+def _phone(*, keyboard: bool) -> FakePhone:
+    state = seed.default_state()  # u2.jar (pushed at connect) and no AdbKeyboard
+    if keyboard:  # what uiautomator2's first send_keys installs: app-uiautomator.apk
+        u2 = seed.u2_app_package()
+        state.packages[u2.name] = u2
+    return FakePhone(state)
+
+
+@pytest.mark.parametrize("keyboard", [False, True], ids=["no keyboard", "keyboard"])
 @pytest.mark.parametrize("name", list(TEXTS))
-async def test_without_the_keyboard_typing_takes_at_most_three_round_trips(
-    serve_adb: AdbServe, name: str
+async def test_typing_takes_at_most_three_round_trips_in_any_script(
+    serve_adb: AdbServe, name: str, keyboard: bool
 ) -> None:
-    s = await serve_adb(FakePhone(seed.default_state()))  # u2.jar, no AdbKeyboard
+    s = await serve_adb(_phone(keyboard=keyboard))
     await _keep_focused(s)
     s.state.clipboard = OWNERS_CLIP
     text = TEXTS[name]
-    for _ in range(2):  # the first typing on the connection learns that the keyboard is missing
+    for _ in range(2):  # the first typing on the connection learns whether the keyboard is there
         before, rpcs = len(s.opened()), len(s.state.log.rpc)
         typed = await s.client.ok("TYPE_TEXT", {"text": text, **NO_SETTLE})
         streams = s.opened()[before:]
         assert len(streams) <= 3, (streams, _methods(s, rpcs))
-        assert typed["via"] == "clipboard paste"
+        assert typed["via"] == ("uiautomator2 ime" if keyboard else "clipboard paste")
         assert typed["verified"] is True and typed["read_back"] == text
         assert s.state.log.texts[-1].text == text
         assert s.state.clipboard == OWNERS_CLIP  # read before, put back after
@@ -58,7 +67,7 @@ async def test_without_the_keyboard_typing_takes_at_most_three_round_trips(
 
 
 async def test_the_first_typing_is_the_script_and_two_batches(serve_adb: AdbServe) -> None:
-    s = await serve_adb(FakePhone(seed.default_state()))
+    s = await serve_adb(_phone(keyboard=False))
     await _keep_focused(s)
     before, rpcs = len(s.opened()), len(s.state.log.rpc)
     await s.client.ok("TYPE_TEXT", {"text": "first", **NO_SETTLE})
@@ -84,7 +93,7 @@ async def test_the_first_typing_is_the_script_and_two_batches(serve_adb: AdbServ
 
 
 async def test_an_empty_clipboard_stays_empty(serve_adb: AdbServe) -> None:
-    s = await serve_adb(FakePhone(seed.default_state()))
+    s = await serve_adb(_phone(keyboard=False))
     await _keep_focused(s)
     assert s.state.clipboard is None
     typed = await s.client.ok("TYPE_TEXT", {"text": "nothing copied", **NO_SETTLE})
@@ -93,7 +102,7 @@ async def test_an_empty_clipboard_stays_empty(serve_adb: AdbServe) -> None:
 
 
 async def test_typing_after_what_the_field_holds_without_clear(serve_adb: AdbServe) -> None:
-    s = await serve_adb(FakePhone(seed.default_state()))
+    s = await serve_adb(_phone(keyboard=False))
     await _keep_focused(s)
     await s.client.ok("TYPE_TEXT", {"text": "abc", **NO_SETTLE})
     typed = await s.client.ok("TYPE_TEXT", {"text": " déf", "clear": "false", **NO_SETTLE})
@@ -103,7 +112,7 @@ async def test_typing_after_what_the_field_holds_without_clear(serve_adb: AdbSer
 
 
 async def test_no_field_focused_types_nothing_and_restores_the_clipboard(serve_adb: AdbServe) -> None:
-    s = await serve_adb(FakePhone(seed.default_state()))
+    s = await serve_adb(_phone(keyboard=False))
     s.state.clipboard = OWNERS_CLIP
     texts = len(s.state.log.texts)
     for _ in range(2):
@@ -113,7 +122,7 @@ async def test_no_field_focused_types_nothing_and_restores_the_clipboard(serve_a
 
 
 async def test_an_owners_app_in_front_is_never_typed_into(serve_adb: AdbServe) -> None:
-    s = await serve_adb(FakePhone(seed.default_state()))
+    s = await serve_adb(_phone(keyboard=False))
     await _keep_focused(s)
     await s.client.ok("TYPE_TEXT", {"text": "learnt: no keyboard", **NO_SETTLE})
     s.state.clipboard = OWNERS_CLIP
@@ -127,7 +136,7 @@ async def test_an_owners_app_in_front_is_never_typed_into(serve_adb: AdbServe) -
 
 
 async def test_a_clipboard_that_cannot_be_read_is_not_used_again(serve_adb: AdbServe) -> None:
-    s = await serve_adb(FakePhone(seed.default_state()))
+    s = await serve_adb(_phone(keyboard=False))
     s.state.faults.clipboard_unreadable = True  # reads answer null: what it held is unknowable
     await _keep_focused(s)
     typed = await s.client.ok("TYPE_TEXT", {"text": "Olá 你好 🚲", **NO_SETTLE})

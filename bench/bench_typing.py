@@ -1,9 +1,8 @@
 """TYPE_TEXT's device round trips on adb: the streams the fake adbd opened for one TYPE_TEXT
 into the focused field, with uiautomator2's input method installed and without it (uiautomator2
 3.x installs it only on its first send_keys; typing then pastes, the owner's clipboard put back),
-for ASCII, Unicode with emoji and shell metacharacters with a newline, each twice (the first
-typing on a connection learns whether the keyboard is there); each read back checked, and the
-owner's clipboard.
+for ASCII, Unicode with emoji and shell metacharacters with a newline, each twice on one
+connection; each read back checked, and the owner's clipboard.
 
 The runtime is built in-process by the production factory against the fake adbd behind the
 isolated real adb server. The first stream of every UI action is the owner's-controls read of
@@ -79,7 +78,7 @@ async def run(*, keyboard: bool) -> list[list[str]]:
 
         await execute("OPEN_APP", {"package": seed.KEEP})
         await execute("TAP", {"resource_id": KEEP_FIELD})
-        texts = [*TEXTS.items(), *TEXTS.items()]  # each twice; the 1st learns about the keyboard
+        texts = [*TEXTS.items(), *TEXTS.items()]  # each twice on the connection
         for n, (label, text) in enumerate(texts, 1):
             before = len(adbd.opened)
             typed = await execute("TYPE_TEXT", {"text": text, **own})

@@ -51,7 +51,15 @@ from phoneuse_runtime.device.adb.connection import (
 from phoneuse_runtime.device.adb.errors import is_link_failure, translate
 from phoneuse_runtime.device.adb.events import Pollers
 from phoneuse_runtime.device.adb.shell import command, oriented_size, parse_getprop, parse_wm_size
-from phoneuse_runtime.device.adb.ui import FOCUSED, U2Server, Ui, guarded, u2_selector
+from phoneuse_runtime.device.adb.ui import (
+    FOCUSED,
+    IME_LIST,
+    U2Server,
+    Ui,
+    guarded,
+    ime_listed,
+    u2_selector,
+)
 from phoneuse_runtime.device.adb.worker import Budget, Worker
 from phoneuse_runtime.device.base import (
     KEYCODES,
@@ -289,7 +297,10 @@ class AdbDevice(Device):
         features = str(dev.get_features())
         self._v2 = "shell_v2" in features.split(",")
         props = parse_getprop(self._sh(budget, "getprop").stdout)
-        size = parse_wm_size(self._sh(budget, command("wm", "size")).stdout) or (0, 0)
+        # The screen's size, and whether uiautomator2's keyboard is installed (uiautomator2 3.x
+        # installs it on its first send_keys only): typing without it needs no look of its own.
+        screen = self._sh(budget, f"{command('wm', 'size')}; {IME_LIST}").stdout
+        size = parse_wm_size(screen) or (0, 0)
         self._natural = size  # the natural orientation's; screen_size() turns it as the display is
         width, height = sorted(size)
         sdk_text = props.get("ro.build.version.sdk", "0")
@@ -307,6 +318,7 @@ class AdbDevice(Device):
             self.u2.stop()  # its launch shell died with the connection
         self.u2 = U2Server(dev, v2=self._v2)
         self._ui = Ui(self.u2, self._sh, self._foreground)
+        self._ui.ime_installed = ime_listed(screen)
         try:
             self.u2.ensure(budget)
         except Exception as exc:

@@ -60,6 +60,8 @@ IME_ID = "com.github.uiautomator/.AdbKeyboard"
 # ADB_KEYBOARD_INPUT_TEXT` without `-p` (as uiautomator2 itself sends it) reaches every app that
 # registered a receiver for the action, passwords included.
 IME_PACKAGE = IME_ID.split("/", 1)[0]
+# The input methods installed, one id a line (read at connect, with `wm size`: `ime_listed`).
+IME_LIST = "ime list -s -a 2>/dev/null"
 # After switching to it, its broadcast receiver may take a moment to register: the broadcast is
 # sent again at this interval (it is only received, and only types, once the IME is up).
 IME_READY_POLL_S = 0.1
@@ -453,7 +455,9 @@ class Ui:
         self.server = server
         self.shell = shell
         self.front = front  # reads what is in front (the device's dumpsys read), for the guard
-        self.ime_installed: bool | None = None  # learnt on first use, per connection
+        # Whether uiautomator2's keyboard is installed: read at connect (`ime_listed`), learnt
+        # again whenever the typing script finds it missing; None: not known yet.
+        self.ime_installed: bool | None = None
         # Whether the clipboard takes a text and reads it back (False: pasting is not tried again)
         self.paste_works: bool | None = None
 
@@ -831,6 +835,11 @@ def ime_script(text: str, *, replace: bool, tries: int, refused: frozenset[str] 
         f'{read}if [ -z "$c$a" ]; then echo {FRONT_UNKNOWN}; '
         f"elif {refuses}; then echo {FRONT_REFUSED}; else {typing}; fi"
     )
+
+
+def ime_listed(output: str) -> bool:
+    """Whether IME_LIST's output lists uiautomator2's keyboard."""
+    return IME_ID in output.split()
 
 
 def _broadcast_result(output: str) -> int | None:

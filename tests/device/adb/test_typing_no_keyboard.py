@@ -2,8 +2,8 @@
 its AdbKeyboard (com.github.uiautomator/.AdbKeyboard, in app-uiautomator.apk) only on its first
 `send_keys`, so many phones have u2.jar but no keyboard. Typing then pastes: the owner's clipboard
 read, the text set, checked and pasted, the clipboard put back, and the field read back, in at
-most 3 device round trips (two JSON-RPC batches and, the first time on a connection, the script
-that finds the keyboard missing). Through gRPC against the fake adbd and phone (which lists no
+most 3 device round trips with settling's look (two JSON-RPC batches; the keyboard is found
+missing at connect, with `wm size`). Through gRPC against the fake adbd and phone (which lists no
 such input method, as `ime list -s -a` on such a phone) behind the real adb server; streams
 counted at the fake adbd, JSON-RPC methods at the fake server."""
 
@@ -54,7 +54,7 @@ async def test_typing_takes_at_most_three_round_trips_in_any_script(
     await _keep_focused(s)
     s.state.clipboard = OWNERS_CLIP
     text = TEXTS[name]
-    for _ in range(2):  # the first typing on the connection learns whether the keyboard is there
+    for _ in range(2):
         before, rpcs = len(s.opened()), len(s.state.log.rpc)
         typed = await s.client.ok("TYPE_TEXT", {"text": text, **NO_SETTLE})
         streams = s.opened()[before:]
@@ -66,17 +66,10 @@ async def test_typing_takes_at_most_three_round_trips_in_any_script(
     assert [t.text for t in s.state.log.texts].count(text) == 2  # typed once each time
 
 
-async def test_the_first_typing_is_the_script_and_two_batches(serve_adb: AdbServe) -> None:
+async def test_typing_is_two_batches_and_settling_at_most_one_look_more(serve_adb: AdbServe) -> None:
     s = await serve_adb(_phone(keyboard=False))
     await _keep_focused(s)
-    before, rpcs = len(s.opened()), len(s.state.log.rpc)
-    await s.client.ok("TYPE_TEXT", {"text": "first", **NO_SETTLE})
-    streams = s.opened()[before:]
-    # The script (the front checked, no keyboard found), then the two batches on tcp:9008.
-    assert len(streams) == 3, streams
-    assert streams[0].startswith("shell,v2:f=$(dumpsys window windows | grep") and "ime list" in streams[0]
-    assert streams[1:] == ["tcp:9008", "tcp:9008"]
-    assert _methods(s, rpcs) == [
+    methods = [
         "getClipboard",
         "objInfo",
         "setClipboard",
@@ -84,12 +77,20 @@ async def test_the_first_typing_is_the_script_and_two_batches(serve_adb: AdbServ
         "clearTextField",
         "pasteClipboard",
         "setClipboard",
-        "dumpWindowHierarchy",
+        "dumpWindowHierarchy",  # the read back, and settling's first look
     ]
-    before = len(s.opened())
-    typed = await s.client.ok("TYPE_TEXT", {"text": "second", **NO_SETTLE})
-    assert s.opened()[before:] == ["tcp:9008", "tcp:9008"]  # known now: no script
-    assert typed["read_back"] == "second"
+    before, rpcs = len(s.opened()), len(s.state.log.rpc)
+    typed = await s.client.ok("TYPE_TEXT", {"text": "batched", **NO_SETTLE})
+    assert typed["read_back"] == "batched"
+    # The keyboard was found missing at connect (`ime list`, with `wm size`): no script.
+    assert s.opened()[before:] == ["tcp:9008", "tcp:9008"]
+    assert _methods(s, rpcs) == methods
+    # Settling (its default): its first look is the read back; a second one when it wants it.
+    before, rpcs = len(s.opened()), len(s.state.log.rpc)
+    typed = await s.client.ok("TYPE_TEXT", {"text": "settled"})
+    assert typed["read_back"] == "settled"
+    assert len(s.opened()[before:]) <= 3
+    assert _methods(s, rpcs)[: len(methods)] == methods
 
 
 async def test_an_empty_clipboard_stays_empty(serve_adb: AdbServe) -> None:
@@ -121,16 +122,18 @@ async def test_no_field_focused_types_nothing_and_restores_the_clipboard(serve_a
         assert s.state.clipboard == OWNERS_CLIP
 
 
-async def test_an_owners_app_in_front_is_never_typed_into(serve_adb: AdbServe) -> None:
+@pytest.mark.parametrize("clear", ["true", "false"])
+async def test_an_owners_app_in_front_is_never_typed_into(serve_adb: AdbServe, clear: str) -> None:
     s = await serve_adb(_phone(keyboard=False))
     await _keep_focused(s)
-    await s.client.ok("TYPE_TEXT", {"text": "learnt: no keyboard", **NO_SETTLE})
     s.state.clipboard = OWNERS_CLIP
     apps.launch_package(s.state, seed.SETTINGS, source="test")  # the owner opened Settings
     texts = len(s.state.log.texts)
-    response = await s.client.execute("TYPE_TEXT", {"text": "switch the guard off", **NO_SETTLE})
+    params = {"text": "switch the guard off", "clear": clear, **NO_SETTLE}
+    response = await s.client.execute("TYPE_TEXT", params)
     assert not response.success
-    assert response.error.startswith("PERMISSION_DENIED: TYPE_TEXT: com.android.settings is in front")
+    if clear == "true":  # else the handler finds no field focused first (ELEMENT_NOT_FOUND)
+        assert response.error.startswith("PERMISSION_DENIED: TYPE_TEXT: com.android.settings is in front")
     assert len(s.state.log.texts) == texts  # nothing typed, nothing cleared
     assert s.state.clipboard == OWNERS_CLIP
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 
+from phoneuse_runtime.device.adb.device import AdbDevice
 from tests.device.adb.conftest import AdbServe, Served
 from tests.fakes import apps, seed
 from tests.fakes.phone import FakePhone
@@ -152,3 +153,20 @@ async def test_a_clipboard_that_cannot_be_read_is_not_used_again(serve_adb: AdbS
     assert len(s.opened()) - before <= 3, (s.opened()[before:], _methods(s, rpcs))
     assert "setClipboard" not in _methods(s, rpcs)  # the clipboard is left alone
     assert s.state.clipboard == OWNERS_CLIP
+
+
+async def test_the_screen_the_paste_read_is_the_next_read_only(serve_adb: AdbServe) -> None:
+    s = await serve_adb(_phone(keyboard=False))
+    await _keep_focused(s)
+    device = s.client.app.runtime.device
+    assert isinstance(device, AdbDevice)
+    await device.input_text("read in the batch", replace=True)
+    rpcs = len(s.state.log.rpc)
+    assert 'text="read in the batch"' in await device.dump_hierarchy()  # the batch's own dump
+    assert _methods(s, rpcs) == []
+    await device.input_text("!")
+    await device.press_key(4)  # another call after the typing (BACK: the keyboard goes)
+    assert s.state.keyboard_shown is False
+    rpcs = len(s.state.log.rpc)
+    await device.dump_hierarchy()
+    assert _methods(s, rpcs) == ["dumpWindowHierarchy"]  # read again: the typing's is stale

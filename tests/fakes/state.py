@@ -357,6 +357,9 @@ class Faults:
     # The u2 server answers every JSON-RPC call with "UiAutomation not connected" until it is
     # restarted (a new app_process launch clears it).
     u2_not_connected: bool = False
+    # After this many more JSON-RPC calls (a batch's each count) UiAutomation is lost, as with
+    # u2_not_connected (None: never): a server that stops serving in the middle of a batch.
+    u2_disconnect_after_calls: int | None = None
     # The next N app_process launches fail with "... already registered!" and exit.
     u2_already_registered: int = 0
     # The server process dies after this many more JSON-RPC calls (None: never).

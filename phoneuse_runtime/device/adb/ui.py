@@ -705,14 +705,20 @@ class Ui:
             if failure.kind == "not_found":
                 self.check_front(budget, guard)
             raise failure
-        pasted, restored, xml = self.server.batch(
-            budget,
-            [
-                ("pasteClipboard", ()),
-                ("setClipboard", (CLIP_LABEL, previous)),
-                ("dumpWindowHierarchy", (False, 50)),
-            ],
-        )
+        second: list[tuple[str, tuple[Any, ...]]] = [
+            ("pasteClipboard", ()),
+            ("setClipboard", (CLIP_LABEL, previous)),
+            ("dumpWindowHierarchy", (False, 50)),
+        ]
+        try:
+            # Never sent twice (`batch` would, after a restart): had the paste run before the
+            # server stopped serving, a second would paste the owner's clipboard, put back by then.
+            pasted, restored, xml = self.server.rpc_batch(budget, second)
+        except U2Dead as exc:
+            self._restore_clipboard(budget, previous)  # `call`: the server restarted once
+            raise U2Unreachable(
+                f"the uiautomator2 server stopped serving while pasting; the text may have been typed: {exc}"
+            ) from exc
         if isinstance(restored, RpcError):
             log.warning("the clipboard could not be put back (%s)", restored.message)
         if isinstance(pasted, RpcError):
@@ -722,8 +728,8 @@ class Ui:
     def _restore_clipboard(self, budget: Budget, previous: str | None) -> None:
         try:
             self.set_clipboard(budget, previous)
-        except RpcError as exc:
-            log.warning("the clipboard could not be put back (%s)", exc.message)
+        except (RpcError, U2Unreachable) as exc:
+            log.warning("the clipboard could not be put back (%s)", exc)
 
     def _set_text(
         self, budget: Budget, text: str, field: dict[str, Any], *, replace: bool, guard: FrontGuard | None

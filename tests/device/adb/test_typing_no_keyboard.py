@@ -170,3 +170,23 @@ async def test_the_screen_the_paste_read_is_the_next_read_only(serve_adb: AdbSer
     rpcs = len(s.state.log.rpc)
     await device.dump_hierarchy()
     assert _methods(s, rpcs) == ["dumpWindowHierarchy"]  # read again: the typing's is stale
+
+
+@pytest.mark.parametrize("answered", [5, 6], ids=["before the paste", "after the paste"])
+async def test_a_server_lost_while_pasting_is_not_sent_the_paste_again(
+    serve_adb: AdbServe, answered: int
+) -> None:
+    s = await serve_adb(_phone(keyboard=False))
+    await _keep_focused(s)
+    s.state.clipboard = OWNERS_CLIP
+    texts = len(s.state.log.texts)
+    # The first batch's 5 calls answered, then UiAutomation goes: the paste (6th) fails, or runs
+    # and the calls after it fail.
+    s.state.faults.u2_disconnect_after_calls = answered
+    response = await s.client.execute("TYPE_TEXT", {"text": "once at most", **NO_SETTLE})
+    assert not response.success
+    assert response.error.startswith("DEVICE_UNAVAILABLE: typing: "), response.error
+    assert "the text may have been typed" in response.error
+    typed = [t.text for t in s.state.log.texts[texts:] if t.method == "paste"]
+    assert typed == ([] if answered == 5 else ["once at most"])  # once at most, never sent again
+    assert s.state.clipboard == OWNERS_CLIP  # put back once the server was restarted

@@ -1,6 +1,8 @@
 """TYPE_TEXT's device round trips on adb: the streams the fake adbd opened for one TYPE_TEXT
-into the focused field, with uiautomator2's input method installed, for ASCII, Unicode with
-emoji and shell metacharacters with a newline; each read back checked.
+into the focused field, with uiautomator2's input method installed and without it (uiautomator2
+3.x installs it only on its first send_keys; typing then pastes, the owner's clipboard put back),
+for ASCII, Unicode with emoji and shell metacharacters with a newline, each twice on one
+connection; each read back checked, and the owner's clipboard.
 
 The runtime is built in-process by the production factory against the fake adbd behind the
 isolated real adb server. The first stream of every UI action is the owner's-controls read of
@@ -30,7 +32,10 @@ TEXTS = {
 }
 
 
-async def run() -> list[list[str]]:
+OWNERS_CLIP = "the owner's copied text"
+
+
+async def run(*, keyboard: bool) -> list[list[str]]:
     import grpc
     from _fake_adb import adb_app
 
@@ -46,8 +51,10 @@ async def run() -> list[list[str]]:
     except ImportError:
         own = {}
     state = seed.default_state()
-    u2 = seed.u2_app_package()
-    state.packages[u2.name] = u2
+    if keyboard:
+        u2 = seed.u2_app_package()
+        state.packages[u2.name] = u2
+    state.clipboard = OWNERS_CLIP
     rows = []
     async with adb_app(
         "bench-typing",
@@ -71,13 +78,21 @@ async def run() -> list[list[str]]:
 
         await execute("OPEN_APP", {"package": seed.KEEP})
         await execute("TAP", {"resource_id": KEEP_FIELD})
-        for label, text in TEXTS.items():
+        texts = [*TEXTS.items(), *TEXTS.items()]  # each twice on the connection
+        for n, (label, text) in enumerate(texts, 1):
             before = len(adbd.opened)
             typed = await execute("TYPE_TEXT", {"text": text, **own})
             streams = adbd.opened[before:]
             front = 1 if streams and streams[0].endswith("dumpsys window windows") else 0
             rows.append(
-                [label, str(len(streams)), str(len(streams) - front), str(typed.get("read_back") == text)]
+                [
+                    "yes" if keyboard else "no",
+                    f"{n}. {label}",
+                    str(len(streams)),
+                    str(len(streams) - front),
+                    str(typed.get("read_back") == text),
+                    str(state.clipboard == OWNERS_CLIP),
+                ]
             )
         await channel.close()
     return rows
@@ -94,9 +109,10 @@ def main() -> None:
 
     import phoneuse_runtime
 
-    rows = asyncio.run(run())
+    rows = [*asyncio.run(run(keyboard=True)), *asyncio.run(run(keyboard=False))]
     print(f"runtime from {Path(phoneuse_runtime.__file__).parent.parent}; {machine()}")
-    print(table(["text", "streams", "after the front read", "read back exactly"], rows))
+    header = ["keyboard", "text", "streams", "after a front read", "read back exactly", "clipboard kept"]
+    print(table(header, rows))
 
 
 if __name__ == "__main__":

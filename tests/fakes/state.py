@@ -357,6 +357,9 @@ class Faults:
     # The u2 server answers every JSON-RPC call with "UiAutomation not connected" until it is
     # restarted (a new app_process launch clears it).
     u2_not_connected: bool = False
+    # After this many more JSON-RPC calls (a batch's each count) UiAutomation is lost, as with
+    # u2_not_connected (None: never): a server that stops serving in the middle of a batch.
+    u2_disconnect_after_calls: int | None = None
     # The next N app_process launches fail with "... already registered!" and exit.
     u2_already_registered: int = 0
     # The server process dies after this many more JSON-RPC calls (None: never).
@@ -379,6 +382,9 @@ class Faults:
     # uiautomator2's keyboard registers its receiver a moment after `ime set`: the next N
     # broadcasts to it find no receiver (result=0), as on a real phone right after the switch.
     ime_warmup_broadcasts: int = 0
+    # getClipboard answers null whatever the clipboard holds, as ClipboardManager answers a
+    # caller that may not read it (uiautomator2: "jsonrpc.getClipboard is not OK for now").
+    clipboard_unreadable: bool = False
 
 
 @dataclass

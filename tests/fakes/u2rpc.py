@@ -95,6 +95,10 @@ async def call(state: PhoneState, request: dict[str, Any]) -> dict[str, Any]:
         fn = overloads.get(len(args))
         if fn is None:
             raise RpcError(-32602, "method parameters invalid")
+        left = state.faults.u2_disconnect_after_calls
+        if left is not None and method != "ping":
+            state.faults.u2_disconnect_after_calls = left - 1 if left > 0 else None
+            state.faults.u2_not_connected = state.faults.u2_not_connected or left <= 0
         if state.faults.u2_not_connected and method != "ping":
             raise java_error(method, "java.lang.IllegalStateException", "UiAutomation not connected!")
         if state.faults.u2_latency_s:
@@ -393,7 +397,7 @@ async def set_clipboard(state: PhoneState, a: list[Any]) -> None:
 
 @rpc("getClipboard", 0)
 async def get_clipboard(state: PhoneState, a: list[Any]) -> str | None:
-    return state.clipboard
+    return None if state.faults.clipboard_unreadable else state.clipboard
 
 
 @rpc("pasteClipboard", 0)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import functools
 import logging
 import os
@@ -50,7 +51,15 @@ from phoneuse_runtime.device.adb.connection import (
 from phoneuse_runtime.device.adb.errors import is_link_failure, translate
 from phoneuse_runtime.device.adb.events import Pollers
 from phoneuse_runtime.device.adb.shell import command, oriented_size, parse_getprop, parse_wm_size
-from phoneuse_runtime.device.adb.ui import FOCUSED, U2Server, Ui, guarded, u2_selector
+from phoneuse_runtime.device.adb.ui import (
+    FOCUSED,
+    IME_LIST,
+    U2Server,
+    Ui,
+    guarded,
+    ime_listed,
+    u2_selector,
+)
 from phoneuse_runtime.device.adb.worker import Budget, Worker
 from phoneuse_runtime.device.base import (
     KEYCODES,
@@ -105,6 +114,11 @@ from phoneuse_runtime.screen.ui import UiNode, parse_hierarchy
 from phoneuse_runtime.util.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
+# The screen TYPE_TEXT's paste read in its own batch right after typing: its read back, for this
+# task's next device call only (any other call of the task's clears it first).
+_TYPED_SCREEN: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "phoneuse_typed_screen", default=None
+)
 
 T = TypeVar("T")
 
@@ -283,7 +297,10 @@ class AdbDevice(Device):
         features = str(dev.get_features())
         self._v2 = "shell_v2" in features.split(",")
         props = parse_getprop(self._sh(budget, "getprop").stdout)
-        size = parse_wm_size(self._sh(budget, command("wm", "size")).stdout) or (0, 0)
+        # The screen's size, and whether uiautomator2's keyboard is installed (uiautomator2 3.x
+        # installs it on its first send_keys only): typing without it needs no look of its own.
+        screen = self._sh(budget, f"{command('wm', 'size')}; {IME_LIST}").stdout
+        size = parse_wm_size(screen) or (0, 0)
         self._natural = size  # the natural orientation's; screen_size() turns it as the display is
         width, height = sorted(size)
         sdk_text = props.get("ro.build.version.sdk", "0")
@@ -301,6 +318,7 @@ class AdbDevice(Device):
             self.u2.stop()  # its launch shell died with the connection
         self.u2 = U2Server(dev, v2=self._v2)
         self._ui = Ui(self.u2, self._sh, self._foreground)
+        self._ui.ime_installed = ime_listed(screen)
         try:
             self.u2.ensure(budget)
         except Exception as exc:
@@ -367,6 +385,7 @@ class AdbDevice(Device):
     # --- calls on the worker -------------------------------------------------------
     async def _call(self, what: str, fn: Callable[[Budget], T], *, default_s: float = DEFAULT_CALL_S) -> T:
         """Runs `fn` on the phone's worker thread, translating what it raises."""
+        _TYPED_SCREEN.set(None)  # whatever this call does, the screen typing read is no longer now
         try:
             return await self.worker.call(what, fn, default_s=default_s)
         except asyncio.CancelledError:
@@ -416,7 +435,12 @@ class AdbDevice(Device):
 
     # --- screen -------------------------------------------------------------------------
     async def dump_hierarchy(self) -> str:
-        xml = await self._call("reading the screen", lambda b: self._ui_now().dump(b))
+        """The screen now: read by the typing just before (`input_text`'s last batch, when this
+        task made no other device call since), else one `dumpWindowHierarchy`."""
+        xml = _TYPED_SCREEN.get()
+        if xml is None:
+            xml = await self._call("reading the screen", lambda b: self._ui_now().dump(b))
+        _TYPED_SCREEN.set(None)
         saw_screen(xml)
         return xml
 
@@ -586,11 +610,15 @@ class AdbDevice(Device):
         )
 
     async def input_text(self, text: str, *, replace: bool = False) -> str:
+        """Types (Ui.input_text); the screen its paste's batch read after typing is kept for this
+        task's next device call if that is the read back (`dump_hierarchy`)."""
         guard = current_guard()
         saw_screen(None)
-        return await self._call(
+        typed = await self._call(
             "typing", lambda b: self._ui_now().input_text(b, text, replace=replace, guard=guard)
         )
+        _TYPED_SCREEN.set(typed.xml)
+        return typed.via
 
     async def clear_text(self) -> None:
         guard = current_guard()

@@ -60,6 +60,8 @@ IME_ID = "com.github.uiautomator/.AdbKeyboard"
 # ADB_KEYBOARD_INPUT_TEXT` without `-p` (as uiautomator2 itself sends it) reaches every app that
 # registered a receiver for the action, passwords included.
 IME_PACKAGE = IME_ID.split("/", 1)[0]
+# The input methods installed, one id a line (read at connect, with `wm size`: `ime_listed`).
+IME_LIST = "ime list -s -a 2>/dev/null"
 # After switching to it, its broadcast receiver may take a moment to register: the broadcast is
 # sent again at this interval (it is only received, and only types, once the IME is up).
 IME_READY_POLL_S = 0.1
@@ -433,6 +435,15 @@ class Acted:
     xml: str | None = None
 
 
+@dataclass
+class Typed:
+    """How `input_text` typed (`via`), and the screen right after it when its last batch read
+    one (the field's read back, which then costs no round trip of its own)."""
+
+    via: str
+    xml: str | None = None
+
+
 # --- primitives ---------------------------------------------------------------
 class Ui:
     """The UI primitives, over one `U2Server`; `shell` runs phone shell commands (for the input
@@ -444,7 +455,11 @@ class Ui:
         self.server = server
         self.shell = shell
         self.front = front  # reads what is in front (the device's dumpsys read), for the guard
-        self.ime_installed: bool | None = None  # learnt on first use, per connection
+        # Whether uiautomator2's keyboard is installed: read at connect (`ime_listed`), learnt
+        # again whenever the typing script finds it missing; None: not known yet.
+        self.ime_installed: bool | None = None
+        # Whether the clipboard takes a text and reads it back (False: pasting is not tried again)
+        self.paste_works: bool | None = None
 
     def check_front(self, budget: Budget, guard: FrontGuard | None) -> None:
         """FrontRefused when a package the guard refuses is in front now (one shell round trip)."""
@@ -547,7 +562,7 @@ class Ui:
     def press_key(self, budget: Budget, keycode: int) -> None:
         self.server.call(budget, "pressKeyCode", keycode)
 
-    def set_clipboard(self, budget: Budget, text: str) -> None:
+    def set_clipboard(self, budget: Budget, text: str | None) -> None:
         self.server.call(budget, "setClipboard", CLIP_LABEL, text)
 
     def get_clipboard(self, budget: Budget) -> str:
@@ -599,31 +614,35 @@ class Ui:
 
     def input_text(
         self, budget: Budget, text: str, *, replace: bool = False, guard: FrontGuard | None = None
-    ) -> str:
+    ) -> Typed:
         """Types at the cursor of the focused field (with `replace`, in place of what it holds);
-        returns the path it took. Each path is tried only when the one before could not type at
-        all, so nothing is ever typed twice: uiautomator2's input method (any Unicode, the user's
-        keyboard restored afterwards: one shell round trip, `ime_script`), else the clipboard
-        and a paste (the user's clipboard restored), else set_text."""
+        returns the path it took, and the screen after it when that path read one. Each path is
+        tried only when the one before could not type at all, so nothing is ever typed twice:
+        uiautomator2's input method (any Unicode, the user's keyboard restored afterwards: one
+        shell round trip, `ime_script`), else the clipboard and a paste (the user's clipboard
+        restored: two JSON-RPC batches, `_paste`), else set_text."""
+        front_checked = False
         if self.ime_installed is not False:
             typed = self._type_with_ime(budget, text, replace=replace, guard=guard)
             if typed:
-                return "uiautomator2 ime"
+                return Typed("uiautomator2 ime")
             if self.ime_installed:
                 log.warning("uiautomator2's input method did not take the text; pasting it instead")
-        else:
-            self.check_front(budget, guard)  # the script checked it when it ran; these calls do not
-        if replace:
-            self.clear_text(budget)
-        try:
-            self._paste(budget, text)
-            return "clipboard paste"
-        except RpcError as exc:
-            if exc.kind == "not_found":
-                raise ElementNotFound("no text field has focus") from exc
-            log.warning("pasting failed (%s); setting the field's text instead", exc.message)
-        self._set_text(budget, text)
-        return "uiautomator2 set_text"
+            front_checked = True  # the script checked the front before it found no keyboard
+        field = guarded(FOCUSED, guard.refused) if guard is not None else FOCUSED
+        unchecked = None if front_checked else guard
+        if self.paste_works is not False:
+            try:
+                xml = self._paste(budget, text, field, replace=replace, guard=unchecked)
+                self.paste_works = True
+                return Typed("clipboard paste", xml)
+            except RpcError as exc:
+                if exc.kind == "not_found":
+                    raise ElementNotFound("no text field has focus") from exc
+                self.paste_works = False
+                log.warning("pasting failed (%s); setting the field's text instead", exc.message)
+        xml = self._set_text(budget, text, field, replace=replace, guard=unchecked)
+        return Typed("uiautomator2 set_text", xml)
 
     def _type_with_ime(self, budget: Budget, text: str, *, replace: bool, guard: FrontGuard | None) -> bool:
         """Types through uiautomator2's input method in one shell round trip (`ime_script`, which
@@ -652,26 +671,88 @@ class Ui:
             log.debug("the input method did not take the text (%s)", output.strip()[-80:])
         return result == -1
 
-    def _paste(self, budget: Budget, text: str) -> None:
-        previous = self.get_clipboard(budget)
-        self.set_clipboard(budget, text)
+    def _paste(
+        self, budget: Budget, text: str, field: dict[str, Any], *, replace: bool, guard: FrontGuard | None
+    ) -> str | None:
+        """Pastes `text` into the focused field (`field`: FOCUSED, guarded when a guard holds) in
+        two JSON-RPC batches, as uiautomator2's `send_keys` does it (set the clipboard, check that
+        it took the text, `pasteClipboard`) with the user's clipboard read before and put back
+        after. The first reads the clipboard, looks the field up (`objInfo`: under a guard only
+        in the active window of an app the guard does not refuse, as `clear_text`), sets and
+        reads back the clipboard and, with `replace`, empties the field; the second, only when
+        all of that went right, pastes, puts the user's clipboard back and dumps the screen (the
+        read back the caller makes next: the screen after, returned). Nothing is typed when the
+        field is not found (then, under `guard`, the front is read to say why: FrontRefused) or
+        the clipboard did not take the text (RpcError "failed": set_text is tried instead)."""
+        first: list[tuple[str, tuple[Any, ...]]] = [
+            ("getClipboard", ()),
+            ("objInfo", (field,)),
+            ("setClipboard", (CLIP_LABEL, text)),
+            ("getClipboard", ()),
+        ]
+        if replace:
+            first.append(("clearTextField", (field,)))
+        previous, found, _set, held, *cleared = self.server.batch(budget, first)
+        if isinstance(previous, RpcError):
+            # Unread: what it held cannot be put back; at least the text does not stay on it.
+            log.warning("the clipboard could not be read (%s); it is left empty", previous.message)
+            previous = ""
+        failure = next((a for a in (found, *cleared) if isinstance(a, RpcError)), None)
+        if failure is None and held != text:
+            failure = RpcError("setClipboard", "failed", "the clipboard did not take the text")
+        if failure is not None:
+            self._restore_clipboard(budget, previous)
+            if failure.kind == "not_found":
+                self.check_front(budget, guard)
+            raise failure
+        second: list[tuple[str, tuple[Any, ...]]] = [
+            ("pasteClipboard", ()),
+            ("setClipboard", (CLIP_LABEL, previous)),
+            ("dumpWindowHierarchy", (False, 50)),
+        ]
         try:
-            if self.get_clipboard(budget) != text:
-                raise RpcError("setClipboard", "failed", "the clipboard did not take the text")
-            self.server.call(budget, "pasteClipboard")
-        finally:
-            if previous != text:
-                self.set_clipboard(budget, previous)
+            # Never sent twice (`batch` would, after a restart): had the paste run before the
+            # server stopped serving, a second would paste the owner's clipboard, put back by then.
+            pasted, restored, xml = self.server.rpc_batch(budget, second)
+        except U2Dead as exc:
+            self._restore_clipboard(budget, previous)  # `call`: the server restarted once
+            raise U2Unreachable(
+                f"the uiautomator2 server stopped serving while pasting; the text may have been typed: {exc}"
+            ) from exc
+        if isinstance(restored, RpcError):
+            log.warning("the clipboard could not be put back (%s)", restored.message)
+        if isinstance(pasted, RpcError):
+            raise pasted
+        return xml if isinstance(xml, str) and xml.strip() else None
 
-    def _set_text(self, budget: Budget, text: str) -> None:
+    def _restore_clipboard(self, budget: Budget, previous: str | None) -> None:
         try:
-            field = self.server.call(budget, "objInfo", FOCUSED)
-            current = str(field.get("text") or "") if isinstance(field, dict) else ""
-            self.server.call(budget, "setText", FOCUSED, current + text)
+            self.set_clipboard(budget, previous)
+        except (RpcError, U2Unreachable) as exc:
+            log.warning("the clipboard could not be put back (%s)", exc)
+
+    def _set_text(
+        self, budget: Budget, text: str, field: dict[str, Any], *, replace: bool, guard: FrontGuard | None
+    ) -> str | None:
+        """Sets the focused field's text (`field`, as `_paste`) to what it holds and `text`
+        (only `text` with `replace`): the field's whole text, not typing at the cursor. Dumps the
+        screen after it in the same batch (returned, as `_paste`)."""
+        try:
+            current = ""
+            if not replace:
+                found = self.server.call(budget, "objInfo", field)
+                current = str(found.get("text") or "") if isinstance(found, dict) else ""
+            done, xml = self.server.batch(
+                budget, [("setText", (field, current + text)), ("dumpWindowHierarchy", (False, 50))]
+            )
+            if isinstance(done, RpcError):
+                raise done
         except RpcError as exc:
             if exc.kind == "not_found":
+                self.check_front(budget, guard)
                 raise ElementNotFound("no text field has focus") from exc
             raise Unsupported(f"no way to type on this phone worked (set_text: {exc.message})") from exc
+        return xml if isinstance(xml, str) and xml.strip() else None
 
 
 _RESULT = re.compile(r"result=(-?\d+)")
@@ -760,6 +841,11 @@ def ime_script(text: str, *, replace: bool, tries: int, refused: frozenset[str] 
         f'{read}if [ -z "$c$a" ]; then echo {FRONT_UNKNOWN}; '
         f"elif {refuses}; then echo {FRONT_REFUSED}; else {typing}; fi"
     )
+
+
+def ime_listed(output: str) -> bool:
+    """Whether IME_LIST's output lists uiautomator2's keyboard."""
+    return IME_ID in output.split()
 
 
 def _broadcast_result(output: str) -> int | None:

@@ -48,7 +48,7 @@ from phoneuse_runtime.device.base import (
 )
 from phoneuse_runtime.device.termux import commands, parse
 from phoneuse_runtime.device.termux.events import STATE_CHECK_S, TermuxPollers
-from phoneuse_runtime.device.termux.selfadb import SelfAdb
+from phoneuse_runtime.device.termux.selfadb import Pause, SelfAdb, pause
 from phoneuse_runtime.kernel.capabilities import (
     ALARMS,
     APPS,
@@ -74,7 +74,7 @@ log = logging.getLogger(__name__)
 # What Termux:API gives on its own, and what the phone's own adb adds.
 TERMUX_CAPABILITIES = frozenset({SMS, CALLS, CONTACTS, CLIPBOARD, NOTIFICATIONS, APPS})
 ADB_CAPABILITIES = frozenset({UI, SCREENSHOT, CALENDAR, ALARMS, SHELL})
-SELF_ADB_RETRY_S = 5.0  # how often a missing self-adb is looked for
+SELF_ADB_RETRY_S = 5.0  # the first wait before a missing self-adb is looked for again (selfadb.Backoff)
 SMS_WINDOW = 50  # rows read per look at the SMS store: new arrivals, a send being verified
 CALL_WINDOW = 50
 CALL_GUESS_S = 3600.0  # how long a call this device placed counts as up without the log saying it ended
@@ -107,6 +107,7 @@ class TermuxDevice(Device):
         poll_ms: int = 1000,
         self_adb_retry_s: float = SELF_ADB_RETRY_S,
         state_check_s: float = STATE_CHECK_S,
+        self_adb_pause: Pause = pause,
     ) -> None:
         super().__init__()
         if poll_ms < 50:
@@ -120,6 +121,7 @@ class TermuxDevice(Device):
             poll_ms=poll_ms,
             retry_s=self_adb_retry_s,
             on_change=self._recompute,
+            pause=self_adb_pause,
         )
         self.pollers: TermuxPollers | None = None
         self._info: DeviceInfo | None = None
@@ -151,6 +153,7 @@ class TermuxDevice(Device):
 
     def capability_hint(self, capability: str) -> str:
         if capability in ADB_CAPABILITIES:
+            self.self_adb.wake()  # asked for: looked for again at once
             return f"it needs {self._missing_adb()}"
         return super().capability_hint(capability)
 
@@ -158,6 +161,7 @@ class TermuxDevice(Device):
         """The phone's own adb for `what`, or Unsupported with how to turn it on."""
         device = self.self_adb.device
         if device is None or not device.link.up:
+            self.self_adb.wake()
             raise Unsupported(f"{what} needs {self._missing_adb()}")
         return device
 

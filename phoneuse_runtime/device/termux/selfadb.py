@@ -12,6 +12,11 @@ Where it is (the `self_adb` setting, `--self-adb`, `$PHONEUSE_SELF_ADB`):
   port fixed until the phone reboots.
 - `off`: never; the device lacks `ui` and what else needs adb.
 
+While it is not found it is looked for again with a back-off (`Backoff`: `retry_s`, doubling to
+RETRY_MAX_S, so at most 2 looks a minute after the first minute; each look in `auto` runs one
+`adb mdns services`), and at once when the owner asks: a call that needs it (`wake`, from the
+device's capability hint) starts the back-off over. `doctor` looks for itself, at once.
+
 `SelfAdb` holds an `AdbDevice` for the address found (composition: the adb backend does all of
 the work) and replaces it when the address changes. That device's own link reports the phone's
 adb coming and going (DEVICE_CONNECTED / DEVICE_DISCONNECTED, device `adb`) on the runtime's bus.
@@ -20,11 +25,12 @@ adb coming and going (DEVICE_CONNECTED / DEVICE_DISCONNECTED, device `adb`) on t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import logging
 import re
 import socket
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from phoneuse_runtime.config.addresses import LOOPBACK, parse_self_adb, server_address
 from phoneuse_runtime.config.settings import ConfigError
@@ -35,6 +41,36 @@ from phoneuse_runtime.util.tasks import cancel_and_wait
 log = logging.getLogger(__name__)
 
 MDNS_TIMEOUT_S = 5.0
+RETRY_MAX_S = 30.0  # the longest wait between two looks for a missing self-adb: 2 looks a minute
+
+
+class Backoff:
+    """The waits between looks for a missing self-adb: `first_s`, doubling up to `max_s`, from
+    the first again after `reset` (found, or asked for)."""
+
+    def __init__(self, first_s: float, max_s: float = RETRY_MAX_S) -> None:
+        self.first_s = first_s
+        self.max_s = max(first_s, max_s)
+        self._next_s = first_s
+
+    def next_s(self) -> float:
+        wait_s = self._next_s
+        self._next_s = min(self.max_s, wait_s * 2)
+        return wait_s
+
+    def reset(self) -> None:
+        self._next_s = self.first_s
+
+
+Pause = Callable[[asyncio.Event, float], Awaitable[None]]
+
+
+async def pause(woken: asyncio.Event, wait_s: float) -> None:
+    """Waits `wait_s`, or less when `woken` is set."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(woken.wait(), wait_s)
+
+
 _CONNECT_SERVICE = re.compile(r"_adb-tls-connect\._tcp\.?\s+(\S+):(\d+)\s*$")
 
 
@@ -88,12 +124,17 @@ class SelfAdb:
         poll_ms: int,
         retry_s: float,
         on_change: Callable[[], None],
+        pause: Pause = pause,
     ) -> None:
         self.mode = parse_self_adb(mode)
         self.adb_server = adb_server
         self.poll_ms = poll_ms
-        self.retry_s = retry_s
+        self.retry_s = retry_s  # how often an adb that is up is checked, and the back-off's first wait
+        self.backoff = Backoff(retry_s)
         self.on_change = on_change
+        self._pause = pause  # how the watch waits (tests drive the schedule with their own)
+        self._woken = asyncio.Event()
+        self.looks = 0  # how many times it was looked for
         self.device: AdbDevice | None = None
         self.problem = "not looked for yet" if self.mode != "off" else "self_adb is off"
         self._emit: EventSink | None = None
@@ -115,21 +156,38 @@ class SelfAdb:
         self._task = None
         await self._drop()
 
+    def wake(self) -> None:
+        """Looks for it at once (somebody needs it now), and from then on often again."""
+        if self._task is not None and not self.up:
+            self._woken.set()
+
     async def _watch(self) -> None:
         while True:
             if not self.up:
-                try:
-                    target = await self.find()
-                except Exception as exc:  # discovery is best effort; `problem` keeps why for hints
-                    target = None
-                    self.problem = f"looking for the phone's own adb failed: {exc}"
-                if target is not None and (self.device is None or self.device.serial != target):
-                    await self._use(target)
-                elif target is None and self.mode == "auto" and self.device is not None:
-                    # Gone, and announced nowhere: wireless debugging is off, and will come back
-                    # on another port. Stop redialling the old one; discovery finds the new one.
-                    await self._drop()
-            await asyncio.sleep(self.retry_s)  # how often a missing self-adb is looked for again
+                await self._look()
+            if self.up:
+                self.backoff.reset()
+                wait_s = self.retry_s  # checking an adb that is up runs nothing
+            else:
+                wait_s = self.backoff.next_s()
+            await self._pause(self._woken, wait_s)
+            if self._woken.is_set():
+                self._woken.clear()
+                self.backoff.reset()
+
+    async def _look(self) -> None:
+        self.looks += 1
+        try:
+            target = await self.find()
+        except Exception as exc:  # discovery is best effort; `problem` keeps why for hints
+            target = None
+            self.problem = f"looking for the phone's own adb failed: {exc}"
+        if target is not None and (self.device is None or self.device.serial != target):
+            await self._use(target)
+        elif target is None and self.mode == "auto" and self.device is not None:
+            # Gone, and announced nowhere: wireless debugging is off, and will come back
+            # on another port. Stop redialling the old one; discovery finds the new one.
+            await self._drop()
 
     async def find(self, *, may_start: bool = True) -> str | None:
         """The address of the phone's own adb (configured or discovered), or None with `problem` set.

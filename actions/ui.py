@@ -536,7 +536,8 @@ class ScreenshotResult(ActionResult):
 
 SECURE_HINT = (
     "the picture is black but the screen is not: a window that forbids screenshots (FLAG_SECURE) "
-    "is in front; read the screen with DUMP_UI, whose compact form lists what the window holds"
+    "is in front (or the screen is off); read the screen with DUMP_UI, whose compact form lists "
+    "what the window holds"
 )
 
 
@@ -731,10 +732,18 @@ ACTIONS = (
         ScreenshotParams,
         screenshot,
         ScreenshotResult,
-        "Capture the screen as base64 PNG/JPEG",
+        "Capture the screen as base64 JPEG/PNG, sized for a vision model",
         exclusive=False,
         requires=frozenset({SCREENSHOT}),
         reads_only=True,
+        notes="By default the image's long side is at most 1568 px and it is at most 1 MB (`max_side`, "
+        "`max_bytes`, `quality` change that): the phone's own bytes when they fit as they are, else "
+        "JPEG (PNG when `format=png`). `scale` is image pixels per screen pixel, so a point (x, y) "
+        "on the image is (x / scale, y / scale) for TAP; `marks` are drawn at the image's size. "
+        "A picture that is (nearly) all black while the screen's tree shows labels there is a "
+        "window that forbids capture (FLAG_SECURE: banking, OTP, password managers): `secure` is "
+        "true and `hint` says to read the screen with DUMP_UI, which still lists it (only a black "
+        "picture costs that look at the tree).",
     ),
     ActionSpec(
         "DUMP_UI",

@@ -502,7 +502,11 @@ async def test_screenshot_is_one_a_model_can_take(client: Client) -> None:
     # The status bar is drawn dark over a light screen.
     assert image.convert("RGB").getpixel((5, 5)) != image.convert("RGB").getpixel((5, 700))
     full = await client.ok("SCREENSHOT", {"format": "png", "max_side": "2400", "max_bytes": "2000000"})
-    assert _decode(full).format == "PNG" and (full["width"], full["height"], full["scale"]) == (1080, 2400, 1.0)
+    assert _decode(full).format == "PNG" and (full["width"], full["height"], full["scale"]) == (
+        1080,
+        2400,
+        1.0,
+    )
 
 
 async def test_screenshot_shrinks_to_max_bytes(client: Client) -> None:

@@ -550,21 +550,21 @@ async def _tree(ctx: ActionContext) -> UiNode:
 
 
 async def screenshot(ctx: ActionContext, p: ScreenshotParams) -> ScreenshotResult:
-    from phoneuse_runtime.screen.image import black_screen, fit, nearly_black
+    from phoneuse_runtime.screen.image import Picture, black_screen, fit, nearly_black
 
     shot = await ctx.device.screenshot()
+    picture = await asyncio.to_thread(Picture, shot.data, max_side=p.max_side)
     root = await _tree(ctx) if p.marks else None
     secure = False
-    if UI in ctx.device.capabilities and await asyncio.to_thread(nearly_black, shot.data):
+    if UI in ctx.device.capabilities and await asyncio.to_thread(nearly_black, picture):
         # Only a black picture costs a look at the tree: is it the screen, or a window hiding it?
         tree = root or await _tree(ctx)
-        secure = await asyncio.to_thread(black_screen, shot.data, tree, screen_width=shot.width)
+        secure = await asyncio.to_thread(black_screen, picture, tree, screen_width=shot.width)
     fitted = await asyncio.to_thread(
         fit,
-        shot.data,
+        picture,
         fmt=p.format,
         quality=p.quality,
-        max_side=p.max_side,
         max_bytes=p.max_bytes,
         marks=root,
         screen_width=shot.width,

@@ -10,7 +10,7 @@ import io
 import pytest
 from PIL import Image, ImageDraw
 
-from phoneuse_runtime.screen.image import black_screen
+from phoneuse_runtime.screen.image import Picture, black_screen
 from phoneuse_runtime.screen.ui import parse_hierarchy
 
 from ..conftest import Client
@@ -38,7 +38,8 @@ async def test_a_secure_screen_is_said_and_its_tree_still_listed(client: Client)
     shot = await client.ok("SCREENSHOT")
     assert shot["secure"] is True and "FLAG_SECURE" in shot["hint"] and "DUMP_UI" in shot["hint"]
     image = Image.open(io.BytesIO(base64.b64decode(shot["image_base64"]))).convert("L")
-    assert image.getpixel((image.width // 2, image.height // 2)) < 12  # black, as a phone gives it
+    middle = image.getpixel((image.width // 2, image.height // 2))
+    assert isinstance(middle, int) and middle < 12  # black, as a phone gives it
     marked = await client.ok("SCREENSHOT", {"marks": "true"})
     assert marked["secure"] is True  # the tree marks reads is the one the check uses
     screen = (await client.ok("DUMP_UI"))["screen"]
@@ -56,13 +57,13 @@ def _drawn(size: tuple[int, int], background: int, text: int | None) -> bytes:
 
 def test_only_a_picture_that_shows_none_of_the_trees_labels_is_secure() -> None:
     root = parse_hierarchy(LOGIN_XML)
-    assert black_screen(_drawn((1080, 2400), 0, None), root)
+    assert black_screen(Picture(_drawn((1080, 2400), 0, None)), root)
     # A dark app (Material's #121212, or pure black with its text drawn) is not a secure one.
-    assert not black_screen(_drawn((1080, 2400), 18, 230), root)
-    assert not black_screen(_drawn((1080, 2400), 0, 230), root)
+    assert not black_screen(Picture(_drawn((1080, 2400), 18, 230)), root)
+    assert not black_screen(Picture(_drawn((1080, 2400), 0, 230)), root)
     # A black picture of a tree with nothing in it hides nothing.
     empty = _node(0, "android.widget.FrameLayout", "[0,0][1080,2400]")
-    assert not black_screen(_drawn((1080, 2400), 0, None), parse_hierarchy(_hierarchy(empty)))
+    assert not black_screen(Picture(_drawn((1080, 2400), 0, None)), parse_hierarchy(_hierarchy(empty)))
 
 
 async def test_opaque_views_are_listed_and_marked(client: Client) -> None:

@@ -600,7 +600,12 @@ class DumpUiParams(Params):
 class DumpUiResult(ActionResult):
     format: str = Field(description="compact or json, as asked")
     package: str = Field(description="the app on screen: the first package other than the status bar's")
-    screen: str | None = Field(default=None, description="compact: the page of elements, one a line")
+    screen: str | None = Field(
+        default=None,
+        description="compact: the page of elements, one a line; an element marked `opaque` (a web "
+        "page or a drawn surface: a game, a video, Flutter without semantics) shows what the tree "
+        "cannot hold: look at it with SCREENSHOT",
+    )
     total: int | None = Field(default=None, description="compact: the elements on the screen")
     offset: int | None = Field(default=None, description="compact: the page's first element")
     omitted: int | None = Field(

@@ -71,6 +71,8 @@ async def test_every_action_and_query_is_a_tool_with_json_types(app: App, mode: 
     assert tools["send_message"].annotations and tools["send_message"].annotations.read_only_hint is False
     assert tools["send_message"].annotations.destructive_hint is True
     assert tools["dump_ui"].output_schema is not None
+    dump_result = tools["dump_ui"].output_schema["anyOf"][0]
+    assert "opaque" in dump_result["properties"]["screen"]["description"]
     shot = tools["screenshot"]
     assert {"max_side", "max_bytes", "quality"} <= set(shot.input_schema["properties"])
     assert shot.output_schema is not None

@@ -40,7 +40,7 @@ SHOWN_LUMA = 48
 # drawn over a secure app keep it from being all black.
 BLACK_SHARE = 0.85
 SYSTEM_UI = "com.android.systemui"
-# The image is judged on a copy this small (the share), the labels' boxes on the full one.
+# The share is counted on a copy this small; the labels' boxes are looked at on the decoded picture.
 _PROBE_SIDE = 256
 
 

@@ -137,6 +137,11 @@ class SetScreenParams(Params):
         description="the screen never stops moving: every look shows the next frame, in the first "
         "window's description (`frame N`)",
     )
+    secure: bool = Field(
+        default=False,
+        description="the screen's app sets FLAG_SECURE (a banking or OTP app): SCREENSHOT gets a black "
+        "picture of it, as on a phone, while DUMP_UI reads its tree",
+    )
 
 
 class SetScreenResult(ActionResult):
@@ -146,7 +151,7 @@ class SetScreenResult(ActionResult):
 
 async def set_screen(ctx: ActionContext, p: SetScreenParams) -> SetScreenResult:
     sim = _sim(ctx)
-    await sim.set_screen(p.xml, animate=p.animate)
+    await sim.set_screen(p.xml, animate=p.animate, secure=p.secure)
     root = parse_hierarchy(await sim.dump_hierarchy())
     return SetScreenResult(ui_fingerprint=fingerprint(root), nodes=sum(1 for _ in root.walk()), via="sim")
 

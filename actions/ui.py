@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import io
 from typing import Literal
 
 from pydantic import Field, model_validator
 
-from phoneuse_runtime.device.base import KEYCODES, ActedOn, Device, ElementAct, Screenshot
+from phoneuse_runtime.device.base import KEYCODES, ActedOn, Device, ElementAct
 from phoneuse_runtime.kernel.capabilities import SCREENSHOT, UI
 from phoneuse_runtime.kernel.errors import ElementNotFound, InvalidParams, PermissionDenied
 from phoneuse_runtime.kernel.limits import MAX_UI_ELEMENTS, clip
 from phoneuse_runtime.kernel.params import Params
 from phoneuse_runtime.kernel.registry import ActionContext, ActionResult, ActionSpec
 from phoneuse_runtime.owner.controls import HOW
+from phoneuse_runtime.screen.image import DEFAULT_MAX_BYTES, DEFAULT_MAX_SIDE, DEFAULT_QUALITY
 from phoneuse_runtime.screen.lookup import Element, SelectorFields, SelectorParams, find_element, screen
 from phoneuse_runtime.screen.selector import Selector
 from phoneuse_runtime.screen.target import Target, target_of
@@ -25,8 +25,9 @@ from phoneuse_runtime.util.polling import poll
 
 Direction = Literal["up", "down", "left", "right"]
 
-# Base64 images stay under this so a response fits grpc's default 4 MiB client limit.
-MAX_IMAGE_B64_BYTES = 3 * 1024 * 1024
+# Images stay under this (their base64 under 3 MiB) so a response fits grpc's default 4 MiB
+# client limit, whatever `max_bytes` asks.
+MAX_IMAGE_BYTES = 3 * 1024 * 1024 * 3 // 4
 
 
 class PointOrSelector(SelectorParams):
@@ -486,94 +487,99 @@ async def wait_for(ctx: ActionContext, p: WaitForParams) -> WaitForResult:
 class ScreenshotParams(Params):
     format: Literal["png", "jpeg"] | None = Field(
         default=None,
-        description="png or jpeg; by default the phone's own encoding (the result's format says which), "
-        "whose bytes are passed on untouched unless the image must shrink",
+        description="png or jpeg; by default the phone's own bytes when they fit `max_side` and "
+        "`max_bytes` as they are (the result's format says which), else jpeg",
     )
-    quality: int = Field(default=80, ge=1, le=100, description="JPEG quality, when the image is encoded here")
-    max_side: int | None = Field(
-        default=None, ge=16, le=8192, description="scale so neither side exceeds this"
+    quality: int = Field(
+        default=DEFAULT_QUALITY, ge=1, le=100, description="JPEG quality, when the image is encoded here"
+    )
+    max_side: int = Field(
+        default=DEFAULT_MAX_SIDE,
+        ge=16,
+        le=8192,
+        description="scale so neither side exceeds this (the default is what a vision model takes "
+        "unscaled; the result's `scale` maps a point back to the screen)",
+    )
+    max_bytes: int = Field(
+        default=DEFAULT_MAX_BYTES,
+        ge=16_384,
+        le=MAX_IMAGE_BYTES,
+        description="scale down further until the image is at most this many bytes",
     )
     marks: bool = Field(
         default=False,
         description="draw each element's box and ref (DUMP_UI's compact form's, which TAP ref= takes) "
-        "on the image; reads the screen once more, and the image is encoded here (png by default)",
+        "on the image, at its scaled size; reads the screen once more, and the image is encoded here",
     )
 
 
 class ScreenshotResult(ActionResult):
-    format: str
-    width: int
-    height: int
-    original_width: int
-    original_height: int
+    format: str = Field(description="png or jpeg")
+    width: int = Field(description="the image's width, in image pixels")
+    height: int = Field(description="the image's height, in image pixels")
+    original_width: int = Field(description="the screen's width as the phone captured it")
+    original_height: int = Field(description="the screen's height as the phone captured it")
+    scale: float = Field(
+        description="image pixels per screen pixel: a point (x, y) on the image is (x / scale, "
+        "y / scale) on the screen, as TAP takes it"
+    )
     size_bytes: int
+    secure: bool = Field(
+        default=False,
+        description="the image is black while the screen's tree has content: a window that forbids "
+        "capture (FLAG_SECURE: banking, OTP, password managers), or a screen that is off; `hint` "
+        "says what to do",
+    )
+    hint: str | None = Field(default=None, description="what to do when the image cannot show the screen")
     image_base64: str
 
 
-def _b64_size(size: int) -> int:
-    return (size + 2) // 3 * 4
+SECURE_HINT = (
+    "the picture is black but the screen is not: a window that forbids screenshots (FLAG_SECURE) "
+    "is in front (or the screen is off); read the screen with DUMP_UI, whose compact form lists "
+    "what the window holds"
+)
 
 
-def _encode(shot: Screenshot, p: ScreenshotParams) -> tuple[bytes, str, tuple[int, int], tuple[int, int]]:
-    """The screen re-encoded in the format asked for (else the phone's), scaled to `max_side` and
-    then down until its base64 fits MAX_IMAGE_B64_BYTES. Returns (data, format, size, original size)."""
-    from PIL import Image
-
-    fmt = p.format or shot.format
-    with Image.open(io.BytesIO(shot.data)) as img:
-        original = img.size
-        image = img.convert("RGB") if fmt == "jpeg" else img.copy()
-    scale = 1.0
-    if p.max_side and max(original) > p.max_side:
-        scale = p.max_side / max(original)
-    while True:
-        size = (max(1, round(original[0] * scale)), max(1, round(original[1] * scale)))
-        frame = image if size == original else image.resize(size, Image.Resampling.LANCZOS)
-        out = io.BytesIO()
-        if fmt == "jpeg":
-            frame.save(out, "JPEG", quality=p.quality, optimize=True)
-        else:
-            frame.save(out, "PNG", optimize=True)
-        data = out.getvalue()
-        # Base64 grows 4/3; shrink until the response fits the message limit.
-        if _b64_size(len(data)) <= MAX_IMAGE_B64_BYTES:
-            return data, fmt, size, original
-        scale *= 0.75
-
-
-async def _marked(ctx: ActionContext, shot: Screenshot) -> Screenshot:
-    from phoneuse_runtime.screen.marks import draw_marks
+async def _tree(ctx: ActionContext) -> UiNode:
     from phoneuse_runtime.screen.ui import parse_hierarchy
 
     root = parse_hierarchy(await ctx.device.dump_hierarchy())
     ctx.device.refs.remember(root)
-    data, width, height = await asyncio.to_thread(draw_marks, shot.data, root)
-    return Screenshot(data=data, format="png", width=width, height=height, via=shot.via)
+    return root
 
 
 async def screenshot(ctx: ActionContext, p: ScreenshotParams) -> ScreenshotResult:
+    from phoneuse_runtime.screen.image import Picture, black_screen, fit, nearly_black
+
     shot = await ctx.device.screenshot()
-    if p.marks:
-        shot = await _marked(ctx, shot)
-    fmt: str
-    as_given = (
-        p.format in (None, shot.format)
-        and (p.max_side is None or max(shot.width, shot.height) <= p.max_side)
-        and _b64_size(len(shot.data)) <= MAX_IMAGE_B64_BYTES
+    picture = await asyncio.to_thread(Picture, shot.data, max_side=p.max_side)
+    root = await _tree(ctx) if p.marks else None
+    secure = False
+    if UI in ctx.device.capabilities and await asyncio.to_thread(nearly_black, picture):
+        # Only a black picture costs a look at the tree: is it the screen, or a window hiding it?
+        tree = root or await _tree(ctx)
+        secure = await asyncio.to_thread(black_screen, picture, tree, screen_width=shot.width)
+    fitted = await asyncio.to_thread(
+        fit,
+        picture,
+        fmt=p.format,
+        quality=p.quality,
+        max_bytes=p.max_bytes,
+        marks=root,
+        screen_width=shot.width,
     )
-    if as_given:  # no decoding: the phone's bytes go out as they came
-        data, fmt, size = shot.data, shot.format, (shot.width, shot.height)
-        original = size
-    else:
-        data, fmt, size, original = await asyncio.to_thread(_encode, shot, p)
     return ScreenshotResult(
-        format=fmt,
-        width=size[0],
-        height=size[1],
-        original_width=original[0],
-        original_height=original[1],
-        size_bytes=len(data),
-        image_base64=base64.b64encode(data).decode("ascii"),
+        format=fitted.format,
+        width=fitted.width,
+        height=fitted.height,
+        original_width=shot.width,
+        original_height=shot.height,
+        scale=fitted.scale,
+        size_bytes=len(fitted.data),
+        secure=secure,
+        hint=SECURE_HINT if secure else None,
+        image_base64=base64.b64encode(fitted.data).decode("ascii"),
         via=shot.via,
     )
 
@@ -594,7 +600,12 @@ class DumpUiParams(Params):
 class DumpUiResult(ActionResult):
     format: str = Field(description="compact or json, as asked")
     package: str = Field(description="the app on screen: the first package other than the status bar's")
-    screen: str | None = Field(default=None, description="compact: the page of elements, one a line")
+    screen: str | None = Field(
+        default=None,
+        description="compact: the page of elements, one a line; an element marked `opaque` (a web "
+        "page or a drawn surface: a game, a video, Flutter without semantics) shows what the tree "
+        "cannot hold: look at it with SCREENSHOT",
+    )
     total: int | None = Field(default=None, description="compact: the elements on the screen")
     offset: int | None = Field(default=None, description="compact: the page's first element")
     omitted: int | None = Field(
@@ -726,10 +737,18 @@ ACTIONS = (
         ScreenshotParams,
         screenshot,
         ScreenshotResult,
-        "Capture the screen as base64 PNG/JPEG",
+        "Capture the screen as base64 JPEG/PNG, sized for a vision model",
         exclusive=False,
         requires=frozenset({SCREENSHOT}),
         reads_only=True,
+        notes="By default the image's long side is at most 1568 px and it is at most 1 MB (`max_side`, "
+        "`max_bytes`, `quality` change that): the phone's own bytes when they fit as they are, else "
+        "JPEG (PNG when `format=png`). `scale` is image pixels per screen pixel, so a point (x, y) "
+        "on the image is (x / scale, y / scale) for TAP; `marks` are drawn at the image's size. "
+        "A picture that is (nearly) all black while the screen's tree shows labels there is a "
+        "window that forbids capture (FLAG_SECURE: banking, OTP, password managers): `secure` is "
+        "true and `hint` says to read the screen with DUMP_UI, which still lists it (only a black "
+        "picture costs that look at the tree).",
     ),
     ActionSpec(
         "DUMP_UI",

@@ -73,8 +73,10 @@ never read as text (a list or object may also come as its JSON text, as gRPC car
 
 - Success: `structuredContent` is the result object; the text content is its JSON, except
   `dump_ui`, whose text is the compact screen form (then the other fields as JSON), and
-  `screenshot`, which is image content (`image/png` or `image/jpeg`, within the action's own
-  size bound) plus the other fields.
+  `screenshot`, which is image content (`image/jpeg` or `image/png`: the picture SCREENSHOT
+  answers, by default scaled to a long side of at most 1568 px and at most 1 MB) plus the other
+  fields (`scale` maps a point on the image back to the screen; `secure` and `hint` say when the
+  picture is black while the screen is not).
 - Failure: a tool result with `isError` and `CODE: message` as its text (`ELEMENT_NOT_FOUND: …`,
   `DENIED: …`, `TIMEOUT: …`), the failure's details as `structuredContent`.
 - Refused before anything ran: the protocol's invalid-params error (`-32602`) with `CODE: message`

@@ -16,7 +16,8 @@ DUMP_UI's default answer (and APP_STATE's `include_ui`). Each line is
 - `#id`: the resource-id without its `package:id/` prefix, shown when the element has no label
   (then it is its only name) and for text fields.
 - `@x,y`: the element's centre in screen pixels (`TAP x=.. y=..` taps it).
-- states, only those that are true: checked, selected, focused, disabled, scrollable, password.
+- states, only those that are true: checked, selected, focused, disabled, scrollable, password,
+  opaque (a web page or a drawn surface whose content the tree does not hold: `opaque` below).
 
 Indentation (two spaces a level) shows nesting among listed elements only; containers that carry
 nothing (no label, not actionable) are folded away. A dump of several windows (uiautomator2's, with
@@ -71,6 +72,13 @@ ROLES: dict[str, str] = {
     "ViewPager": "pager",
     "ViewPager2": "pager",
     "WebView": "web",
+    "SurfaceView": "surface",
+    "GLSurfaceView": "surface",
+    "TextureView": "surface",
+    "VideoView": "surface",
+    "FlutterView": "surface",
+    "FlutterSurfaceView": "surface",
+    "FlutterTextureView": "surface",
     "SeekBar": "slider",
     "RatingBar": "slider",
     "ProgressBar": "progress",
@@ -88,7 +96,12 @@ MAX_FOLDED = 4
 DEFAULT_MAX_ELEMENTS = 150
 REFS_DOC = (_refs_doc or "").split("\n\n", 1)[1].strip()
 
-STATES = ("checked", "selected", "focused", "disabled", "scrollable", "password")
+STATES = ("checked", "selected", "focused", "disabled", "scrollable", "password", "opaque")
+
+# The roles whose content an app draws itself: a web page, a game's or a video's surface, a Flutter
+# view. With nothing below them in the tree (a WebView whose page exposes no accessibility nodes,
+# a Flutter app without semantics, any game) the screen's content is only in its picture.
+OPAQUE_ROLES = ("web", "surface")
 
 
 def short_class(node: UiNode) -> str:
@@ -121,6 +134,8 @@ def role(node: UiNode) -> str:
             found = "text"
         elif name.endswith("Tab") or name.endswith("TabView"):
             found = "tab"
+        elif name.endswith(("WebView", "SurfaceView", "TextureView")):
+            found = "web" if name.endswith("WebView") else "surface"
     if found is None or found in ("text", "image"):
         if node.checkable:
             return "checkbox"
@@ -151,6 +166,39 @@ def visible_labels(root: UiNode) -> list[str]:
             out.extend(label for label in (node.text, node.description) if label)
         stack.extend(reversed(node.children))
     return out
+
+
+# A SurfaceView, a TextureView and a Flutter view without semantics report themselves to
+# accessibility as a plain View (none overrides getAccessibilityClassName): a bare one covering
+# at least this share of a window that holds nothing else (no label, no action) is taken for one.
+# Not in a window that has content: there bare Views are scrims, dividers and backgrounds.
+OPAQUE_AREA = 0.5
+
+
+def _area(bounds: tuple[int, int, int, int]) -> int:
+    left, top, right, bottom = bounds
+    return max(0, right - left) * max(0, bottom - top)
+
+
+def opaque(node: UiNode, empty_window: UiNode | None = None) -> bool:
+    """A web page or a drawn surface that shows something the tree does not hold: a `web` or
+    `surface` element (OPAQUE_ROLES) with no text and nothing shown below it, or a bare
+    `android.view.View` covering OPAQUE_AREA of `empty_window`, its window when that holds no
+    label and no action (`bare`)."""
+    if node.text or any(child.visible and shown(child) for child in node.children):
+        return False
+    if role(node) in OPAQUE_ROLES:
+        return True
+    return (
+        empty_window is not None
+        and node.class_name == "android.view.View"
+        and _area(node.bounds) >= OPAQUE_AREA * _area(empty_window.bounds) > 0
+    )
+
+
+def bare(window: UiNode) -> bool:
+    """A window with no label and no action in it: what a person sees there is only drawn."""
+    return not any(shown(n) and (actionable(n) or _own_labels(n)) for n in window.walk())
 
 
 def actionable(node: UiNode) -> bool:
@@ -195,6 +243,7 @@ class Line:
     depth: int
     labels: list[str]
     window: int = 0
+    opaque: bool = False
 
     def render(self) -> str:
         node = self.node
@@ -213,6 +262,7 @@ class Line:
             "disabled": not node.enabled,
             "scrollable": node.scrollable,
             "password": node.password,
+            "opaque": self.opaque,
         }
         parts.extend(name for name in STATES if states[name])
         return "  " * self.depth + " ".join(parts)
@@ -259,20 +309,23 @@ def lines(root: UiNode) -> list[Line]:
             return
         child_depth = depth
         child_folded = folded
-        if shown(node) and not (folded and not actionable(node)):
+        hidden = shown(node) and opaque(node, empty[window])
+        if shown(node) and not (folded and not actionable(node) and not hidden):
             labels = _unique(_own_labels(node))
-            if actionable(node) or labels:
+            if actionable(node) or labels or hidden:
                 extra = _passive_labels(node) if _folds(node) else None
                 if extra is not None:
                     labels = _unique(labels + extra)
                     child_folded = True
                 if labels or not _wrapper(node):
-                    out.append(Line(node=node, ref=refs[id(node)], depth=depth, labels=labels, window=window))
+                    ref = refs[id(node)]
+                    out.append(Line(node, ref, depth, labels, window=window, opaque=hidden))
                     child_depth = depth + 1
         for child in node.children:
             visit(child, child_depth, child_folded and not actionable(child), window)
 
     windows = root.children if root.class_name == "hierarchy" else [root]
+    empty = [window if bare(window) else None for window in windows]
     for i, window in enumerate(windows):
         visit(window, 0, False, i)
     return out
@@ -344,8 +397,9 @@ are text made for a model: one line per element a person could see or act on, in
   LONG_PRESS, WAIT_FOR, SCROLL, TYPE_TEXT, CLEAR_TEXT (every action that takes a selector); see
   *Refs* below.
 - `<role>`: `button` (anything tappable without a more precise role), `input` (a text field),
-  `checkbox`, `switch`, `radio`, `text`, `image`, `list` (scrollable), `pager`, `web`, `slider`,
-  `progress`, `dropdown`, `tabs`, `tab`, `view` (anything else). From the class's simple name:
+  `checkbox`, `switch`, `radio`, `text`, `image`, `list` (scrollable), `pager`, `web`, `surface`
+  (a view an app draws itself: a game, a video, a Flutter view), `slider`, `progress`, `dropdown`,
+  `tabs`, `tab`, `view` (anything else). From the class's simple name:
 
 | role | classes |
 |---|---|
@@ -353,7 +407,8 @@ are text made for a model: one line per element a person could see or act on, in
 
   A `text` or `image` (or an unknown class) that is clickable is a `button`, checkable a
   `checkbox`; a class ending in `Button`, `EditText`, `CheckBox`, `ImageView`, `TextView`,
-  `ListView`/`RecyclerView`/`ScrollView`/`GridView`, or holding `Switch`, takes that role.
+  `ListView`/`RecyclerView`/`ScrollView`/`GridView`, `WebView`, `SurfaceView`/`TextureView`
+  (`surface`), or holding `Switch`, takes that role.
 - labels, each in double quotes: the element's text, then its content description, then the
   texts and descriptions of the plain elements folded into it (a tappable row carries the lines
   of text it holds, at most {MAX_FOLDED}; past that they get their own lines), in that order,
@@ -366,7 +421,14 @@ are text made for a model: one line per element a person could see or act on, in
   label (it is then its only name) and for text fields.
 - `@<x>,<y>`: the centre of the element's bounds, in screen pixels (`TAP x=<x> y=<y>`).
 - states, only when true, in this order: `checked`, `selected`, `focused`, `disabled`,
-  `scrollable`, `password`.
+  `scrollable`, `password`, `opaque`.
+- `opaque`: a `web` or `surface` element with no text and nothing below it in the tree (a WebView
+  whose page gives no accessibility nodes, a game, a video), or, in a window with no label and no
+  action at all, a bare `android.view.View` covering at least half of it (a SurfaceView, a
+  TextureView and a Flutter app without semantics report themselves so). It is listed even with
+  no label: what it shows is only in the picture, so the screen is not empty; take a SCREENSHOT
+  (`marks=true` boxes it with its ref) and tap by its coordinates (`scale` maps the image's
+  back to the screen's).
 - indentation: two spaces per listed ancestor. Containers with no label that are not
   actionable are left out (their children move up), and so are tappable wrappers with no label
   that hold listed elements. Elements that are not visible (`visible-to-user="false"`, or with no
@@ -388,6 +450,7 @@ Example:
     c4pz list #list @360,731 scrollable
       n2ns button "Amor" "20:17" "Pegou uma surra" @360,472
     p9dq input hint="Mensagem" #entry @300,1400 focused
+    r7tb web @360,2000 opaque
 
 ### Refs
 

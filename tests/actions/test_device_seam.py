@@ -172,8 +172,11 @@ async def test_a_screenshot_is_re_encoded_only_to_shrink_or_convert(make_client:
     data = _image("PNG")
     client = await make_client(device=FixedScreen(data, "png"))
     smaller = await client.ok("SCREENSHOT", {"max_side": "20"})
-    assert smaller["format"] == "png"  # the phone's format, unless another is asked for
+    assert smaller["format"] == "jpeg"  # re-encoded: JPEG, the smaller for a model, unless png is asked
     with Image.open(io.BytesIO(_decoded(smaller))) as image:
+        assert (image.format, image.size, smaller["scale"]) == ("JPEG", (10, 20), round(10 / 30, 6))
+    as_png = await client.ok("SCREENSHOT", {"format": "png", "max_side": "20"})
+    with Image.open(io.BytesIO(_decoded(as_png))) as image:
         assert (image.format, image.size) == ("PNG", (10, 20))
     assert (smaller["original_width"], smaller["original_height"]) == (30, 60)
     as_jpeg = await client.ok("SCREENSHOT", {"format": "jpeg", "quality": "50"})

@@ -215,7 +215,7 @@ async def test_screenshot_marks_draws_dump_ui_refs_boxes(client: Client) -> None
 
     await client.ok("SIM_SET_SCREEN", {"xml": _rows(["Ana", "Bruno", "Carla"])})
     plain = await client.ok("SCREENSHOT", {"format": "png"})
-    marked = await client.ok("SCREENSHOT", {"marks": "true"})
+    marked = await client.ok("SCREENSHOT", {"marks": "true", "format": "png"})
     assert marked["format"] == "png" and (marked["width"], marked["height"]) == (
         plain["width"],
         plain["height"],

@@ -490,14 +490,29 @@ def _decode(result: dict[str, Any]) -> Image.Image:
     return image
 
 
-async def test_screenshot_png(client: Client) -> None:
+async def test_screenshot_is_one_a_model_can_take(client: Client) -> None:
+    # The sim's 1080x2400 PNG is over 1568 px: scaled and sent as JPEG, with the scale back.
     result = await client.ok("SCREENSHOT")
     image = _decode(result)
-    assert image.format == "PNG" and result["format"] == "png"
-    assert image.size == (result["width"], result["height"]) == (1080, 2400)
+    assert image.format == "JPEG" and result["format"] == "jpeg"
+    assert image.size == (result["width"], result["height"]) == (706, 1568)
     assert (result["original_width"], result["original_height"]) == (1080, 2400)
+    assert result["scale"] == round(706 / 1080, 6) and result["size_bytes"] <= 1_000_000
+    assert (result["secure"], result["hint"]) == (False, None)
     # The status bar is drawn dark over a light screen.
-    assert image.convert("RGB").getpixel((5, 5)) != image.convert("RGB").getpixel((5, 1000))
+    assert image.convert("RGB").getpixel((5, 5)) != image.convert("RGB").getpixel((5, 700))
+    full = await client.ok("SCREENSHOT", {"format": "png", "max_side": "2400", "max_bytes": "2000000"})
+    assert _decode(full).format == "PNG" and (full["width"], full["height"], full["scale"]) == (
+        1080,
+        2400,
+        1.0,
+    )
+
+
+async def test_screenshot_shrinks_to_max_bytes(client: Client) -> None:
+    result = await client.ok("SCREENSHOT", {"format": "png", "max_bytes": "20000"})
+    assert result["size_bytes"] <= 20_000 and _decode(result).size == (result["width"], result["height"])
+    assert result["width"] < 706 and result["scale"] == round(result["width"] / 1080, 6)
 
 
 async def test_screenshot_jpeg_scaled_by_max_side(client: Client) -> None:
@@ -506,7 +521,7 @@ async def test_screenshot_jpeg_scaled_by_max_side(client: Client) -> None:
     assert image.format == "JPEG" and result["format"] == "jpeg"
     assert image.size == (result["width"], result["height"]) == (216, 480)
     assert (result["original_width"], result["original_height"]) == (1080, 2400)
-    larger = await client.ok("SCREENSHOT", {"format": "png", "max_side": "4000"})
+    larger = await client.ok("SCREENSHOT", {"format": "png", "max_side": "4000", "max_bytes": "2000000"})
     assert _decode(larger).size == (1080, 2400)
 
 

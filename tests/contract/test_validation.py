@@ -129,7 +129,8 @@ async def test_unknown_params_name_the_allowed_keys(frontend: FrontEnd) -> None:
         (
             "SCREENSHOT",
             {"quality": "0"},
-            "quality: Input should be greater than or equal to 1 (allowed: format, marks, max_side, quality)",
+            "quality: Input should be greater than or equal to 1 "
+            "(allowed: format, marks, max_bytes, max_side, quality)",
         ),
         ("PRESS_KEY", {"key": "NOT_A_KEY"}, f"unknown key 'NOT_A_KEY'; use a keycode or one of {KEYS}"),
     ],

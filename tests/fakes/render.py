@@ -1,6 +1,8 @@
 """Screenshots: the current windows drawn with Pillow, as PNG (screencap -p), JPEG (u2's
 takeScreenshot) or raw RGBA (screencap without -p). Flat boxes and the default bitmap font keep a
-720x1280 frame at a few milliseconds, and a screen that is off is black, as on a phone.
+720x1280 frame at a few milliseconds, and a screen that is off is black, as on a phone; so is a
+window that sets FLAG_SECURE (`PhoneState.secure_packages`), as SurfaceFlinger leaves a secure
+layer out of any capture that is not itself secure, while the system UI's bars over it show.
 """
 
 from __future__ import annotations
@@ -49,7 +51,11 @@ def render(state: PhoneState, fmt: str, *, quality: int = 80, scale: float = 1.0
     if state.screen_on:
         draw = ImageDraw.Draw(image)
         for window in windows(state):
-            _draw(window, draw)
+            if window.package in state.secure_packages:
+                left, top, right, bottom = window.bounds
+                draw.rectangle((left, top, right - 1, bottom - 1), fill=(0, 0, 0))
+            else:
+                _draw(window, draw)
     if scale != 1.0 and scale > 0:
         image = image.resize((max(1, int(size[0] * scale)), max(1, int(size[1] * scale))))
     if fmt == "RAW":

@@ -422,6 +422,9 @@ class PhoneState:
     tasks: list[Task] = field(default_factory=list)
     processes: dict[str, int] = field(default_factory=dict)  # package -> pid
     screen_on: bool = True
+    # Apps whose windows set FLAG_SECURE (banking, OTP, password managers): every screenshot,
+    # uiautomator2's and screencap's, draws them black; their tree is dumped as ever.
+    secure_packages: set[str] = field(default_factory=set)
     locked: bool = False
     shade_open: bool = False
     keyboard_shown: bool = False

@@ -166,6 +166,21 @@ async def test_screenshot_route_is_chunked_png(phone: FakePhone) -> None:
     await server
 
 
+async def test_a_secure_window_is_black_on_every_screenshot_path(phone: FakePhone) -> None:
+    # SurfaceFlinger leaves a FLAG_SECURE layer out of a capture: black where the app is, the
+    # system UI's bars still drawn (the tree is dumped as ever: tests/device/adb/test_e2e_screens.py).
+    phone.state.secure_packages.add(phone.state.foreground().package)
+    stream = MemoryStream()
+    server = asyncio.ensure_future(phone.open_tcp(9008, stream))
+    stream.send(request("GET", "/screenshot/0", Connection="close"))
+    _, _, route = await stream.recv_response()
+    await server
+    pictures = [route, (await phone.sh("screencap -p")).raw]
+    for picture in pictures:
+        image = Image.open(io.BytesIO(picture)).convert("L")
+        assert image.getpixel((360, 640)) == 0 and image.getpixel((5, 5)) != 0
+
+
 # --- JSON-RPC with uiautomator2's client -----------------------------------------------------------------
 
 

@@ -71,6 +71,13 @@ async def test_every_action_and_query_is_a_tool_with_json_types(app: App, mode: 
     assert tools["send_message"].annotations and tools["send_message"].annotations.read_only_hint is False
     assert tools["send_message"].annotations.destructive_hint is True
     assert tools["dump_ui"].output_schema is not None
+    dump_result = tools["dump_ui"].output_schema["anyOf"][0]
+    assert "opaque" in dump_result["properties"]["screen"]["description"]
+    shot = tools["screenshot"]
+    assert {"max_side", "max_bytes", "quality"} <= set(shot.input_schema["properties"])
+    assert shot.output_schema is not None
+    result = shot.output_schema["anyOf"][0]
+    assert {"scale", "secure", "hint", "width", "height"} <= set(result["properties"])
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -86,12 +93,21 @@ async def test_results_are_structured_with_a_text_form(app: App, mode: str) -> N
         text = screen.content[0].text  # type: ignore[union-attr]
         assert screen.structured_content is not None
         assert text.startswith(screen.structured_content["screen"])  # the compact form is the text
-        shot = await client.call_tool("screenshot", {"max_side": 320})
+        shot = await client.call_tool("screenshot", {"max_side": 320, "format": "png"})
         image = shot.content[0]
         assert image.type == "image" and image.mime_type == "image/png"
         assert base64.b64decode(image.data).startswith(b"\x89PNG")
         assert shot.structured_content is not None and "image_base64" not in shot.structured_content
         assert max(shot.structured_content["width"], shot.structured_content["height"]) <= 320
+        # By default the image content is the scaled one a model takes, and says how to map back.
+        shot = await client.call_tool("screenshot", {})
+        image = shot.content[0]
+        assert image.type == "image" and image.mime_type == "image/jpeg"
+        assert shot.structured_content is not None
+        assert (shot.structured_content["width"], shot.structured_content["height"]) == (706, 1568)
+        assert len(base64.b64decode(image.data)) == shot.structured_content["size_bytes"] <= 1_000_000
+        assert shot.structured_content["scale"] == round(706 / 1080, 6)
+        assert shot.structured_content["secure"] is False
         contacts = await client.call_tool("query_contacts", {"name": "alice", "limit": 5})
         assert contacts.structured_content is not None
         assert contacts.structured_content["results"][0]["name"] == "Alice Johnson"

@@ -234,7 +234,11 @@ class SimDevice(Device):
     async def screenshot(self) -> Screenshot:
         with self._op() as phone:
             root = copy.deepcopy(phone.view().root)
-            png = await asyncio.to_thread(render_png, root, (WIDTH, HEIGHT))
+            # A secure screen's apps' windows are black; the system UI's bars over them show.
+            windows = root.children if root.class_name == "hierarchy" else [root]
+            apps = {w.package for w in windows if w.package != "com.android.systemui"}
+            secure = frozenset(apps) if phone.top().secure else frozenset()
+            png = await asyncio.to_thread(render_png, root, (WIDTH, HEIGHT), secure=secure)
             return Screenshot(data=png, format="png", width=WIDTH, height=HEIGHT, via=self.via)
 
     async def tap(self, x: int, y: int) -> None:
@@ -430,11 +434,14 @@ class SimDevice(Device):
         with self._op() as phone:
             return phone.remote_hang_up()
 
-    async def set_screen(self, xml: str, *, animate: bool = False) -> None:
+    async def set_screen(self, xml: str, *, animate: bool = False, secure: bool = False) -> None:
         """Shows a uiautomator dump as the current screen (InvalidParams if it is not one); BACK
-        leaves it. With `animate`, every look at it shows another frame (it never settles)."""
+        leaves it. With `animate`, every look at it shows another frame (it never settles); with
+        `secure`, its app's window sets FLAG_SECURE (a screenshot draws it black)."""
         root = parse_hierarchy(xml)
         turned = _ROTATION.search(xml)
         with self._op() as phone:
             rotation = int(turned.group(1)) if turned else 0
-            phone.show_custom(CustomScreen(root, rotation=rotation, animate=animate, size=len(xml)))
+            phone.show_custom(
+                CustomScreen(root, rotation=rotation, animate=animate, size=len(xml), secure=secure)
+            )

@@ -183,9 +183,12 @@ class CustomScreen(Screen):
 
     system_bars = False
 
-    def __init__(self, root: UiNode, *, rotation: int = 0, animate: bool = False, size: int = 0) -> None:
+    def __init__(
+        self, root: UiNode, *, rotation: int = 0, animate: bool = False, size: int = 0, secure: bool = False
+    ) -> None:
         super().__init__()
         self.root = root
+        self.secure = secure
         self.size = size  # characters of the XML it was made of: the phone keeps a bounded total
         self.rotation = rotation % 4
         self.package = next((n.package for n in root.walk() if n.package), "android")

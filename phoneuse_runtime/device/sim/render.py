@@ -80,7 +80,8 @@ def _draw(
         _draw(child, draw, font)
 
 
-def render_png(root: UiNode, size: tuple[int, int]) -> bytes:
+def render_png(root: UiNode, size: tuple[int, int], *, secure: frozenset[str] = frozenset()) -> bytes:
+    """The screen as PNG; the windows of the `secure` packages (FLAG_SECURE) are drawn black."""
     from PIL import Image, ImageDraw, ImageFont  # a dependency, but only screenshots need it
 
     image = Image.new("RGB", size, BACKGROUND)
@@ -88,7 +89,11 @@ def render_png(root: UiNode, size: tuple[int, int]) -> bytes:
     font = ImageFont.load_default(size=40)
     windows = root.children if root.class_name == "hierarchy" else [root]
     for window in windows:
-        _draw(window, draw, font)
+        if window.package in secure:
+            left, top, right, bottom = window.bounds
+            draw.rectangle((left, top, right - 1, bottom - 1), fill=(0, 0, 0))
+        else:
+            _draw(window, draw, font)
     out = io.BytesIO()
     image.save(out, format="PNG")
     return out.getvalue()

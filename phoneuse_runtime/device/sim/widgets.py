@@ -61,6 +61,7 @@ class Screen:
     activity: str = ""
     system_bars: bool = True  # False for custom screens, which bring their own windows
     rotation: int = 0  # quarter turns from portrait while this screen is in front (a custom one's dump says)
+    secure: bool = False  # its window sets FLAG_SECURE: a screenshot draws it black, as a phone does
 
     def __init__(self) -> None:
         self.fields: dict[str, str] = {}

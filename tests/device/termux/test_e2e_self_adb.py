@@ -168,3 +168,22 @@ async def test_polling_backs_off_while_the_screen_is_off(
         assert pollers.why == "screen on"
     finally:
         events.close()
+
+
+async def test_a_secure_window_and_a_large_panel_through_the_phones_own_adb(
+    make_client: ServerFactory, fake_device_factory: FakeDeviceFactory, termux: FakeTermux
+) -> None:
+    # SCREENSHOT on Termux is the adb backend's, composed: the same scaling and the same check.
+    phone = FakePhone()
+    phone.state.screen_size = (1440, 3200)
+    fake = fake_device_factory(phone)
+    device = _termux_device(fake, self_adb=fake.serial)
+    client = await make_client(device=device, poll_ms=100)
+    await wait_until(lambda: UI in device.capabilities, within_s=30)
+    shot = await client.ok("SCREENSHOT")
+    assert (shot["width"], shot["height"], shot["format"], shot["secure"]) == (706, 1568, "jpeg", False)
+    assert shot["scale"] == round(706 / 1440, 6) and shot["size_bytes"] <= 1_000_000
+    phone.state.secure_packages.add(seed.LAUNCHER)
+    shot = await client.ok("SCREENSHOT")
+    assert shot["secure"] is True and "DUMP_UI" in shot["hint"]
+    assert '"Keep Notes"' in (await client.ok("DUMP_UI"))["screen"]

@@ -92,7 +92,7 @@ async def test_a_screenshot_is_offered_as_media(server: GatewayServer, app: Iris
     await send_text(app, "/screenshot")
     offer = await app.next("media.offer")
     ref = offer["payload"]
-    assert ref["kind"] == "image" and ref["mime"] == "image/png" and ref["size"] > 0
+    assert ref["kind"] == "image" and ref["mime"] == "image/jpeg" and ref["size"] > 0  # scaled for a model
     message = await app.next_where(lambda f: f["type"] == "message" and f["payload"]["role"] == "system")
     assert message["payload"]["media"] == [ref]
     shot = await server.grpc.ok("SCREENSHOT")

@@ -28,7 +28,7 @@ async def test_a_long_result_is_previewed_with_its_long_values_cut(
     await server.grpc.ok("SCREENSHOT")
     end = await app.next("tool.end")
     preview = end["payload"]["output_preview"]
-    assert end["payload"]["ok"] is True and '"format":"png"' in preview
+    assert end["payload"]["ok"] is True and '"format":"jpeg"' in preview
     assert '"image_base64":"' in preview and "…" in preview and len(preview) <= 512
 
 

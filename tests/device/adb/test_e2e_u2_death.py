@@ -110,7 +110,8 @@ async def test_a_server_that_keeps_dying_is_left_alone_for_a_while(serve_adb: Ad
     kill_server(s.state)
     response = await s.client.execute("DUMP_UI")
     assert response.error.startswith("DEVICE_UNAVAILABLE"), response.error
-    assert f"restarted {RESTARTS_IN_WINDOW} times within {RESTART_WINDOW_S:.0f} s and died again" in response.error
+    limit = f"restarted {RESTARTS_IN_WINDOW} times within {RESTART_WINDOW_S:.0f} s and died again"
+    assert limit in response.error, response.error
     assert "not restarting it for another" in response.error
     # Meanwhile: no restart, the same reason, for reads and acts alike.
     again = await s.client.execute("TAP", CHROME)
@@ -129,3 +130,15 @@ async def test_another_automation_client_is_named(serve_adb: AdbServe) -> None:
     release_ui_automation(s.state)
     await s.client.ok("DUMP_UI")  # the next death restarts it: the phone is ours again
     assert s.state.u2.running
+
+
+async def test_a_wait_for_and_a_settle_look_are_retried(serve_adb: AdbServe) -> None:
+    s = await serve_adb()
+    launches = s.state.u2.launches
+    kill_server(s.state)
+    found = await s.client.ok("WAIT_FOR", {"text": "Chrome", "wait_ms": "2000"})
+    assert found["element"]["text"] == "Chrome", found
+    kill_server(s.state)  # a tap at coordinates is `input`; its settle's looks are the server's
+    await s.client.ok("TAP", {"x": "100", "y": "200"})
+    assert (s.state.log.taps[-1].x, s.state.log.taps[-1].y) == (100, 200)
+    assert s.state.u2.launches == launches + 2

@@ -36,14 +36,14 @@ def restarted_event(server: str, *, cause: str, took_ms: int) -> Event:
     return ErrorEvent(code=RESTARTED, message=message, took_ms=took_ms).to_event(SOURCE)
 
 
-def died_during(doing: str, server: str, *, may_have_run: bool, after: str) -> DeviceUnavailable:
+def died_during(doing: str, server: str, *, cause: str, may_have_run: bool, after: str) -> DeviceUnavailable:
     """DEVICE_UNAVAILABLE for a call that acts and met the server's death: whether it may have
     run (the request had reached the server) or did not (it was never taken), and what became of
     the server (`after`: restarted in N ms, or why not). `details.may_have_run` says it too."""
     if may_have_run:
-        said = f"the {server} died during it: it may have run; read the screen before trying again"
+        said = f"the {server} died during it ({cause}): it may have run; read the screen before trying again"
     else:
-        said = f"the {server} died before it was sent: it did not run"
+        said = f"the {server} died before it was sent ({cause}): it did not run"
     return DeviceUnavailable(f"{doing}: {said}; {after}", details={"may_have_run": may_have_run})
 
 

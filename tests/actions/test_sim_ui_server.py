@@ -37,7 +37,7 @@ async def test_an_act_before_it_was_sent_did_not_run(client: Client) -> None:
     await client.ok("SIM_UI_SERVER_DIES")
     response = await client.execute("TAP", CHROME)
     assert response.error.startswith("DEVICE_UNAVAILABLE: tapping (411, 1980): "), response.error
-    assert "died before it was sent: it did not run" in response.error
+    assert "died before it was sent (killed by SIM_UI_SERVER_DIES): it did not run" in response.error
     assert json.loads(response.result_json)["may_have_run"] is False
     assert (await front(client))[0] == LAUNCHER
     await client.ok("TAP", CHROME)  # restarted: the next call works

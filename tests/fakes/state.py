@@ -364,6 +364,9 @@ class Faults:
     # The next JSON-RPC request runs, then the process is killed halfway through writing its
     # answer (the client reads a cut answer, then the close).
     u2_die_mid_answer: bool = False
+    # The next JSON-RPC request runs, then NanoHTTPD answers it HTTP 500 with this text (what it
+    # sends when writing the answer throws: "SERVER INTERNAL ERROR: IOException: ...").
+    u2_http_500: str | None = None
     # Another automation client's process (Appium's "io.appium.uiautomator2.server") holds
     # UiAutomation: every launch fails "... already registered!" (u2server.take_ui_automation).
     u2_held_by: str | None = None

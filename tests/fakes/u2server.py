@@ -169,6 +169,9 @@ async def serve(state: PhoneState, stream: ByteStream) -> None:
         reply = await handle(state, method, target, body, keep=keep, gzip_ok=gzip_ok)
         if reply is None or state.u2.pid != pid or not state.u2.running:
             return  # the process died while handling the request: the socket just closes
+        if state.faults.u2_http_500 is not None and target.startswith("/jsonrpc"):
+            said, state.faults.u2_http_500 = state.faults.u2_http_500, None
+            reply = response(500, "text/plain", said.encode(), keep_alive=keep, gzip_ok=gzip_ok)
         if state.faults.u2_die_mid_answer and target.startswith("/jsonrpc"):
             # Killed while writing the answer: the call ran; half its answer, then the close.
             state.faults.u2_die_mid_answer = False

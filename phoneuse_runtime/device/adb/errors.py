@@ -62,8 +62,9 @@ class U2Died(Exception):
     """A call that acts met the server's death: it is not sent again (it may have run). `after`
     says what became of the server (restarted in N ms, or why not)."""
 
-    def __init__(self, *, may_have_run: bool, after: str) -> None:
+    def __init__(self, *, cause: str, may_have_run: bool, after: str) -> None:
         super().__init__(after)
+        self.cause = cause
         self.may_have_run = may_have_run
         self.after = after
 
@@ -119,7 +120,7 @@ def translate(exc: BaseException, doing: str) -> RuntimeFailure:
     if isinstance(exc, U2Dead):
         return DeviceUnavailable(f"{doing}: the uiautomator2 server is not serving ({exc})")
     if isinstance(exc, U2Died):
-        return died_during(doing, SERVER, may_have_run=exc.may_have_run, after=exc.after)
+        return died_during(doing, SERVER, cause=exc.cause, may_have_run=exc.may_have_run, after=exc.after)
     if isinstance(exc, U2Unreachable):
         return DeviceUnavailable(f"{doing}: {exc}")
     if isinstance(exc, (adbutils.AdbTimeout, socket.timeout, TimeoutError)):

@@ -6,8 +6,10 @@ runs, on a shell stream read here (`LaunchShell`), then `GET /ping` until "pong"
 selector encoding. The JSON-RPC
 calls themselves are made here, one adb `tcp:9008` stream per request as uiautomator2 makes
 them, for three reasons: each socket wait is bounded by the call's own deadline (uiautomator2
-leaves adb's 600 s default on the stream); a dead server is restarted once, in the open
-(uiautomator2's `jsonrpc_call` silently restarts and retries); and uiautomator2's high-level
+leaves adb's 600 s default on the stream); a dead server is restarted in the open (an ERROR
+event, a log line, at most 3 a minute: device/ui_server.py) and only a call that reads is sent
+again (uiautomator2's `jsonrpc_call` silently restarts and resends whatever it was, a tap
+included); and uiautomator2's high-level
 helpers sleep and retry inside (`dump_hierarchy`, `send_keys`), which the runtime must not.
 
 Everything here runs on the device's worker thread, with the call's `Budget`.
@@ -276,9 +278,13 @@ class U2Server:
                     may_have_run=True,
                 ) from exc
             if response.status != 200:
+                # A 5xx: it failed midway (it may have run), unless it says it could not start.
+                said = content[:300].decode("utf-8", "replace")
+                refused = rpc_failure(path, said, "").kind == "dead"
                 raise U2Dead(
-                    f"{method} {path} answered HTTP {response.status} {response.reason}",
-                    may_have_run=response.status >= 500,
+                    f"{method} {path} answered HTTP {response.status} {response.reason}"
+                    + (f" ({said.strip().splitlines()[0]})" if said.strip() else ""),
+                    may_have_run=response.status >= 500 and not refused,
                 )
             return content
         finally:
@@ -371,11 +377,12 @@ class U2Server:
         except U2Unreachable as failed:
             if reads:
                 raise
-            raise U2Died(may_have_run=died.may_have_run, after=f"not restarted: {failed}") from failed
-        if not reads:
             raise U2Died(
-                may_have_run=died.may_have_run, after=f"the server was restarted in {took_ms} ms"
-            ) from died
+                cause=str(died), may_have_run=died.may_have_run, after=f"not restarted: {failed}"
+            ) from failed
+        if not reads:
+            after = f"the server was restarted in {took_ms} ms"
+            raise U2Died(cause=str(died), may_have_run=died.may_have_run, after=after) from died
         try:
             return send()
         except U2Dead as again:

@@ -63,6 +63,6 @@ class SimUiServer:
             yield
         elif self._during:
             yield
-            raise died_during(doing, SERVER, may_have_run=True, after=after)
+            raise died_during(doing, SERVER, cause=CAUSE, may_have_run=True, after=after)
         else:
-            raise died_during(doing, SERVER, may_have_run=False, after=after)
+            raise died_during(doing, SERVER, cause=CAUSE, may_have_run=False, after=after)

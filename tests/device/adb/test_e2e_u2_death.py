@@ -49,7 +49,8 @@ async def test_an_act_the_dead_server_never_got_did_not_run(serve_adb: AdbServe)
     response = await s.client.execute("TAP", CHROME)
     assert not response.success
     assert response.error.startswith("DEVICE_UNAVAILABLE: tap on"), response.error
-    assert "died before it was sent: it did not run" in response.error, response.error
+    assert "died before it was sent (nothing listens on tcp:9008" in response.error, response.error
+    assert "): it did not run" in response.error
     assert "restarted in" in response.error
     assert json.loads(response.result_json)["may_have_run"] is False
     assert s.state.foreground().package == before  # not tapped, and not tapped again behind its back
@@ -64,7 +65,8 @@ async def test_an_act_whose_answer_was_cut_may_have_run(serve_adb: AdbServe) -> 
     clicks = s.state.log.rpc_counts()["click"]
     response = await s.client.execute("TAP", CHROME)
     assert not response.success
-    assert "died during it: it may have run; read the screen before trying again" in response.error
+    assert "died during it (the connection to it dropped before its answer" in response.error
+    assert "): it may have run; read the screen before trying again" in response.error
     assert json.loads(response.result_json)["may_have_run"] is True
     # It did run, once: never sent again after the restart.
     assert s.state.log.rpc_counts()["click"] == clicks + 1
@@ -142,3 +144,19 @@ async def test_a_wait_for_and_a_settle_look_are_retried(serve_adb: AdbServe) -> 
     await s.client.ok("TAP", {"x": "100", "y": "200"})
     assert (s.state.log.taps[-1].x, s.state.log.taps[-1].y) == (100, 200)
     assert s.state.u2.launches == launches + 2
+
+
+async def test_an_http_500_is_a_death_and_says_so(serve_adb: AdbServe) -> None:
+    s = await serve_adb()
+    before = s.state.foreground().package
+    # A 500 that says UiAutomation is gone: nothing ran.
+    s.state.faults.u2_http_500 = "java.lang.IllegalStateException: UiAutomation not connected!"
+    s.state.faults.u2_not_connected = True
+    response = await s.client.execute("TAP", CHROME)
+    assert "UiAutomation not connected" in response.error and "did not run" in response.error, response.error
+    assert s.state.foreground().package == before
+    # A 500 from writing the answer: the tap ran.
+    s.state.faults.u2_http_500 = "SERVER INTERNAL ERROR: IOException: Broken pipe"
+    response = await s.client.execute("TAP", CHROME)
+    assert "HTTP 500" in response.error and "it may have run" in response.error, response.error
+    assert s.state.foreground().package == "com.android.chrome"

@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 from phoneuse_runtime.kernel.errors import DeviceUnavailable
 from phoneuse_runtime.kernel.events import ErrorEvent, Event
+from phoneuse_runtime.kernel.limits import shorten
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +28,7 @@ RESTARTS_IN_WINDOW = 3  # at most this many restarts...
 RESTART_WINDOW_S = 60.0  # ...within this long; one more death then pauses the restarts...
 RESTART_PAUSE_S = 60.0  # ...for this long (the calls meanwhile answer DEVICE_UNAVAILABLE)
 KEEPS_DYING = "something on the phone keeps ending it (low memory, another automation client)"
+REASON_CHARS = 600  # what the limiter keeps of a reason (it is quoted in every refusal)
 SOURCE = "android.system"  # as the other events the phone itself causes (device/base.py's)
 
 
@@ -70,9 +72,10 @@ class RestartLimiter:
         if len(self._times) >= RESTARTS_IN_WINDOW:
             self._times.clear()
             self._paused_until = now + RESTART_PAUSE_S
-            self._why = (
+            self._why = shorten(
                 f"the {self.server} was restarted {RESTARTS_IN_WINDOW} times within "
-                f"{RESTART_WINDOW_S:.0f} s and died again ({cause}); " + (self._failure or KEEPS_DYING)
+                f"{RESTART_WINDOW_S:.0f} s and died again ({cause}); " + (self._failure or KEEPS_DYING),
+                REASON_CHARS * 2,
             )
             log.warning("%s; not restarting it for %.0f s", self._why, RESTART_PAUSE_S)
             return self._paused(now)
@@ -82,7 +85,7 @@ class RestartLimiter:
     def restart_failed(self, why: str | None) -> None:
         """How the counted restart ended: None when it worked, else why not (another client
         holding UiAutomation, named), which the pause then names."""
-        self._failure = why or ""
+        self._failure = shorten(why or "", REASON_CHARS)
 
     def _paused(self, now: float) -> str:
         left = max(1, round(self._paused_until - now))

@@ -402,6 +402,9 @@ class U2Server:
             self.limiter.restart_failed(str(exc))
             log.warning("restarting the uiautomator2 server failed: %s", exc)
             raise
+        except (adbutils.AdbTimeout, TimeoutError):  # the call's deadline: its TIMEOUT
+            self.limiter.restart_failed(None)
+            raise
         except (adbutils.AdbError, OSError) as exc:  # the phone itself went (the link will say)
             self.limiter.restart_failed(None)
             raise U2Unreachable(f"the phone did not answer the restart (adb: {exc})") from exc

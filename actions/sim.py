@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field
 
+from phoneuse_runtime.device.sim.ui_server import MAX_DEATHS as MAX_UI_SERVER_DEATHS
+from phoneuse_runtime.device.ui_server import RESTART_PAUSE_S, RESTART_WINDOW_S, RESTARTS_IN_WINDOW
 from phoneuse_runtime.kernel.capabilities import SIM
 from phoneuse_runtime.kernel.errors import Unsupported
 from phoneuse_runtime.kernel.limits import MAX_BULK_CHARS
@@ -156,6 +158,29 @@ async def set_screen(ctx: ActionContext, p: SetScreenParams) -> SetScreenResult:
     return SetScreenResult(ui_fingerprint=fingerprint(root), nodes=sum(1 for _ in root.walk()), via="sim")
 
 
+class UiServerDiesParams(Params):
+    times: int = Field(
+        default=1,
+        ge=1,
+        le=MAX_UI_SERVER_DEATHS,
+        description="deaths in all: it dies again right after each restart until this many",
+    )
+    during: bool = Field(
+        default=False,
+        description="an act that meets a death: false, the server died before it was sent (it did "
+        "not run); true, during it (it ran, and the answer says it may have)",
+    )
+
+
+class UiServerDiesResult(ActionResult):
+    deaths: int = Field(description="deaths still to come")
+
+
+async def ui_server_dies(ctx: ActionContext, p: UiServerDiesParams) -> UiServerDiesResult:
+    deaths = _sim(ctx).ui_server_dies(p.times, during=p.during)
+    return UiServerDiesResult(deaths=deaths, via="sim")
+
+
 ACTIONS = (
     ActionSpec(
         "SIM_RECEIVE_SMS",
@@ -221,6 +246,23 @@ ACTIONS = (
         "every call that needs the phone fails with `DEVICE_UNAVAILABLE` until `connected=true` "
         "(`DEVICE_CONNECTED`). Setting the state it is already in changes nothing and publishes "
         "nothing. Only on the simulated phone (`UNSUPPORTED` elsewhere).",
+    ),
+    ActionSpec(
+        "SIM_UI_SERVER_DIES",
+        UiServerDiesParams,
+        ui_server_dies,
+        UiServerDiesResult,
+        "The phone's UI server (uiautomator2's) is killed, as low memory or another automation "
+        "client does on a real phone",
+        exclusive=False,  # the outside world, not the agent's finger
+        requires=frozenset({SIM}),
+        notes="The next UI call meets the death as it does over adb: the server is restarted (an "
+        "`ERROR` event with `code` `UI_SERVER_RESTARTED` and `took_ms`); a call that only reads "
+        "(`DUMP_UI`, `WAIT_FOR`, `SCREENSHOT`, a settle's looks) then goes on, one that acts "
+        "answers `DEVICE_UNAVAILABLE` saying whether it may have run (`may_have_run` in its "
+        f"`result_json`) and is never done twice. After {RESTARTS_IN_WINDOW} restarts within "
+        f"{RESTART_WINDOW_S:.0f} s the next death is not restarted for {RESTART_PAUSE_S:.0f} s: the "
+        "calls meanwhile answer `DEVICE_UNAVAILABLE` saying why.",
     ),
     ActionSpec(
         "SIM_SET_SCREEN",

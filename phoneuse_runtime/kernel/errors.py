@@ -73,7 +73,9 @@ class DeviceUnavailable(RuntimeFailure):
     code = "DEVICE_UNAVAILABLE"
     summary = (
         "The phone is not reachable, the backend it needs is not running, or a connection to it "
-        "failed or timed out."
+        "failed or timed out. An action that acts and met the phone's UI server dying says whether "
+        "it may have run (`may_have_run` in `result_json`: read the screen before trying again) or "
+        "did not; it is never done twice behind the caller's back."
     )
 
 

@@ -19,6 +19,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -60,9 +61,12 @@ class EventPayload(BaseModel):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
     event_type: str = ""
+    omit_none: ClassVar[bool] = False  # whether a field left None is left out of the payload
 
     def to_event(self, source: str, *, subject: str = "") -> Event:
-        payload = self.model_dump(mode="json", by_alias=True, exclude={"event_type"})
+        payload = self.model_dump(
+            mode="json", by_alias=True, exclude={"event_type"}, exclude_none=self.omit_none
+        )
         text = json.dumps(payload, ensure_ascii=False)
         # A payload no client could receive (TASK_STARTED's params escape to six times their
         # size) would end every stream it reached: it travels as the omitted-result marker.
@@ -214,11 +218,19 @@ class DeviceDisconnected(EventPayload):
 
 
 class ErrorEvent(EventPayload):
-    """A failure outside any one call, or EVENTS_DROPPED for an overflowed subscriber."""
+    """A failure outside any one call: `EVENTS_DROPPED` for an overflowed subscriber (with the
+    count), `UI_SERVER_RESTARTED` when the phone's UI server (uiautomator2's) died and the backend
+    restarted it (with `took_ms`; the next UI call works without the agent doing anything), or
+    the code of an unforeseen failure."""
 
     event_type: str = "ERROR"
     code: str
     message: str
+    took_ms: int | None = Field(
+        default=None, description="`UI_SERVER_RESTARTED`: how long the restart took (ms); absent otherwise"
+    )
+    # `took_ms` belongs to one code: the other codes' payloads stay as they were.
+    omit_none: ClassVar[bool] = True
 
 
 CORE_EVENTS: tuple[type[EventPayload], ...] = (

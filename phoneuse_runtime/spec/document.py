@@ -537,7 +537,8 @@ def render_spec(registry: Registry) -> str:
         out += ["Each result:", "", *model_table(qspec.result, inputs=False)]
     out += ["## Events", "", "Every event has `timestamp` (epoch ms) and `source` set.", ""]
     for name, payload in registry.events.items():
-        out += [f"### {name}", "", (payload.__doc__ or "").strip(), "", *model_table(payload, inputs=False)]
+        about = inspect.cleandoc(payload.__doc__ or "")
+        out += [f"### {name}", "", about, "", *model_table(payload, inputs=False)]
     out += _policy_section(registry)
     out += ["## Capabilities", "", "| capability | what it is | how a device gets it |", "|---|---|---|"]
     out += [f"| `{name}` | {what} | {how} |" for name, (what, how) in CAPABILITIES.items()]

@@ -364,6 +364,15 @@ class Faults:
     u2_already_registered: int = 0
     # The server process dies after this many more JSON-RPC calls (None: never).
     u2_die_after_calls: int | None = None
+    # The next JSON-RPC request runs, then the process is killed halfway through writing its
+    # answer (the client reads a cut answer, then the close).
+    u2_die_mid_answer: bool = False
+    # The next JSON-RPC request runs, then NanoHTTPD answers it HTTP 500 with this text (what it
+    # sends when writing the answer throws: "SERVER INTERNAL ERROR: IOException: ...").
+    u2_http_500: str | None = None
+    # Another automation client's process (Appium's "io.appium.uiautomator2.server") holds
+    # UiAutomation: every launch fails "... already registered!" (u2server.take_ui_automation).
+    u2_held_by: str | None = None
     # Every JSON-RPC call takes this long.
     u2_latency_s: float = 0.0
     # takeScreenshot answers null, as UiAutomation does when it gets no bitmap (a secure window

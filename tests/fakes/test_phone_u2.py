@@ -364,3 +364,59 @@ async def test_memory_io_reads_stdin_for_cat() -> None:
     phone = FakePhone()
     io_ = MemoryIO(b"piped\n")
     assert await phone.run_shell("cat", io_) == 0 and bytes(io_.stdout) == b"piped\n"
+
+
+# --- dying as real servers do ----------------------------------------------------------------------
+
+
+def _rpc_request(method: str, *params: Any) -> bytes:
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": list(params)}).encode()
+    head = f"POST /jsonrpc/0 HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+    head += "\r\n"
+    return head.encode() + body
+
+
+async def test_killed_mid_answer_the_call_ran_and_half_its_answer_came(phone: FakePhone) -> None:
+    from .u2server import kill_server
+
+    phone.state.faults.u2_die_mid_answer = True
+    stream = MemoryStream()
+    stream.send(_rpc_request("click", 100, 200))
+    await asyncio.wait_for(phone.open_tcp(9008, stream), 5)  # the server ends the stream
+    half = await stream.recv()
+    assert half.startswith(b"HTTP/1.1 200 OK ") and not half.rstrip().endswith(b"}")
+    assert (phone.state.log.taps[-1].x, phone.state.log.taps[-1].y) == (100, 200)
+    assert not phone.state.u2.running and not phone.state.faults.u2_die_mid_answer
+    with pytest.raises(ConnectionRefusedError):
+        await phone.open_tcp(9008, MemoryStream())
+    kill_server(phone.state)  # killing a dead server changes nothing
+
+
+async def test_another_client_holding_uiautomation_shows_in_ps_and_blocks_launches(phone: FakePhone) -> None:
+    from .u2server import release_ui_automation, take_ui_automation
+
+    take_ui_automation(phone.state)
+    assert not phone.state.u2.running
+    assert "io.appium.uiautomator2.server" in (await phone.sh("ps -A")).stdout
+    launch = "CLASSPATH=/data/local/tmp/u2.jar app_process / com.wetest.uia2.Main -p 9008"
+    held = await phone.sh(launch)
+    assert held.code == 1 and "UiAutomationService" in held.stderr and "already registered!" in held.stderr
+    release_ui_automation(phone.state)
+    assert "io.appium" not in (await phone.sh("ps -A")).stdout
+    task, io_ = await phone.start_u2()
+    assert phone.state.u2.running
+    io_.close()
+    await asyncio.wait_for(task, 2)
+
+
+async def test_an_http_500_answers_once_after_the_call_ran(phone: FakePhone) -> None:
+    phone.state.faults.u2_http_500 = "SERVER INTERNAL ERROR: IOException: Broken pipe"
+    stream = MemoryStream()
+    stream.send(_rpc_request("click", 10, 20))
+    server = asyncio.ensure_future(phone.open_tcp(9008, stream))
+    status, _, body = await stream.recv_response()
+    stream.close()
+    await server
+    assert (status, body) == (500, b"SERVER INTERNAL ERROR: IOException: Broken pipe")
+    assert phone.state.log.taps[-1].x == 10 and phone.state.faults.u2_http_500 is None
+    assert (await phone.jsonrpc("deviceInfo"))["result"]["displayRotation"] == 0

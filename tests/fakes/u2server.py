@@ -11,6 +11,7 @@ Routes: /ping, /stop, /screenshot/0, /jsonrpc/0 (see u2rpc.py), anything else 40
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import gzip
 import json
@@ -34,9 +35,30 @@ STATUS = {200: "200 OK", 404: "404 Not Found", 500: "500 Internal Server Error"}
 
 
 def stop_server(state: PhoneState) -> None:
-    """The server process dies (killed, crashed, or its adb shell went away)."""
+    """The server process dies (killed, crashed, or its adb shell went away): its port refuses
+    from now on, and a connection open to it closes without an answer."""
     state.u2.running = False
     state.u2.touch_down = None
+
+
+# The scenarios of a real phone's server dying (low memory, an app update, another client).
+kill_server = stop_server
+
+
+def take_ui_automation(state: PhoneState, process: str = "io.appium.uiautomator2.server") -> None:
+    """Another automation client takes the phone (Appium's driver kills uiautomator processes and
+    starts its own instrumentation): ours dies, `ps -A` lists the other's process, and every
+    launch of ours fails "... already registered!" until `release_ui_automation`."""
+    kill_server(state)
+    state.processes[process] = state.next_id("pid")
+    state.faults.u2_held_by = process
+
+
+def release_ui_automation(state: PhoneState) -> None:
+    """The other client ends: its process goes, and our server can register again."""
+    if state.faults.u2_held_by is not None:
+        state.processes.pop(state.faults.u2_held_by, None)
+    state.faults.u2_held_by = None
 
 
 @command("app_process", "app_process64")
@@ -53,7 +75,7 @@ async def app_process(p: Proc) -> int:
         return 1
     port = int(args[args.index("-p") + 1]) if "-p" in args[:-1] else 9008
     await p.print("[server] INFO: [UiAutomator2Server] Starting Server\n")
-    if state.faults.u2_already_registered > 0 or state.u2.running:
+    if state.faults.u2_held_by or state.faults.u2_already_registered > 0 or state.u2.running:
         state.faults.u2_already_registered = max(0, state.faults.u2_already_registered - 1)
         await p.error(ALREADY)
         return 1
@@ -147,6 +169,16 @@ async def serve(state: PhoneState, stream: ByteStream) -> None:
         reply = await handle(state, method, target, body, keep=keep, gzip_ok=gzip_ok)
         if reply is None or state.u2.pid != pid or not state.u2.running:
             return  # the process died while handling the request: the socket just closes
+        if state.faults.u2_http_500 is not None and target.startswith("/jsonrpc"):
+            said, state.faults.u2_http_500 = state.faults.u2_http_500, None
+            reply = response(500, "text/plain", said.encode(), keep_alive=keep, gzip_ok=gzip_ok)
+        if state.faults.u2_die_mid_answer and target.startswith("/jsonrpc"):
+            # Killed while writing the answer: the call ran; half its answer, then the close.
+            state.faults.u2_die_mid_answer = False
+            with contextlib.suppress(ConnectionError, OSError):
+                await stream.write(reply[: len(reply) // 2])
+            kill_server(state)
+            return
         try:
             await stream.write(reply)
         except (ConnectionError, OSError):

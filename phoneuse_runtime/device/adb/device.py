@@ -48,7 +48,7 @@ from phoneuse_runtime.device.adb.connection import (
     is_network_serial,
     start_server,
 )
-from phoneuse_runtime.device.adb.errors import is_link_failure, translate
+from phoneuse_runtime.device.adb.errors import SERVER, is_link_failure, translate
 from phoneuse_runtime.device.adb.events import Pollers
 from phoneuse_runtime.device.adb.shell import command, oriented_size, parse_getprop, parse_wm_size
 from phoneuse_runtime.device.adb.ui import (
@@ -88,6 +88,7 @@ from phoneuse_runtime.device.base import (
     saw_screen,
     wants_screen,
 )
+from phoneuse_runtime.device.ui_server import RestartLimiter
 from phoneuse_runtime.kernel.capabilities import (
     ALARMS,
     APPS,
@@ -107,7 +108,7 @@ from phoneuse_runtime.kernel.errors import (
     RuntimeFailure,
     Unsupported,
 )
-from phoneuse_runtime.kernel.events import EventSink
+from phoneuse_runtime.kernel.events import Event, EventSink
 from phoneuse_runtime.owner.front_guard import FrontGuard, FrontRefused, current_guard
 from phoneuse_runtime.screen.selector import Selector
 from phoneuse_runtime.screen.ui import UiNode, parse_hierarchy
@@ -166,6 +167,8 @@ class AdbDevice(Device):
         self._dev: adbutils.AdbDevice | None = None
         self._ui: Ui | None = None
         self.u2: U2Server | None = None
+        self._restarts = RestartLimiter(SERVER)  # the device's: it outlives each connection's U2Server
+        self._publish: Callable[[Event], None] = lambda _e: None  # from any thread, onto the bus
         self._info: DeviceInfo | None = None
         self._natural: tuple[int, int] = (0, 0)
         self._v2 = False
@@ -185,6 +188,12 @@ class AdbDevice(Device):
         self.serial = await self._choose_serial()
         self.worker.start()
         loop = asyncio.get_running_loop()
+
+        def publish(event: Event) -> None:  # on the worker's thread (a UI server restart)
+            with contextlib.suppress(RuntimeError):  # the loop is closing
+                loop.call_soon_threadsafe(emit, event)
+
+        self._publish = publish
 
         def tracked(state: str) -> None:  # on the tracker's thread
             with contextlib.suppress(RuntimeError):  # the loop is closing
@@ -316,7 +325,7 @@ class AdbDevice(Device):
         )
         if self.u2 is not None:
             self.u2.stop()  # its launch shell died with the connection
-        self.u2 = U2Server(dev, v2=self._v2)
+        self.u2 = U2Server(dev, v2=self._v2, limiter=self._restarts, on_restart=self._publish)
         self._ui = Ui(self.u2, self._sh, self._foreground)
         self._ui.ime_installed = ime_listed(screen)
         try:

@@ -16,6 +16,7 @@ from typing import Literal
 import adbutils
 
 from phoneuse_runtime.device.base import deadline
+from phoneuse_runtime.device.ui_server import died_during
 from phoneuse_runtime.kernel.errors import (
     DeviceUnavailable,
     ElementNotFound,
@@ -27,6 +28,7 @@ from phoneuse_runtime.kernel.errors import (
 
 log = logging.getLogger(__name__)
 
+SERVER = "uiautomator2 server"  # what the messages call it
 RpcKind = Literal["not_found", "dead", "inject_permission", "failed"]
 
 
@@ -42,12 +44,29 @@ class RpcError(Exception):
 
 class U2Dead(Exception):
     """The uiautomator2 server is not serving: nothing listens on its port, its UiAutomation is
-    gone ("UiAutomation not connected"), or another UiAutomation holds the accessibility service
-    ("already registered"). The backend restarts it once, visibly, before reporting it."""
+    gone ("UiAutomation not connected"), another UiAutomation holds the accessibility service
+    ("already registered"), or the connection to it dropped before its answer. The backend
+    restarts it, visibly (device/ui_server.py). `may_have_run`: whether the request had reached
+    a server that may have done it (a dropped answer, an HTTP 5xx), not one that refused it."""
+
+    def __init__(self, message: str, *, may_have_run: bool = False) -> None:
+        super().__init__(message)
+        self.may_have_run = may_have_run
 
 
 class U2Unreachable(Exception):
     """The uiautomator2 server could not be started or restarted; the message says why."""
+
+
+class U2Died(Exception):
+    """A call that acts met the server's death: it is not sent again (it may have run). `after`
+    says what became of the server (restarted in N ms, or why not)."""
+
+    def __init__(self, *, cause: str, may_have_run: bool, after: str) -> None:
+        super().__init__(after)
+        self.cause = cause
+        self.may_have_run = may_have_run
+        self.after = after
 
 
 # Java exception texts the uiautomator2 server sends, by what they mean for the call.
@@ -100,6 +119,8 @@ def translate(exc: BaseException, doing: str) -> RuntimeFailure:
         return DeviceUnavailable(f"{doing}: the uiautomator2 server failed: {exc.message}")
     if isinstance(exc, U2Dead):
         return DeviceUnavailable(f"{doing}: the uiautomator2 server is not serving ({exc})")
+    if isinstance(exc, U2Died):
+        return died_during(doing, SERVER, cause=exc.cause, may_have_run=exc.may_have_run, after=exc.after)
     if isinstance(exc, U2Unreachable):
         return DeviceUnavailable(f"{doing}: {exc}")
     if isinstance(exc, (adbutils.AdbTimeout, socket.timeout, TimeoutError)):

@@ -6,8 +6,10 @@ runs, on a shell stream read here (`LaunchShell`), then `GET /ping` until "pong"
 selector encoding. The JSON-RPC
 calls themselves are made here, one adb `tcp:9008` stream per request as uiautomator2 makes
 them, for three reasons: each socket wait is bounded by the call's own deadline (uiautomator2
-leaves adb's 600 s default on the stream); a dead server is restarted once, in the open
-(uiautomator2's `jsonrpc_call` silently restarts and retries); and uiautomator2's high-level
+leaves adb's 600 s default on the stream); a dead server is restarted in the open (an ERROR
+event, a log line, at most 3 a minute: device/ui_server.py) and only a call that reads is sent
+again (uiautomator2's `jsonrpc_call` silently restarts and resends whatever it was, a tap
+included); and uiautomator2's high-level
 helpers sleep and retry inside (`dump_hierarchy`, `send_keys`), which the runtime must not.
 
 Everything here runs on the device's worker thread, with the call's `Budget`.
@@ -27,18 +29,20 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import adbutils
 import uiautomator2
 import uiautomator2.core
 
 from phoneuse_runtime.device.adb.dumpsys import SYSTEM_UI, parse_window_focus
-from phoneuse_runtime.device.adb.errors import RpcError, U2Dead, U2Unreachable, rpc_failure
+from phoneuse_runtime.device.adb.errors import SERVER, RpcError, U2Dead, U2Died, U2Unreachable, rpc_failure
 from phoneuse_runtime.device.adb.shell import command
 from phoneuse_runtime.device.adb.worker import Budget
 from phoneuse_runtime.device.base import Foreground, ShellResult
+from phoneuse_runtime.device.ui_server import RestartLimiter, restarted_event
 from phoneuse_runtime.kernel.errors import ElementNotFound, Unsupported
+from phoneuse_runtime.kernel.events import Event
 from phoneuse_runtime.owner.front_guard import FrontGuard, FrontRefused
 from phoneuse_runtime.screen.selector import Selector
 from phoneuse_runtime.screen.ui import UiNode
@@ -70,8 +74,36 @@ CLIP_LABEL = "phoneuse"
 # A find that waits holds the phone's worker at most this long at a time (its caller looks again
 # while it has time left), so the calls queued behind it (the TAP a WAIT_FOR waits on) get turns.
 FIND_WAIT_CHUNK_MS = 1000
+# The JSON-RPC methods that only read: a call (or batch) made of these alone is sent again after
+# the server died under it and was restarted; any other acts, and is never sent twice.
+READS = frozenset(
+    {
+        "dumpWindowHierarchy",
+        "objInfo",
+        "objInfos",
+        "count",
+        "exist",
+        "waitForExists",
+        "waitUntilGone",
+        "takeScreenshot",
+        "deviceInfo",
+        "getClipboard",
+        "getLastToast",
+    }
+)
+# The processes that hold UiAutomation when uiautomator2's server cannot (by their `ps -A`
+# name), named in the failure: Appium's UiAutomator2 server (an instrumentation), uiautomator2's
+# own old instrumentation (app-uiautomator-test), the `uiautomator` command (a dump, an old test).
+HOLDERS = {
+    "io.appium.uiautomator2.server": "Appium's UiAutomator2 server (io.appium.uiautomator2.server)",
+    "io.appium.uiautomator2.server.test": "Appium's UiAutomator2 server (io.appium.uiautomator2.server)",
+    "com.github.uiautomator": "uiautomator2's old instrumentation (com.github.uiautomator)",
+    "com.github.uiautomator.test": "uiautomator2's old instrumentation (com.github.uiautomator)",
+    "uiautomator": "a `uiautomator` command (a dump or an old uiautomator test)",
+}
 
 ShellRunner = Callable[[Budget, str], ShellResult]
+T = TypeVar("T")
 
 
 # --- selectors and nodes ----------------------------------------------------
@@ -191,12 +223,22 @@ class RpcStats:
 class U2Server:
     """uiautomator2's server on one phone: pushed, launched, pinged and restarted by us."""
 
-    def __init__(self, device: adbutils.AdbDevice, *, v2: bool = False) -> None:
+    def __init__(
+        self,
+        device: adbutils.AdbDevice,
+        *,
+        v2: bool = False,
+        limiter: RestartLimiter | None = None,
+        on_restart: Callable[[Event], None] = lambda _e: None,
+    ) -> None:
         self.device = device
         self.v2 = v2  # whether the phone speaks shell_v2
         self.process: LaunchShell | None = None  # the shell that runs the server
         self.stats = RpcStats({})
         self.restarts = 0
+        # The device's, so a reconnection (a new U2Server) does not forget the recent deaths.
+        self.limiter = limiter or RestartLimiter(SERVER)
+        self.on_restart = on_restart  # each restart's UI_SERVER_RESTARTED event (from this thread)
 
     # -- transport
     def _open(self, budget: Budget) -> Any:
@@ -216,22 +258,39 @@ class U2Server:
         return conn.conn
 
     def _http(self, budget: Budget, method: str, path: str, body: bytes | None) -> bytes:
+        """One request. U2Dead when nothing listens (not sent), when the stream drops before the
+        whole answer came (the server died with the request in hand: it may have run) or when
+        the server answers an HTTP error (a 5xx: it failed in the middle)."""
         sock = self._open(budget)
-        http = _StreamHttp(sock, budget.wait_s())
+        conn = _StreamHttp(sock, budget.wait_s())
         try:
             headers = {
                 "User-Agent": "phoneuse-runtime",
                 "Accept-Encoding": "",
                 "Content-Type": "application/json",
             }
-            http.request(method, path, body=body, headers=headers)
-            response = http.getresponse()
-            content = response.read()
+            try:
+                conn.request(method, path, body=body, headers=headers)
+                response = conn.getresponse()
+                content = response.read()
+            except (http.client.HTTPException, ConnectionError, EOFError) as exc:
+                raise U2Dead(
+                    f"the connection to it dropped before its answer to {method} {path} "
+                    f"({type(exc).__name__})",
+                    may_have_run=True,
+                ) from exc
             if response.status != 200:
-                raise U2Dead(f"{method} {path} answered HTTP {response.status} {response.reason}")
+                # A 5xx: it failed midway (it may have run), unless it says it could not start.
+                said = content[:300].decode("utf-8", "replace")
+                refused = rpc_failure(path, said, "").kind == "dead"
+                raise U2Dead(
+                    f"{method} {path} answered HTTP {response.status} {response.reason}"
+                    + (f" ({said.strip().splitlines()[0]})" if said.strip() else ""),
+                    may_have_run=response.status >= 500 and not refused,
+                )
             return content
         finally:
-            http.close()
+            conn.close()
 
     def ping(self, budget: Budget) -> bool:
         try:
@@ -300,32 +359,62 @@ class U2Server:
         return out
 
     def batch(self, budget: Budget, calls: list[tuple[str, tuple[Any, ...]]]) -> list[Any]:
-        """`rpc_batch`, restarting a server that is not serving once, as `call` does."""
-        try:
-            return self.rpc_batch(budget, calls)
-        except U2Dead as exc:
-            log.warning("uiautomator2 server is not serving (%s); restarting it once", exc)
-            self.restart(budget)
-            try:
-                return self.rpc_batch(budget, calls)
-            except U2Dead as again:
-                raise U2Unreachable(
-                    f"the uiautomator2 server still fails after a restart: {again}"
-                ) from again
+        """`rpc_batch`, through `_serve`."""
+        return self._serve(budget, [m for m, _ in calls], lambda: self.rpc_batch(budget, calls))
 
     def call(self, budget: Budget, method: str, *params: Any) -> Any:
-        """`rpc`, restarting a server that is not serving once (logged) before giving up."""
+        """`rpc`, through `_serve`."""
+        return self._serve(budget, [method], lambda: self.rpc(budget, method, *params))
+
+    def _serve(self, budget: Budget, methods: list[str], send: Callable[[], T]) -> T:
+        """`send`, and when the server is not serving: restarted (`recover`), then a request of
+        READS alone sent once more; one that acts is not (U2Died: it may have run, or did not)."""
         try:
-            return self.rpc(budget, method, *params)
+            return send()
         except U2Dead as exc:
-            log.warning("uiautomator2 server is not serving (%s); restarting it once", exc)
+            died = exc
+        reads = all(m in READS for m in methods)
+        try:
+            took_ms = self.recover(budget, str(died))
+        except U2Unreachable as failed:
+            if reads:
+                raise
+            raise U2Died(
+                cause=str(died), may_have_run=died.may_have_run, after=f"not restarted: {failed}"
+            ) from failed
+        if not reads:
+            after = f"the server was restarted in {took_ms} ms"
+            raise U2Died(cause=str(died), may_have_run=died.may_have_run, after=after) from died
+        try:
+            return send()
+        except U2Dead as again:
+            raise U2Unreachable(f"the uiautomator2 server still fails after a restart: {again}") from again
+
+    def recover(self, budget: Budget, cause: str) -> int:
+        """Restarts a server that died of `cause` (unless the limiter refuses: U2Unreachable,
+        saying why), publishes UI_SERVER_RESTARTED and logs it; how long it took (ms)."""
+        refusal = self.limiter.refusal(cause)
+        if refusal is not None:
+            raise U2Unreachable(refusal)
+        log.warning("uiautomator2 server is not serving (%s); restarting it once", cause)
+        started = time.monotonic()
+        try:
             self.restart(budget)
-            try:
-                return self.rpc(budget, method, *params)
-            except U2Dead as again:
-                raise U2Unreachable(
-                    f"the uiautomator2 server still fails after a restart: {again}"
-                ) from again
+        except U2Unreachable as exc:
+            self.limiter.restart_failed(str(exc))
+            log.warning("restarting the uiautomator2 server failed: %s", exc)
+            raise
+        except (adbutils.AdbTimeout, TimeoutError):  # the call's deadline: its TIMEOUT
+            self.limiter.restart_failed(None)
+            raise
+        except (adbutils.AdbError, OSError) as exc:  # the phone itself went (the link will say)
+            self.limiter.restart_failed(None)
+            raise U2Unreachable(f"the phone did not answer the restart (adb: {exc})") from exc
+        self.limiter.restart_failed(None)
+        took_ms = round((time.monotonic() - started) * 1000)
+        log.warning("uiautomator2 server restarted in %d ms (it had died: %s)", took_ms, cause)
+        self.on_restart(restarted_event(SERVER, cause=cause, took_ms=took_ms))
+        return took_ms
 
     # -- lifecycle
     def ensure(self, budget: Budget) -> None:
@@ -349,7 +438,16 @@ class U2Server:
                 )
             time.sleep(READY_POLL_S)  # the stop's poll (see READY_POLL_S)
         self._launch(budget)
-        log.warning("uiautomator2 server restarted")
+
+    def _holder(self, budget: Budget) -> str:
+        """Who holds UiAutomation, by the processes `ps -A` lists (HOLDERS), or "not named"."""
+        try:
+            listed = self.device.shell2("ps -A", timeout=budget.wait_s(), v2=self.v2).output
+        except (adbutils.AdbError, OSError):
+            return "it could not be named"
+        names = {line.split()[-1] for line in listed.splitlines() if line.split()}
+        found = sorted({HOLDERS[n] for n in names if n in HOLDERS})
+        return ", ".join(found) if found else "the phone's processes do not name it"
 
     def stop(self) -> None:
         """Ends the launch shell, which ends the server with it."""
@@ -380,8 +478,9 @@ class U2Server:
             if "already registered" in output:
                 self.stop()
                 raise U2Unreachable(
-                    "another UiAutomation holds the phone's accessibility service ('already "
-                    "registered'): stop other automation tools (Appium, an old uiautomator) and retry"
+                    f"another automation client holds UiAutomation ({self._holder(budget)}; the phone "
+                    "says 'UiAutomationService ... already registered!'): stop it (Appium, an old "
+                    "uiautomator) and retry"
                 )
             if self.process.ended:
                 self.process = None

@@ -23,6 +23,7 @@ changes of the last moments; it never leaves a torn file.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import dataclasses
 import pathlib
@@ -60,6 +61,7 @@ from phoneuse_runtime.device.sim.phone import SimPhone
 from phoneuse_runtime.device.sim.render import render_png
 from phoneuse_runtime.device.sim.seed import SEED, seed_state
 from phoneuse_runtime.device.sim.state import ChatMessage, SimState, render_state
+from phoneuse_runtime.device.sim.ui_server import SimUiServer
 from phoneuse_runtime.device.sim.widgets import HEIGHT, WIDTH
 from phoneuse_runtime.kernel.capabilities import EVERYTHING
 from phoneuse_runtime.kernel.errors import DeviceUnavailable, InvalidParams, Timeout
@@ -113,6 +115,9 @@ async def _gesture(duration_ms: int) -> None:
 _ROTATION = re.compile(r"<hierarchy\b[^>]*\brotation=\"(\d)\"")
 
 
+_SERVING = contextlib.nullcontext()  # a live UI server: nothing to do around the call
+
+
 class _Operation:
     """The bracket around one primitive (a class, not a generator: it runs on every call)."""
 
@@ -148,6 +153,7 @@ class SimDevice(Device):
         self._phone: SimPhone | None = None
         self.writer: StateWriter | None = None
         self._comeback: asyncio.TimerHandle | None = None
+        self.ui_server: SimUiServer | None = None  # SIM_UI_SERVER_DIES kills it
 
     # --- lifecycle -------------------------------------------------------
     async def start(self, emit: EventSink, *, wanted: Callable[[str], bool] = _everything) -> None:
@@ -165,6 +171,7 @@ class SimDevice(Device):
             live = state
             self.writer = StateWriter(path, lambda: render_state(live.snapshot()))
         self._phone = SimPhone(state, emit)
+        self.ui_server = SimUiServer(emit)
         self.link.connected(serial=SERIAL, model=MODEL)
 
     async def close(self) -> None:
@@ -192,6 +199,14 @@ class SimDevice(Device):
         if not self.link.up:
             raise DeviceUnavailable(f"the simulated phone is not reachable: {self.link.reason}")
         return phone
+
+    def _ui(self, doing: str, *, reads: bool = False) -> contextlib.AbstractContextManager[None]:
+        """Around a UI primitive: the UI server's deaths met (SimUiServer.serving)."""
+        self._reachable()
+        server = self.ui_server
+        if server is None or not server.dead:
+            return _SERVING  # the common case costs no generator (see _Operation)
+        return server.serving(doing, reads=reads)
 
     def _op(self) -> _Operation:
         """Wraps every primitive: announces foreground changes, persists data changes."""
@@ -221,9 +236,15 @@ class SimDevice(Device):
             self._comeback.cancel()
             self._comeback = None
 
+    def ui_server_dies(self, times: int, *, during: bool) -> int:
+        """SIM_UI_SERVER_DIES: the UI server is killed, `times` deaths in all; how many are to come."""
+        self._reachable()
+        assert self.ui_server is not None  # made with the phone
+        return self.ui_server.dies(times, during=during)
+
     # --- screen ----------------------------------------------------------
     async def dump_hierarchy(self) -> str:
-        with self._op() as phone:
+        with self._ui("reading the screen", reads=True), self._op() as phone:
             return to_hierarchy_xml(phone.view().root, rotation=phone.top().rotation)
 
     async def screen_size(self) -> tuple[int, int]:
@@ -232,7 +253,7 @@ class SimDevice(Device):
         return (HEIGHT, WIDTH) if phone.top().rotation % 2 else (WIDTH, HEIGHT)
 
     async def screenshot(self) -> Screenshot:
-        with self._op() as phone:
+        with self._ui("taking a screenshot", reads=True), self._op() as phone:
             root = copy.deepcopy(phone.view().root)
             # A secure screen's apps' windows are black; the system UI's bars over them show.
             windows = root.children if root.class_name == "hierarchy" else [root]
@@ -242,34 +263,34 @@ class SimDevice(Device):
             return Screenshot(data=png, format="png", width=WIDTH, height=HEIGHT, via=self.via)
 
     async def tap(self, x: int, y: int) -> None:
-        with self._op() as phone:
+        with self._ui(f"tapping ({x}, {y})"), self._op() as phone:
             phone.tap(x, y)
 
     async def long_press(self, x: int, y: int, duration_ms: int) -> None:
         """Holds for `duration_ms` like `input swipe x y x y ms`; a cancelled press does nothing."""
-        with self._op() as phone:
+        with self._ui(f"pressing ({x}, {y})"), self._op() as phone:
             await _gesture(duration_ms)
             phone.long_press(x, y)
 
     async def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int) -> None:
         """Takes `duration_ms`, as the finger does on a phone; a cancelled swipe scrolls nothing."""
-        with self._op() as phone:
+        with self._ui("swiping"), self._op() as phone:
             await _gesture(duration_ms)
             phone.swipe(x1, y1, x2, y2)
 
     async def input_text(self, text: str, *, replace: bool = False) -> str:
-        with self._op() as phone:
+        with self._ui("typing"), self._op() as phone:
             if replace:
                 phone.clear_text()
             phone.input_text(text)
             return self.via
 
     async def clear_text(self) -> None:
-        with self._op() as phone:
+        with self._ui("clearing the field"), self._op() as phone:
             phone.clear_text()
 
     async def press_key(self, keycode: int) -> None:
-        with self._op() as phone:
+        with self._ui(f"pressing key {keycode}"), self._op() as phone:
             phone.press_key(keycode)
 
     # --- apps ------------------------------------------------------------

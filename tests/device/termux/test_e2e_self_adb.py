@@ -16,6 +16,7 @@ from tests.fakes import seed
 from tests.fakes.adb_server import FakeDevice, FakeDeviceFactory
 from tests.fakes.phone import FakePhone
 from tests.fakes.termux.state import FakeTermux
+from tests.fakes.u2server import kill_server
 from tests.waiting import wait_until
 
 # What `adb mdns services` prints (adb's client/mdns output: name, service type, address).
@@ -187,3 +188,30 @@ async def test_a_secure_window_and_a_large_panel_through_the_phones_own_adb(
     shot = await client.ok("SCREENSHOT")
     assert shot["secure"] is True and "DUMP_UI" in shot["hint"]
     assert '"Keep Notes"' in (await client.ok("DUMP_UI"))["screen"]
+
+
+async def test_the_ui_server_dying_is_handled_through_the_phones_own_adb(
+    make_client: ServerFactory, fake_device_factory: FakeDeviceFactory, termux: FakeTermux
+) -> None:
+    """The composed adb backend's handling of a dead uiautomator2 server, on Termux: the restart
+    event on the runtime's bus, a read retried (whether refused or cut mid-answer)."""
+    phone = FakePhone()
+    fake = fake_device_factory(phone)
+    device = _termux_device(fake, self_adb=fake.serial)
+    client = await make_client(device=device, poll_ms=100)
+    await wait_until(lambda: UI in device.capabilities, within_s=30)
+    events = Events(client, ["ERROR"])
+    try:
+        await wait_until(lambda: client.app.runtime.bus.subscriber_count > 0, what="the stream subscribed")
+        killed = time.monotonic()
+        kill_server(phone.state)
+        assert (await client.ok("DUMP_UI"))["package"] == seed.LAUNCHER
+        _, payload = await events.next("ERROR", after=killed, within_s=10)
+        assert payload["code"] == "UI_SERVER_RESTARTED" and payload["took_ms"] >= 0, payload
+        # Killed halfway through its answer to the tap's look (a read): looked again, tapped once.
+        phone.state.faults.u2_die_mid_answer = True
+        taps = len(phone.state.log.taps)
+        await client.ok("TAP", {"text": "Chrome", "settle_ms": "0"})
+        assert len(phone.state.log.taps) == taps + 1 and phone.state.foreground().package == seed.CHROME
+    finally:
+        events.close()

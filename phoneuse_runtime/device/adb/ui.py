@@ -354,7 +354,9 @@ class U2Server:
                 error = {"message": str(error)}
             failure = rpc_failure(method, str(error.get("message", "")), str(error.get("data", "")))
             if failure.kind == "dead":
-                raise U2Dead(failure.message) from failure
+                # The calls before it ran (jsonrpc4j runs a batch in order): one that acts may have.
+                acted = any(m not in READS for m, _ in calls[:i])
+                raise U2Dead(failure.message, may_have_run=acted) from failure
             out.append(failure)
         return out
 
@@ -362,18 +364,21 @@ class U2Server:
         """`rpc_batch`, through `_serve`."""
         return self._serve(budget, [m for m, _ in calls], lambda: self.rpc_batch(budget, calls))
 
-    def call(self, budget: Budget, method: str, *params: Any) -> Any:
-        """`rpc`, through `_serve`."""
-        return self._serve(budget, [method], lambda: self.rpc(budget, method, *params))
+    def call(self, budget: Budget, method: str, *params: Any, idempotent: bool = False) -> Any:
+        """`rpc`, through `_serve`; `idempotent`: an act that may be sent twice (setting the
+        clipboard back to what it held), sent once more after a restart as a read is."""
+        return self._serve(budget, [method], lambda: self.rpc(budget, method, *params), idempotent=idempotent)
 
-    def _serve(self, budget: Budget, methods: list[str], send: Callable[[], T]) -> T:
+    def _serve(
+        self, budget: Budget, methods: list[str], send: Callable[[], T], *, idempotent: bool = False
+    ) -> T:
         """`send`, and when the server is not serving: restarted (`recover`), then a request of
         READS alone sent once more; one that acts is not (U2Died: it may have run, or did not)."""
         try:
             return send()
         except U2Dead as exc:
             died = exc
-        reads = all(m in READS for m in methods)
+        reads = idempotent or all(m in READS for m in methods)
         try:
             took_ms = self.recover(budget, str(died))
         except U2Unreachable as failed:
@@ -662,7 +667,7 @@ class Ui:
         self.server.call(budget, "pressKeyCode", keycode)
 
     def set_clipboard(self, budget: Budget, text: str | None) -> None:
-        self.server.call(budget, "setClipboard", CLIP_LABEL, text)
+        self.server.call(budget, "setClipboard", CLIP_LABEL, text, idempotent=True)
 
     def get_clipboard(self, budget: Budget) -> str:
         value = self.server.call(budget, "getClipboard")
@@ -815,8 +820,9 @@ class Ui:
             pasted, restored, xml = self.server.rpc_batch(budget, second)
         except U2Dead as exc:
             self._restore_clipboard(budget, previous)  # `call`: the server restarted once
+            typed = "the text may have been typed" if exc.may_have_run else "the text was not typed"
             raise U2Unreachable(
-                f"the uiautomator2 server stopped serving while pasting; the text may have been typed: {exc}"
+                f"the uiautomator2 server stopped serving while pasting; {typed}: {exc}"
             ) from exc
         if isinstance(restored, RpcError):
             log.warning("the clipboard could not be put back (%s)", restored.message)

@@ -33,7 +33,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
-from phoneuse_runtime.kernel.events import DeviceConnected, DeviceDisconnected, EventSink
+from phoneuse_runtime.kernel.events import (
+    DeviceConnected,
+    DeviceDisconnected,
+    Event,
+    EventSink,
+    SystemDialogShown,
+)
+from phoneuse_runtime.screen.dialogs import DialogWatch
 from phoneuse_runtime.screen.ref_memory import RefMemory
 from phoneuse_runtime.screen.selector import Selector
 from phoneuse_runtime.screen.ui import UiNode, parse_hierarchy
@@ -406,6 +413,11 @@ class Link:
         """Where the connection events go (the runtime's bus); given in `Device.start`."""
         self._emit = emit
 
+    def publish(self, event: Event) -> None:
+        """An event the device found (on the bus the link was attached to; dropped before)."""
+        if self._emit is not None:
+            self._emit(event)
+
     def watch(self, watcher: Callable[[bool], None]) -> None:
         """Calls `watcher(up)` on every change, on the event loop's thread."""
         self._watchers.append(watcher)
@@ -458,8 +470,27 @@ class Device(abc.ABC):
     guards_front: ClassVar[bool] = False
 
     def __init__(self) -> None:
-        self.refs = RefMemory()  # the refs of the last screen given to a caller (refs.py)
+        self.refs = RefMemory(self._screen_given)  # the refs of the last screen given to a caller (refs.py)
         self.link = Link(self.kind)
+        self.dialogs = DialogWatch()
+
+    def _screen_given(self, root: UiNode) -> None:
+        """A screen read for a caller: a system dialog new on it is published (SYSTEM_DIALOG)."""
+        dialog = self.dialogs.new(root)
+        if dialog is not None:
+            event = SystemDialogShown(
+                kind=dialog.kind,
+                package=self.package_named(dialog.label),
+                label=dialog.label,
+                title=dialog.title,
+                buttons=list(dialog.buttons),
+            )
+            self.link.publish(event.to_event(SYSTEM_SOURCE))
+
+    def package_named(self, label: str) -> str:
+        """The package of the app the phone labels `label`, from what the backend already knows
+        (no round trip); empty when it knows none."""
+        return ""
 
     def capability_hint(self, capability: str) -> str:
         """How to get a capability this device lacks; backends may say it better."""

@@ -64,6 +64,7 @@ from phoneuse_runtime.device.sim.widgets import HEIGHT, WIDTH
 from phoneuse_runtime.kernel.capabilities import EVERYTHING
 from phoneuse_runtime.kernel.errors import DeviceUnavailable, InvalidParams, Timeout
 from phoneuse_runtime.kernel.events import EventSink
+from phoneuse_runtime.screen.stale import check_front as stale_check
 from phoneuse_runtime.screen.ui import parse_hierarchy, to_hierarchy_xml
 from phoneuse_runtime.util.files import StateWriter, remove_stale_temps
 from phoneuse_runtime.util.numbers import digits, same_number
@@ -100,6 +101,11 @@ def _same_address(stored: str, wanted: str) -> bool:
 
 def _limited(rows: list[T], limit: int | None) -> list[T]:
     return rows if limit is None else rows[: max(0, limit)]
+
+
+def _fresh(phone: SimPhone) -> None:
+    front = phone.foreground()
+    stale_check(front.package, front.activity)
 
 
 async def _gesture(duration_ms: int) -> None:
@@ -237,19 +243,24 @@ class SimDevice(Device):
             png = await asyncio.to_thread(render_png, root, (WIDTH, HEIGHT))
             return Screenshot(data=png, format="png", width=WIDTH, height=HEIGHT, via=self.via)
 
+    # A gesture at coordinates first checks the window in front against the screen it was aimed
+    # at (screen/stale.py), as the phone does in the gesture's own command.
     async def tap(self, x: int, y: int) -> None:
         with self._op() as phone:
+            _fresh(phone)
             phone.tap(x, y)
 
     async def long_press(self, x: int, y: int, duration_ms: int) -> None:
         """Holds for `duration_ms` like `input swipe x y x y ms`; a cancelled press does nothing."""
         with self._op() as phone:
+            _fresh(phone)
             await _gesture(duration_ms)
             phone.long_press(x, y)
 
     async def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int) -> None:
         """Takes `duration_ms`, as the finger does on a phone; a cancelled swipe scrolls nothing."""
         with self._op() as phone:
+            _fresh(phone)
             await _gesture(duration_ms)
             phone.swipe(x1, y1, x2, y2)
 
@@ -269,6 +280,9 @@ class SimDevice(Device):
             phone.press_key(keycode)
 
     # --- apps ------------------------------------------------------------
+    def package_named(self, label: str) -> str:
+        return next((app.package for app in APPS if app.label == label), "")
+
     async def installed_apps(self) -> list[AppInfo]:
         self._reachable()
         return [app_info(app) for app in APPS]

@@ -161,3 +161,18 @@ def test_pm_list_packages() -> None:
     found = apps.parse_packages(text)
     assert "humane.settings.service" in found
     assert len(found) == text.count("package:")
+
+
+def test_the_real_anr_dialog_is_a_system_dialog() -> None:
+    from phoneuse_runtime.screen.dialogs import find_dialog
+
+    root = parse_hierarchy(golden("uidump", "anr-dialog_system-ui-not-responding_package-android.xml"))
+    dialog = find_dialog(root)
+    assert dialog is not None
+    assert (dialog.kind, dialog.label, dialog.title) == ("anr", "System UI", "System UI isn't responding")
+    assert dialog.buttons == ("Close app", "Wait")
+    assert dialog.button_ids == ("android:id/aerr_close", "android:id/aerr_wait")
+    # The other real screens show none.
+    for path in golden_files("uidump", "*.xml"):
+        if "anr-dialog" not in path.name and "samsung-tab" not in path.name:
+            assert find_dialog(parse_hierarchy(path.read_text(encoding="utf-8"))) is None, path.name

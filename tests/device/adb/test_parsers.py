@@ -34,6 +34,14 @@ def test_foreground_from_window_then_activities() -> None:
             f"  mCurrentFocus=Window{{3c4d5e u0 {title}}}\n  mFocusedApp=ActivityRecord{{c u0 com.x/.A t1}}"
         )
         assert dumpsys.parse_window_focus(focus) == ("com.android.systemui", title)
+    # The system's dialog about the System UI is the system's window, not the shade (its title
+    # names the package it is about).
+    anr = "  mCurrentFocus=Window{1a2b u0 Application Not Responding: com.android.systemui}\n"
+    assert dumpsys.parse_window_focus(anr) == ("android", "Application Not Responding: com.android.systemui")
+    assert dumpsys.dialog_focus(anr) == ("anr", "com.android.systemui")
+    crash = "  mCurrentFocus=Window{1a2b u0 Application Error: com.whatsapp:pushservice}\n"
+    assert dumpsys.dialog_focus(crash) == ("crash", "com.whatsapp")
+    assert dumpsys.dialog_focus(WINDOW_14) is None
     assert dumpsys.parse_resumed_activity(ACTIVITIES_12) == (
         "com.android.chrome",
         "com.google.android.apps.chrome.Main",

@@ -1,0 +1,103 @@
+"""A gesture at coordinates lands only on the screen its caller read (screen/stale.py), and the
+front is read by window (an "isn't responding" dialog about the System UI is a system dialog,
+not the notification shade): through gRPC, against the fake phone behind the real adb server,
+the check in the gesture's own shell command (streams counted at the fake adbd)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from phoneuse_runtime.rpc import protocol_pb2 as pb
+from tests.conftest import TOKEN
+from tests.device.adb.conftest import AdbServe
+from tests.fakes import seed
+from tests.fakes.state import SystemDialog
+
+NO_SETTLE = {"settle_ms": "0"}
+
+
+async def test_an_anr_dialog_about_the_system_ui_is_not_the_shade(serve_adb: AdbServe) -> None:
+    s = await serve_adb()
+    s.state.dialog = SystemDialog("anr", seed.SYSTEMUI, "System UI")
+    screen = (await s.client.ok("DUMP_UI"))["screen"]
+    assert "System UI isn't responding" in screen
+    [wait] = [line for line in screen.splitlines() if '"Wait"' in line]
+    taps = len(s.state.log.taps)
+    await s.client.ok("TAP", {"ref": wait.split()[0], **NO_SETTLE})  # was PERMISSION_DENIED: "the shade"
+    assert s.state.dialog is None and len(s.state.log.taps) == taps + 1
+
+
+async def test_a_tap_aimed_at_a_screen_gone_behind_a_dialog_is_not_done(serve_adb: AdbServe) -> None:
+    s = await serve_adb()
+    await s.client.ok("DUMP_UI")  # the launcher's screen
+    s.state.dialog = SystemDialog("anr", seed.MESSAGES, "Messages")  # comes up over it
+    taps, before = len(s.state.log.taps), len(s.opened())
+    for action, params in (
+        ("TAP", {"x": "360", "y": "640"}),
+        ("LONG_PRESS", {"x": "360", "y": "640"}),
+        ("SWIPE", {"x1": "360", "y1": "900", "x2": "360", "y2": "300"}),
+    ):
+        response = await s.client.execute(action, {**params, **NO_SETTLE})
+        assert not response.success
+        assert response.error == (
+            'STALE_SCREEN: a system dialog ("Application Not Responding: com.google.android.apps.messaging") '
+            f"is in front now, not {seed.LAUNCHER} of your last screen; read the screen again"
+        ), (action, response.error)
+    assert len(s.state.log.taps) == taps and s.state.dialog is not None  # nothing touched the dialog
+    assert len(s.opened()) - before == 3  # one shell command each: the check costs no round trip
+    # Opted out, the tap is done whatever is in front.
+    await s.client.ok("TAP", {"x": "0", "y": "0", "check_screen": "false", **NO_SETTLE})
+    assert len(s.state.log.taps) == taps + 1
+    # Having read the screen again, the caller aims at the dialog.
+    await s.client.ok("DUMP_UI")
+    await s.client.ok("TAP", {"x": "360", "y": "640", **NO_SETTLE})
+
+
+async def test_a_system_dialog_is_one_event_per_appearance(serve_adb: AdbServe) -> None:
+    s = await serve_adb()
+    stream = s.client.stub.Subscribe(
+        pb.SubscribeRequest(subscriber_id="dialogs", event_types=["SYSTEM_DIALOG"]),
+        metadata=(("authorization", f"Bearer {TOKEN}"),),
+    )
+    got: list[dict[str, Any]] = []
+
+    async def read() -> None:
+        async for event in stream:
+            got.append(json.loads(event.payload_json))
+            if got[-1]["kind"] == "permission":
+                return
+
+    reader = asyncio.ensure_future(read())
+    await s.client.ok("OPEN_APP", {"package": seed.MESSAGES})  # the phone's app list is read once
+    s.state.dialog = SystemDialog("anr", seed.MESSAGES, "Messages")
+    await s.client.ok("DUMP_UI")
+    await s.client.ok("DUMP_UI")  # the same dialog, still up: no second event
+    s.state.dialog = None
+    await s.client.ok("DUMP_UI")
+    s.state.dialog = SystemDialog("crash", seed.MESSAGES, "Messages")
+    await s.client.ok("DUMP_UI")
+    s.state.dialog = SystemDialog("permission", seed.MESSAGES, "Messages")
+    await s.client.ok("DUMP_UI")
+    await asyncio.wait_for(reader, 10)
+    stream.cancel()
+    assert [(e["kind"], e["label"], e["package"]) for e in got] == [
+        ("anr", "Messages", seed.MESSAGES),
+        ("crash", "Messages", seed.MESSAGES),
+        ("permission", "Messages", seed.MESSAGES),
+    ]
+    assert got[0]["title"] == "Messages isn't responding" and got[0]["buttons"] == ["Close app", "Wait"]
+    assert got[2]["buttons"] == ["While using the app", "Only this time", "Don't allow"]
+
+
+async def test_the_permission_prompt_is_the_owners(serve_adb: AdbServe) -> None:
+    s = await serve_adb()
+    s.state.dialog = SystemDialog("permission", seed.MESSAGES, "Messages")
+    await s.client.ok("DUMP_UI")
+    taps = len(s.state.log.taps)
+    response = await s.client.execute("TAP", {"text": "While using the app", **NO_SETTLE})
+    assert not response.success and response.error.startswith("PERMISSION_DENIED"), response.error
+    response = await s.client.execute("TAP", {"x": "360", "y": "640", **NO_SETTLE})
+    assert not response.success and response.error.startswith("PERMISSION_DENIED"), response.error
+    assert len(s.state.log.taps) == taps and s.state.dialog is not None

@@ -40,7 +40,7 @@ from phoneuse_runtime.kernel.events import (
     EventSink,
     SystemDialogShown,
 )
-from phoneuse_runtime.screen.dialogs import DialogWatch
+from phoneuse_runtime.screen.dialogs import DialogWatch, dialog_of_window, find_dialog
 from phoneuse_runtime.screen.ref_memory import RefMemory
 from phoneuse_runtime.screen.selector import Selector
 from phoneuse_runtime.screen.ui import UiNode, parse_hierarchy
@@ -476,21 +476,30 @@ class Device(abc.ABC):
 
     def _screen_given(self, root: UiNode) -> None:
         """A screen read for a caller: a system dialog new on it is published (SYSTEM_DIALOG)."""
-        dialog = self.dialogs.new(root)
-        if dialog is not None:
+        dialog = find_dialog(root)
+        if self.dialogs.appeared(dialog.kind if dialog is not None else None) and dialog is not None:
+            known = self.known_apps()
             event = SystemDialogShown(
                 kind=dialog.kind,
-                package=self.package_named(dialog.label),
+                package=next((a.package for a in known if a.label == dialog.label), ""),
                 label=dialog.label,
                 title=dialog.title,
                 buttons=list(dialog.buttons),
             )
             self.link.publish(event.to_event(SYSTEM_SOURCE))
 
-    def package_named(self, label: str) -> str:
-        """The package of the app the phone labels `label`, from what the backend already knows
-        (no round trip); empty when it knows none."""
-        return ""
+    def front_read(self, front: Foreground) -> None:
+        """The window in front as an event poll read it (no tree): a system dialog that came up
+        is published (SYSTEM_DIALOG, with the window's title, its buttons unknown)."""
+        kind, about = dialog_of_window(front.package, front.activity)
+        if self.dialogs.appeared(kind) and kind is not None:
+            label = next((a.label for a in self.known_apps() if a.package == about), "")
+            event = SystemDialogShown(kind=kind, package=about, label=label, title=front.activity, buttons=[])
+            self.link.publish(event.to_event(SYSTEM_SOURCE))
+
+    def known_apps(self) -> list[AppInfo]:
+        """The apps the backend knows without a round trip (its last list, if it keeps one)."""
+        return []
 
     def capability_hint(self, capability: str) -> str:
         """How to get a capability this device lacks; backends may say it better."""

@@ -19,6 +19,7 @@ from typing import Literal
 from phoneuse_runtime.screen.ui import UiNode
 
 DialogKind = Literal["anr", "crash", "permission", "other"]
+SYSTEM_SERVER = "android"  # the package of the system's own windows, its dialogs among them
 PERMISSION_CONTROLLERS = frozenset(
     {"com.google.android.permissioncontroller", "com.android.permissioncontroller"}
 )
@@ -48,7 +49,7 @@ def _buttons(nodes: list[UiNode]) -> tuple[tuple[str, ...], tuple[str, ...]]:
 def find_dialog(root: UiNode) -> SystemDialog | None:
     """The system dialog the screen shows, if any."""
     nodes = list(root.walk())
-    system = [n for n in nodes if n.package == "android"]
+    system = [n for n in nodes if n.package == SYSTEM_SERVER]
     errors = [n for n in system if n.resource_id.startswith("android:id/aerr_")]
     if errors:
         title = next((n.text for n in system if n.resource_id == "android:id/alertTitle"), "")
@@ -66,15 +67,31 @@ def find_dialog(root: UiNode) -> SystemDialog | None:
     return None
 
 
+# The dialogs' windows as `dumpsys window` names them (AppNotRespondingDialog, AppErrorDialog
+# set these titles; the permission prompt is the controller's GrantPermissionsActivity).
+WINDOW_KINDS: dict[str, DialogKind] = {"Application Not Responding": "anr", "Application Error": "crash"}
+GRANT_ACTIVITY = "GrantPermissionsActivity"
+
+
+def dialog_of_window(package: str, title: str) -> tuple[DialogKind | None, str]:
+    """(kind, the package it is about) of the focused window `package`/`title`, or (None, "")."""
+    if package == SYSTEM_SERVER:
+        kind, sep, process = title.partition(": ")
+        if sep and kind in WINDOW_KINDS:
+            return WINDOW_KINDS[kind], process.split(":", 1)[0]
+    if package in PERMISSION_CONTROLLERS and title.endswith(GRANT_ACTIVITY):
+        return "permission", ""
+    return None, ""
+
+
 class DialogWatch:
-    """The dialog the last screen read showed: a dialog is new when the screen before had none
-    (or another)."""
+    """Which kind of system dialog the last read showed (a screen's tree, or the focused window
+    an event poll read): a dialog is new when the read before showed none, or another kind."""
 
     def __init__(self) -> None:
-        self._up: SystemDialog | None = None
+        self._up: DialogKind | None = None
 
-    def new(self, root: UiNode) -> SystemDialog | None:
-        found = find_dialog(root)
-        appeared = found is not None and found != self._up
-        self._up = found
-        return found if appeared else None
+    def appeared(self, kind: DialogKind | None) -> bool:
+        appeared = kind is not None and kind != self._up
+        self._up = kind
+        return appeared

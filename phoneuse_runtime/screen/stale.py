@@ -19,9 +19,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from phoneuse_runtime.kernel.errors import StaleScreen
+from phoneuse_runtime.screen.dialogs import SYSTEM_SERVER
 from phoneuse_runtime.screen.ui import UiNode, front_package
-
-SYSTEM_SERVER = "android"  # the package of the system's own windows, its dialogs among them
 
 
 @dataclass(frozen=True, slots=True)

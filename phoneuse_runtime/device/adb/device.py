@@ -605,10 +605,9 @@ class AdbDevice(Device):
         )
 
     # --- apps -------------------------------------------------------------------------------
-    def package_named(self, label: str) -> str:
-        """From the app list last read (installed_apps), if any."""
-        listed = self._apps[1] if self._apps is not None else []
-        return next((a.package for a in listed if a.label == label), "")
+    def known_apps(self) -> list[AppInfo]:
+        """The app list last read (installed_apps), if any."""
+        return self._apps[1] if self._apps is not None else []
 
     async def installed_apps(self) -> list[AppInfo]:
         cached = self._apps

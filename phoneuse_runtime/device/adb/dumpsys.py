@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from phoneuse_runtime.device.base import Notification
+from phoneuse_runtime.screen.dialogs import SYSTEM_SERVER, WINDOW_KINDS
 
 # --- foreground -----------------------------------------------------------------
 # `dumpsys window windows` (every version): mCurrentFocus=Window{a1b2 u0 com.pkg/com.pkg.Activity}
@@ -39,22 +40,10 @@ SYSTEM_UI = "com.android.systemui"
 # windows, package "android"), titled for the process they are about:
 # mCurrentFocus=Window{a1b2 u0 Application Not Responding: com.android.systemui}. The package in
 # the title is the one the dialog is about, not the one in front: the dialog is.
-SYSTEM_DIALOG_TITLES = {"Application Not Responding": "anr", "Application Error": "crash"}
+SYSTEM_DIALOG_TITLES = tuple(WINDOW_KINDS)
 _DIALOG_FOCUS = re.compile(
-    r"mCurrentFocus=Window\{\S+ \S+ (?P<title>(?P<kind>"
-    + "|".join(SYSTEM_DIALOG_TITLES)
-    + r"): (?P<process>[^\s}]+))\}"
+    r"mCurrentFocus=Window\{\S+ \S+ (?P<title>(?:" + "|".join(SYSTEM_DIALOG_TITLES) + r"): [^\s}]+)\}"
 )
-SYSTEM_SERVER = "android"  # the package of the system's own windows
-
-
-def dialog_focus(output: str) -> tuple[str, str] | None:
-    """(kind, package) of the system dialog (`anr`, `crash`) that has the focus in a window dump,
-    or None; the package is the one it is about (its process, without a `:name` of its own)."""
-    match = _DIALOG_FOCUS.search(default_display_part(output))
-    if match is None:
-        return None
-    return SYSTEM_DIALOG_TITLES[match.group("kind")], match.group("process").split(":", 1)[0]
 
 
 # A display's section in `dumpsys window` / `dumpsys window displays`: "  Display: mDisplayId=0 ..."

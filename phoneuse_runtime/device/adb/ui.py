@@ -35,7 +35,6 @@ import uiautomator2.core
 
 from phoneuse_runtime.device.adb.dumpsys import (
     SYSTEM_DIALOG_TITLES,
-    SYSTEM_SERVER,
     SYSTEM_UI,
     parse_window_focus,
 )
@@ -45,6 +44,7 @@ from phoneuse_runtime.device.adb.worker import Budget
 from phoneuse_runtime.device.base import Foreground, ShellResult
 from phoneuse_runtime.kernel.errors import ElementNotFound, Unsupported
 from phoneuse_runtime.owner.front_guard import FrontGuard, FrontRefused
+from phoneuse_runtime.screen.dialogs import SYSTEM_SERVER
 from phoneuse_runtime.screen.selector import Selector
 from phoneuse_runtime.screen.stale import SeenScreen, stale
 from phoneuse_runtime.screen.ui import UiNode

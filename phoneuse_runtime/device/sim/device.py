@@ -54,6 +54,7 @@ from phoneuse_runtime.device.base import (
 )
 from phoneuse_runtime.device.sim import shell as sim_shell
 from phoneuse_runtime.device.sim.catalog import APPS, app_info
+from phoneuse_runtime.device.sim.dialogs import DialogKind, DialogScreen
 from phoneuse_runtime.device.sim.home import CustomScreen
 from phoneuse_runtime.device.sim.intents import start_intent
 from phoneuse_runtime.device.sim.phone import SimPhone
@@ -280,8 +281,8 @@ class SimDevice(Device):
             phone.press_key(keycode)
 
     # --- apps ------------------------------------------------------------
-    def package_named(self, label: str) -> str:
-        return next((app.package for app in APPS if app.label == label), "")
+    def known_apps(self) -> list[AppInfo]:
+        return [app_info(app) for app in APPS]
 
     async def installed_apps(self) -> list[AppInfo]:
         self._reachable()
@@ -443,6 +444,12 @@ class SimDevice(Device):
         whether there was one."""
         with self._op() as phone:
             return phone.remote_hang_up()
+
+    async def show_dialog(self, kind: DialogKind, package: str) -> Foreground:
+        """A system dialog about `package` comes up over the app (device/sim/dialogs.py); its window."""
+        with self._op() as phone:
+            phone.overlay(DialogScreen(kind, package))
+            return phone.foreground()
 
     async def set_screen(self, xml: str, *, animate: bool = False) -> None:
         """Shows a uiautomator dump as the current screen (InvalidParams if it is not one); BACK

@@ -14,6 +14,7 @@ from tests.conftest import TOKEN
 from tests.device.adb.conftest import AdbServe
 from tests.fakes import seed
 from tests.fakes.state import SystemDialog
+from tests.waiting import wait_until
 
 NO_SETTLE = {"settle_ms": "0"}
 
@@ -56,7 +57,7 @@ async def test_a_tap_aimed_at_a_screen_gone_behind_a_dialog_is_not_done(serve_ad
 
 
 async def test_a_system_dialog_is_one_event_per_appearance(serve_adb: AdbServe) -> None:
-    s = await serve_adb()
+    s = await serve_adb(poll_ms=3_600_000)  # the screen reads alone: the events' poll never ticks
     stream = s.client.stub.Subscribe(
         pb.SubscribeRequest(subscriber_id="dialogs", event_types=["SYSTEM_DIALOG"]),
         metadata=(("authorization", f"Bearer {TOKEN}"),),
@@ -101,3 +102,51 @@ async def test_the_permission_prompt_is_the_owners(serve_adb: AdbServe) -> None:
     response = await s.client.execute("TAP", {"x": "360", "y": "640", **NO_SETTLE})
     assert not response.success and response.error.startswith("PERMISSION_DENIED"), response.error
     assert len(s.state.log.taps) == taps and s.state.dialog is not None
+
+
+async def test_the_owner_may_have_anr_dialogs_answered(serve_adb: AdbServe) -> None:
+    s = await serve_adb(error_dialogs="wait")
+    s.state.dialog = SystemDialog("anr", seed.MESSAGES, "Messages")
+    await s.client.ok("DUMP_UI")  # the screen read finds it: the runtime presses Wait
+    await wait_until(lambda: s.state.dialog is None, what="the ANR dialog answered with Wait")
+    assert s.state.log.taps[-1].target == "android:id/aerr_wait"
+    s.state.dialog = SystemDialog("permission", seed.MESSAGES, "Messages")
+    await s.client.ok("DUMP_UI")
+    await s.client.ok("DUMP_UI")  # a look the runtime's answer would have come before
+    assert s.state.dialog is not None  # a permission prompt is the owner's: never answered
+
+
+async def test_error_dialogs_is_checked_when_loaded() -> None:
+    from phoneuse_runtime.config.settings import Settings, problems
+
+    assert ("error_dialogs", "must be one of report, wait, close, got 'tap'") in problems(
+        Settings(error_dialogs="tap")
+    )
+
+
+async def test_the_events_poll_finds_a_dialog_while_somebody_listens(serve_adb: AdbServe) -> None:
+    s = await serve_adb()
+    stream = s.client.stub.Subscribe(
+        pb.SubscribeRequest(subscriber_id="dialogs", event_types=["SYSTEM_DIALOG"]),
+        metadata=(("authorization", f"Bearer {TOKEN}"),),
+    )
+    got: list[dict[str, Any]] = []
+
+    async def read() -> None:
+        async for event in stream:
+            got.append(json.loads(event.payload_json))
+            return
+
+    reader = asyncio.ensure_future(read())
+    s.state.dialog = SystemDialog("anr", seed.MESSAGES, "Messages")  # nobody reads the screen
+    await asyncio.wait_for(reader, 10)
+    stream.cancel()
+    assert got == [
+        {
+            "kind": "anr",
+            "package": seed.MESSAGES,
+            "label": "",  # no app list read yet: the poll reads only the window
+            "title": f"Application Not Responding: {seed.MESSAGES}",
+            "buttons": [],
+        }
+    ]

@@ -168,3 +168,23 @@ async def test_polling_backs_off_while_the_screen_is_off(
         assert pollers.why == "screen on"
     finally:
         events.close()
+
+
+async def test_a_stale_tap_is_not_done_through_the_phones_own_adb(
+    make_client: ServerFactory, fake_device_factory: FakeDeviceFactory, termux: FakeTermux
+) -> None:
+    from tests.fakes.state import SystemDialog
+
+    phone = FakePhone()
+    fake = fake_device_factory(phone)
+    device = _termux_device(fake, self_adb=fake.serial)
+    client = await make_client(device=device, poll_ms=100)
+    await wait_until(lambda: UI in device.capabilities, within_s=30)
+    await client.ok("DUMP_UI")  # the launcher
+    phone.state.dialog = SystemDialog("anr", seed.MESSAGES, "Messages")
+    taps = len(phone.state.log.taps)
+    response = await client.execute("TAP", {"x": "360", "y": "640", "settle_ms": "0"})
+    assert response.error.startswith('STALE_SCREEN: a system dialog ("Application Not Responding: '), (
+        response.error
+    )
+    assert len(phone.state.log.taps) == taps

@@ -42,7 +42,7 @@ def _check_screen() -> Any:
         default=True,
         description="at coordinates: not done, STALE_SCREEN, when another app's window (a system "
         "dialog, a call, another app) came to the front since the last screen this caller was given; "
-        "false does it whatever is in front",
+        "false does it whatever app is in front (the owner's controls are refused still)",
     )
 
 

@@ -6,7 +6,8 @@ app_error_dialog.xml): its title in `android:id/alertTitle` ("System UI isn't re
 "Messages keeps stopping"), its buttons `android:id/aerr_*` ("Close app", "Wait", "App info").
 A runtime permission prompt is the permission controller's (com.google.android.permissioncontroller
 or com.android.permissioncontroller; ids `permission_allow_button`, `permission_deny_button`, ...,
-its question in `permission_message`). `find_dialog` reads one from a screen's tree; `DialogWatch`
+its question in `permission_message`). Any other alert of the system's own (package `android`,
+an `android:id/alertTitle`) is `other`. `find_dialog` reads one from a screen's tree; `DialogWatch`
 says each only once while it stays up (one event per dialog appearing, not one per read).
 """
 
@@ -58,6 +59,10 @@ def find_dialog(root: UiNode) -> SystemDialog | None:
         kind: DialogKind = _KINDS[match.group("said")] if match else ("anr" if ids & ANR_IDS else "crash")
         buttons, button_ids = _buttons(system)
         return SystemDialog(kind, match.group("label") if match else "", title, buttons, button_ids)
+    titled = next((n.text for n in system if n.resource_id == "android:id/alertTitle"), None)
+    if titled is not None:  # another of the system's own alerts (an app's are drawn in its package)
+        buttons, button_ids = _buttons(system)
+        return SystemDialog("other", "", titled, buttons, button_ids)
     asked = [n for n in nodes if n.package in PERMISSION_CONTROLLERS]
     if any(n.resource_id.endswith(":id/permission_message") for n in asked):
         title = next((n.text for n in asked if n.resource_id.endswith(":id/permission_message")), "")

@@ -13,6 +13,7 @@ from phoneuse_runtime.rpc import protocol_pb2 as pb
 from tests.conftest import TOKEN
 from tests.device.adb.conftest import AdbServe
 from tests.fakes import seed
+from tests.fakes.phone import FakePhone
 from tests.fakes.state import SystemDialog
 from tests.waiting import wait_until
 
@@ -150,3 +151,22 @@ async def test_the_events_poll_finds_a_dialog_while_somebody_listens(serve_adb: 
             "buttons": [],
         }
     ]
+
+
+async def test_a_fresh_tap_is_one_shell_command_and_before_android_11_the_read_it_makes(
+    serve_adb: AdbServe,
+) -> None:
+    s = await serve_adb()
+    await s.client.ok("DUMP_UI")
+    before = len(s.opened())
+    await s.client.ok("TAP", {"x": "360", "y": "1000", **NO_SETTLE})
+    assert len(s.opened()) - before == 1  # the check and the tap in one script
+    state = seed.default_state()
+    state.props["ro.build.version.sdk"] = "29"  # `input` starts a VM a time: the front read, then u2's tap
+    old = await serve_adb(FakePhone(state))
+    await old.client.ok("DUMP_UI")
+    old.state.dialog = SystemDialog("crash", seed.MESSAGES, "Messages")
+    taps = len(old.state.log.taps)
+    response = await old.client.execute("TAP", {"x": "360", "y": "1000", **NO_SETTLE})
+    assert response.error.startswith('STALE_SCREEN: a system dialog ("Application Error: '), response.error
+    assert len(old.state.log.taps) == taps

@@ -311,11 +311,13 @@ system UI `com.android.systemui`: the notification shade and the lock screen).
   command (no round trip of its own); `check_screen=false` opts out for one call. A caller given
   no screen yet is not checked.
 - A system dialog on a screen read for a caller ("isn't responding", "keeps stopping", a runtime
-  permission prompt) is published once per appearance as `SYSTEM_DIALOG` (`kind` anr, crash,
-  permission or other; `package`, `label`, `title`, `buttons`). The `error_dialogs` setting says
-  what the runtime does about ANR and crash dialogs: `report` (the default) nothing more, `wait`
-  presses Wait on an ANR dialog (Close app on a crash dialog), `close` presses Close app. A
-  permission prompt is never answered by the runtime.
+  permission prompt, another of the system's alerts) is published once per appearance as
+  `SYSTEM_DIALOG` (`kind` anr, crash, permission or other; `package`, `label`, `title`,
+  `buttons`); on adb and Termux's own adb also from the events' poll of the focused window while
+  somebody subscribes to it (then `title` is the window's and `buttons` empty): no read of its
+  own. The `error_dialogs` setting says what the runtime does about ANR and crash dialogs:
+  `report` (the default) nothing more, `wait` presses Wait on an ANR dialog (Close app on a
+  crash dialog), `close` presses Close app. A permission prompt is never answered by the runtime.
 - `SIM_SHOW_DIALOG kind=anr|crash|permission package=PKG` shows one on the simulated phone.
 """
 

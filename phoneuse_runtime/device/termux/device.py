@@ -253,6 +253,11 @@ class TermuxDevice(Device):
     async def installed_apps(self) -> list[AppInfo]:
         return await self._adb("listing apps").installed_apps()
 
+    def known_apps(self) -> list[AppInfo]:
+        """The phone's own adb's last app list, if it is up."""
+        inner = self.self_adb.device
+        return inner.known_apps() if inner is not None else []
+
     async def foreground(self) -> Foreground:
         return await self._adb("reading the foreground app").foreground()
 

@@ -25,10 +25,18 @@ async def test_an_anr_dialog_about_the_system_ui_is_not_the_shade(serve_adb: Adb
     s.state.dialog = SystemDialog("anr", seed.SYSTEMUI, "System UI")
     screen = (await s.client.ok("DUMP_UI"))["screen"]
     assert "System UI isn't responding" in screen
-    [wait] = [line for line in screen.splitlines() if '"Wait"' in line]
+    [wait] = [
+        e for e in (await s.client.ok("DUMP_UI", {"format": "json"}))["elements"] if e["text"] == "Wait"
+    ]
+    left, top, right, bottom = wait["bounds"]
     taps = len(s.state.log.taps)
-    await s.client.ok("TAP", {"ref": wait.split()[0], **NO_SETTLE})  # was PERMISSION_DENIED: "the shade"
+    # At its point: the phone's own script reads the focused window (was PERMISSION_DENIED: "the
+    # notification shade or lock screen is in front", its title naming com.android.systemui).
+    await s.client.ok("TAP", {"x": str((left + right) // 2), "y": str((top + bottom) // 2), **NO_SETTLE})
     assert s.state.dialog is None and len(s.state.log.taps) == taps + 1
+    assert s.state.log.taps[-1].source == "input"
+    # And a key: the same script.
+    await s.client.ok("PRESS_KEY", {"key": "ENTER", **NO_SETTLE})
 
 
 async def test_a_tap_aimed_at_a_screen_gone_behind_a_dialog_is_not_done(serve_adb: AdbServe) -> None:

@@ -35,8 +35,6 @@ async def test_an_anr_dialog_about_the_system_ui_is_not_the_shade(serve_adb: Adb
     await s.client.ok("TAP", {"x": str((left + right) // 2), "y": str((top + bottom) // 2), **NO_SETTLE})
     assert s.state.dialog is None and len(s.state.log.taps) == taps + 1
     assert s.state.log.taps[-1].source == "input"
-    # And a key: the same script.
-    await s.client.ok("PRESS_KEY", {"key": "ENTER", **NO_SETTLE})
 
 
 async def test_a_tap_aimed_at_a_screen_gone_behind_a_dialog_is_not_done(serve_adb: AdbServe) -> None:

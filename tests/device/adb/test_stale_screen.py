@@ -9,10 +9,12 @@ import asyncio
 import json
 from typing import Any
 
+from phoneuse_runtime.device.adb import dumpsys
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 from tests.conftest import TOKEN
 from tests.device.adb.conftest import AdbServe
 from tests.fakes import seed
+from tests.fakes.golden import golden
 from tests.fakes.phone import FakePhone
 from tests.fakes.state import SystemDialog
 from tests.waiting import wait_until
@@ -176,3 +178,40 @@ async def test_a_fresh_tap_is_one_shell_command_and_before_android_11_the_read_i
     response = await old.client.execute("TAP", {"x": "360", "y": "1000", **NO_SETTLE})
     assert response.error.startswith('STALE_SCREEN: a system dialog ("Application Error: '), response.error
     assert len(old.state.log.taps) == taps
+
+
+# A real `dumpsys window` (the MediaTek board's, Android 13), its focused window made the ANR
+# dialog about the System UI with AOSP's own title: the rest of the capture as the phone printed it.
+REAL_WINDOW = "window_mtk-tb8168p1_android13_asleep.txt"
+ANR_TITLE = "Application Not Responding: com.android.systemui"
+
+
+def _anr_over_the_camera() -> str:
+    real = golden("dumpsys", REAL_WINDOW)
+    assert "u0 NotificationShade}" in real
+    return real.replace("u0 NotificationShade}", f"u0 {ANR_TITLE}}}")
+
+
+def test_the_real_window_dump_with_an_anr_dialog_is_the_systems_window() -> None:
+    assert dumpsys.parse_window_focus(_anr_over_the_camera()) == ("android", ANR_TITLE)
+    # As captured (the shade focused, asleep), the System UI's.
+    assert dumpsys.parse_window_focus(golden("dumpsys", REAL_WINDOW)) == (
+        dumpsys.SYSTEM_UI,
+        "NotificationShade",
+    )
+
+
+async def test_on_the_real_window_dump_a_tap_is_not_taken_for_the_shades(serve_adb: AdbServe) -> None:
+    s = await serve_adb()
+    s.state.printed["dumpsys window windows"] = _anr_over_the_camera()
+    taps = len(s.state.log.taps)
+    # The camera (mFocusedApp) is no owner's app, and the dialog's window is the system's: the tap
+    # runs (it was PERMISSION_DENIED, "the notification shade or lock screen is in front").
+    await s.client.ok("TAP", {"x": "360", "y": "640", **NO_SETTLE})
+    assert len(s.state.log.taps) == taps + 1
+    # Aimed at a screen read before the dialog came up, it is stale, named by the real window's title.
+    await s.client.ok("DUMP_UI")
+    response = await s.client.execute("TAP", {"x": "360", "y": "640", **NO_SETTLE})
+    assert response.error.startswith(f'STALE_SCREEN: a system dialog ("{ANR_TITLE}") is in front now'), (
+        response.error
+    )

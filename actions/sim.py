@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field
 
@@ -181,6 +181,26 @@ async def ui_server_dies(ctx: ActionContext, p: UiServerDiesParams) -> UiServerD
     return UiServerDiesResult(deaths=deaths, via="sim")
 
 
+class ShowDialogParams(Params):
+    kind: Literal["anr", "crash", "permission"] = Field(
+        description='anr: "… isn\'t responding" (Close app, Wait); crash: "… keeps stopping" (App info, '
+        "Close app); permission: the permission controller's prompt (the owner's to answer)"
+    )
+    package: str = Field(min_length=1, max_length=255, description="the app the dialog is about")
+
+
+class ShowDialogResult(ActionResult):
+    package: str = Field(
+        description="the package of the dialog's window: android, or the permission controller"
+    )
+    window: str = Field(description="the window's title as dumpsys window names it, or its activity")
+
+
+async def show_dialog(ctx: ActionContext, p: ShowDialogParams) -> ShowDialogResult:
+    front = await _sim(ctx).show_dialog(p.kind, p.package)
+    return ShowDialogResult(package=front.package, window=front.activity, via="sim")
+
+
 ACTIONS = (
     ActionSpec(
         "SIM_RECEIVE_SMS",
@@ -263,6 +283,20 @@ ACTIONS = (
         f"`result_json`) and is never done twice. After {RESTARTS_IN_WINDOW} restarts within "
         f"{RESTART_WINDOW_S:.0f} s the next death is not restarted for {RESTART_PAUSE_S:.0f} s: the "
         "calls meanwhile answer `DEVICE_UNAVAILABLE` saying why.",
+    ),
+    ActionSpec(
+        "SIM_SHOW_DIALOG",
+        ShowDialogParams,
+        show_dialog,
+        ShowDialogResult,
+        "A system dialog about an app comes up over the screen",
+        exclusive=False,  # the outside world, not the agent's finger
+        requires=frozenset({SIM}),
+        notes="As AOSP draws it (the title in `android:id/alertTitle`, the buttons `android:id/aerr_*`; "
+        "the permission controller's ids `permission_*`), over the app's screen. The next screen read "
+        "for a caller publishes `SYSTEM_DIALOG` once; a gesture at coordinates aimed at a screen read "
+        "before it is `STALE_SCREEN`; a tap on the permission prompt is `PERMISSION_DENIED`. Its "
+        "buttons close it (Close app also stops the app).",
     ),
     ActionSpec(
         "SIM_SET_SCREEN",

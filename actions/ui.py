@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
@@ -18,9 +18,17 @@ from phoneuse_runtime.owner.controls import HOW
 from phoneuse_runtime.screen.image import DEFAULT_MAX_BYTES, DEFAULT_MAX_SIDE, DEFAULT_QUALITY
 from phoneuse_runtime.screen.lookup import Element, SelectorFields, SelectorParams, find_element, screen
 from phoneuse_runtime.screen.selector import Selector
+from phoneuse_runtime.screen.stale import SeenScreen, expecting
 from phoneuse_runtime.screen.target import Target, target_of
 from phoneuse_runtime.screen.text import DEFAULT_MAX_ELEMENTS, render
-from phoneuse_runtime.screen.ui import UiNode, compact_elements, fingerprint, focused_node
+from phoneuse_runtime.screen.ui import (
+    SYSTEM_UI,
+    UiNode,
+    compact_elements,
+    fingerprint,
+    focused_node,
+    front_package,
+)
 from phoneuse_runtime.util.polling import poll
 
 Direction = Literal["up", "down", "left", "right"]
@@ -30,9 +38,25 @@ Direction = Literal["up", "down", "left", "right"]
 MAX_IMAGE_BYTES = 3 * 1024 * 1024 * 3 // 4
 
 
+def _check_screen() -> Any:
+    return Field(
+        default=True,
+        description="at coordinates: not done, STALE_SCREEN, when another app's window (a system "
+        "dialog, a call, another app) came to the front since the last screen this caller was given; "
+        "false does it whatever app is in front (the owner's controls are refused still)",
+    )
+
+
+def _aimed(ctx: ActionContext, check: bool) -> SeenScreen | None:
+    """The screen a gesture at coordinates was aimed at: the last one this caller was given
+    (None: no check, asked for none or no screen given yet)."""
+    return ctx.device.refs.seen_by(ctx.caller.principal) if check else None
+
+
 class PointOrSelector(SelectorParams):
     x: int | None = Field(default=None, ge=0)
     y: int | None = Field(default=None, ge=0)
+    check_screen: bool = _check_screen()
 
     @model_validator(mode="after")
     def _one_target(self) -> PointOrSelector:
@@ -57,13 +81,17 @@ class PressResult(ActionResult):
     )
 
 
-async def _target(ctx: ActionContext, p: PointOrSelector) -> tuple[int, int, Target | None]:
+async def _target(
+    ctx: ActionContext, p: PointOrSelector
+) -> tuple[int, int, Target | None, SeenScreen | None]:
+    """Where to press, the element there (a selector's) and the screen the point is checked
+    against (a point's: stale.py; an element just found is on the screen now)."""
     if p.x is not None and p.y is not None:
-        return p.x, p.y, None
+        return p.x, p.y, None, _aimed(ctx, p.check_screen)
     node = await find_element(ctx.device, p.selector(), wait_ms=p.wait_ms)
     _guard(ctx, node)
     x, y = node.center
-    return x, y, target_of(ctx.device, node, ref=p.ref)
+    return x, y, target_of(ctx.device, node, ref=p.ref), None
 
 
 def _guard(ctx: ActionContext, node: UiNode) -> None:
@@ -111,8 +139,9 @@ async def act_on(ctx: ActionContext, p: SelectorFields, act: ElementAct) -> Acte
 
 async def tap(ctx: ActionContext, p: PointOrSelector) -> PressResult:
     if (p.x is not None and p.y is not None) or p.wait_ms:
-        x, y, element = await _target(ctx, p)
-        await ctx.device.tap(x, y)
+        x, y, element, aimed = await _target(ctx, p)
+        with expecting(aimed):
+            await ctx.device.tap(x, y)
         return PressResult(x=x, y=y, element=element, via=ctx.device.via)
     node = (await act_on(ctx, p, ElementAct("tap"))).node
     x, y = node.center
@@ -131,8 +160,9 @@ class LongPressParams(PointOrSelector):
 
 async def long_press(ctx: ActionContext, p: LongPressParams) -> PressResult:
     if (p.x is not None and p.y is not None) or p.wait_ms:
-        x, y, element = await _target(ctx, p)
-        await ctx.device.long_press(x, y, p.duration_ms)
+        x, y, element, aimed = await _target(ctx, p)
+        with expecting(aimed):
+            await ctx.device.long_press(x, y, p.duration_ms)
         return PressResult(x=x, y=y, element=element, via=ctx.device.via)
     duration = p.duration_ms if "duration_ms" in p.model_fields_set else None
     node = (await act_on(ctx, p, ElementAct("long_press", duration_ms=duration))).node
@@ -148,6 +178,7 @@ class SwipeParams(Params):
     direction: Direction | None = Field(default=None, description="the way the finger moves")
     distance: float = Field(default=0.5, gt=0, le=0.9, description="fraction of the screen, with direction")
     duration_ms: int = Field(default=300, gt=0, le=10_000)
+    check_screen: bool = _check_screen()
 
     @model_validator(mode="after")
     def _coordinates_or_direction(self) -> SwipeParams:
@@ -184,13 +215,16 @@ def _finger_path(
 
 
 async def swipe(ctx: ActionContext, p: SwipeParams) -> SwipeResult:
+    aimed = None
     if p.direction is not None:
         width, height = await ctx.device.screen_size()
         x1, y1, x2, y2 = _finger_path((0, 0, width, height), p.direction, p.distance)
     else:
         assert p.x1 is not None and p.y1 is not None and p.x2 is not None and p.y2 is not None
         x1, y1, x2, y2 = p.x1, p.y1, p.x2, p.y2
-    await ctx.device.swipe(x1, y1, x2, y2, p.duration_ms)
+        aimed = _aimed(ctx, p.check_screen)
+    with expecting(aimed):
+        await ctx.device.swipe(x1, y1, x2, y2, p.duration_ms)
     return SwipeResult(x1=x1, y1=y1, x2=x2, y2=y2, duration_ms=p.duration_ms, via=ctx.device.via)
 
 
@@ -208,9 +242,6 @@ class ScrollResult(ActionResult):
 
 
 _OPPOSITE: dict[Direction, Direction] = {"down": "up", "up": "down", "left": "right", "right": "left"}
-
-
-SYSTEM_UI = "com.android.systemui"
 
 
 def _scroll_node(root: UiNode) -> UiNode:
@@ -545,7 +576,7 @@ async def _tree(ctx: ActionContext) -> UiNode:
     from phoneuse_runtime.screen.ui import parse_hierarchy
 
     root = parse_hierarchy(await ctx.device.dump_hierarchy())
-    ctx.device.refs.remember(root)
+    ctx.device.refs.remember(root, by=ctx.caller.principal)
     return root
 
 
@@ -619,12 +650,6 @@ class DumpUiResult(ActionResult):
     xml: str | None = None
 
 
-def front_package(root: UiNode) -> str:
-    """The app on screen: System UI only when nothing else is shown (the shade, the lock screen)."""
-    packages = [n.package for n in root.walk() if n.package]
-    return next((p for p in packages if p != SYSTEM_UI), packages[0] if packages else "")
-
-
 async def dump_ui(ctx: ActionContext, p: DumpUiParams) -> DumpUiResult:
     from phoneuse_runtime.screen.ui import parse_hierarchy
 
@@ -640,7 +665,7 @@ async def dump_ui(ctx: ActionContext, p: DumpUiParams) -> DumpUiResult:
     if p.format == "json":
         result.elements = [Element.model_validate(e) for e in compact_elements(root)]
         return result
-    ctx.device.refs.remember(root)
+    ctx.device.refs.remember(root, by=ctx.caller.principal)
     page = render(root, max_elements=p.max_elements, offset=p.offset)
     result.screen = page.text
     result.total = page.total

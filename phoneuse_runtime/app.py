@@ -28,6 +28,7 @@ from phoneuse_runtime.kernel.registry import Contribution, Registry, build_regis
 from phoneuse_runtime.kernel.runtime import Runtime
 from phoneuse_runtime.memory import Memory
 from phoneuse_runtime.owner.approval_store import TerminalAnswers
+from phoneuse_runtime.owner.error_dialogs import ErrorDialogAnswers
 from phoneuse_runtime.rpc.server import GrpcLimits, GrpcServer
 from phoneuse_runtime.util.endpoint import Record, claim_socket, socket_path, warn_if_shared, write_record
 from phoneuse_runtime.util.files import private_dir
@@ -103,6 +104,8 @@ def default_components(settings: Settings, *, token: str, unix_socket: Path | No
 
         parts.append(Gateway(settings))
     parts.append(TerminalAnswers(settings.data_dir))  # the owner answers holds from the terminal too
+    if settings.owner.error_dialogs != "report":  # the runtime answers ANR and crash dialogs itself
+        parts.append(ErrorDialogAnswers(settings.owner.error_dialogs))
     if settings.mcp_listen:  # the MCP front end over Streamable HTTP, off unless asked for
         from phoneuse_runtime.mcp import require_sdk
 

@@ -83,7 +83,7 @@ async def app_state(ctx: QueryContext, f: AppStateFilters) -> Sequence[AppStateR
             if f.ui_format == "json":
                 elements = [Element.model_validate(e) for e in compact_elements(root)]
             else:
-                device.refs.remember(root)
+                device.refs.remember(root, by=ctx.caller.principal)
                 text = render(root, max_elements=DEFAULT_MAX_ELEMENTS).text
         out.append(
             AppStateResult(

@@ -32,6 +32,7 @@ ZERO_ALLOWED = frozenset(
 MIN_POLL_MS = 50  # a poll of the phone (adb shell, Termux:API calls) takes tens of milliseconds
 MAX_MCP_SESSIONS = 256  # each MCP session costs the phone memory and a share of every event's fan-out
 MAX_MCP_IDLE_S = 24 * 3600.0  # an idle MCP session is closed within a day at the latest
+ERROR_DIALOG_ANSWERS = ("report", "wait", "close")  # owner/error_dialogs.py
 APPROVAL_MODES = ("always", "paired", "off")  # how the owner's approvals apply (gateway/agent/)
 MIN_STREAM_BYTES = 1 << 20  # nats_stream_max_bytes: the events stream keeps at least one event
 NATS_USER = re.compile(r"[A-Za-z0-9_-]{1,80}")  # nats_user (nats/users.py names them so)
@@ -307,11 +308,20 @@ class OwnerSettings(Section):
     deny_actions: frozenset[str]
     allow_shell: bool
     url_schemes: frozenset[str]
+    error_dialogs: str
 
     def checks(self) -> list[tuple[str, str]]:
-        if self.approvals in APPROVAL_MODES:
-            return []
-        return [("approvals", f"must be one of {', '.join(APPROVAL_MODES)}, got {self.approvals!r}")]
+        found = []
+        if self.approvals not in APPROVAL_MODES:
+            found.append(("approvals", f"must be one of {', '.join(APPROVAL_MODES)}, got {self.approvals!r}"))
+        if self.error_dialogs not in ERROR_DIALOG_ANSWERS:
+            found.append(
+                (
+                    "error_dialogs",
+                    f"must be one of {', '.join(ERROR_DIALOG_ANSWERS)}, got {self.error_dialogs!r}",
+                )
+            )
+        return found
 
 
 SECTIONS: tuple[type[Section], ...] = (

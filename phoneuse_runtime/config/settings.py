@@ -71,6 +71,9 @@ class Settings:
     allow_actions: frozenset[str] = frozenset()
     deny_actions: frozenset[str] = frozenset()
     url_schemes: frozenset[str] = frozenset({"http", "https"})
+    # What the runtime does about an "isn't responding" or "keeps stopping" dialog
+    # (owner/error_dialogs.py): "report" (SYSTEM_DIALOG only), "wait" or "close" (answers it).
+    error_dialogs: str = "report"
     sim_state: Path | None = None
     # How long a finished request_id keeps its response for replay, how many are kept, and how
     # many bytes of them (results and errors, as held in memory), the oldest going first.

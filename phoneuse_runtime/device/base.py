@@ -33,7 +33,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
-from phoneuse_runtime.kernel.events import DeviceConnected, DeviceDisconnected, EventSink
+from phoneuse_runtime.kernel.events import (
+    DeviceConnected,
+    DeviceDisconnected,
+    Event,
+    EventSink,
+    SystemDialogShown,
+)
+from phoneuse_runtime.screen.dialogs import DialogWatch, dialog_of_window, find_dialog
 from phoneuse_runtime.screen.ref_memory import RefMemory
 from phoneuse_runtime.screen.selector import Selector
 from phoneuse_runtime.screen.ui import UiNode, parse_hierarchy
@@ -406,6 +413,11 @@ class Link:
         """Where the connection events go (the runtime's bus); given in `Device.start`."""
         self._emit = emit
 
+    def publish(self, event: Event) -> None:
+        """An event the device found (on the bus the link was attached to; dropped before)."""
+        if self._emit is not None:
+            self._emit(event)
+
     def watch(self, watcher: Callable[[bool], None]) -> None:
         """Calls `watcher(up)` on every change, on the event loop's thread."""
         self._watchers.append(watcher)
@@ -458,8 +470,36 @@ class Device(abc.ABC):
     guards_front: ClassVar[bool] = False
 
     def __init__(self) -> None:
-        self.refs = RefMemory()  # the refs of the last screen given to a caller (refs.py)
+        self.refs = RefMemory(self._screen_given)  # the refs of the last screen given to a caller (refs.py)
         self.link = Link(self.kind)
+        self.dialogs = DialogWatch()
+
+    def _screen_given(self, root: UiNode) -> None:
+        """A screen read for a caller: a system dialog new on it is published (SYSTEM_DIALOG)."""
+        dialog = find_dialog(root)
+        if self.dialogs.appeared(dialog.kind if dialog is not None else None) and dialog is not None:
+            known = self.known_apps()
+            event = SystemDialogShown(
+                kind=dialog.kind,
+                package=next((a.package for a in known if a.label == dialog.label), ""),
+                label=dialog.label,
+                title=dialog.title,
+                buttons=list(dialog.buttons),
+            )
+            self.link.publish(event.to_event(SYSTEM_SOURCE))
+
+    def front_read(self, front: Foreground) -> None:
+        """The window in front as an event poll read it (no tree): a system dialog that came up
+        is published (SYSTEM_DIALOG, with the window's title, its buttons unknown)."""
+        kind, about = dialog_of_window(front.package, front.activity)
+        if self.dialogs.appeared(kind) and kind is not None:
+            label = next((a.label for a in self.known_apps() if a.package == about), "")
+            event = SystemDialogShown(kind=kind, package=about, label=label, title=front.activity, buttons=[])
+            self.link.publish(event.to_event(SYSTEM_SOURCE))
+
+    def known_apps(self) -> list[AppInfo]:
+        """The apps the backend knows without a round trip (its last list, if it keeps one)."""
+        return []
 
     def capability_hint(self, capability: str) -> str:
         """How to get a capability this device lacks; backends may say it better."""

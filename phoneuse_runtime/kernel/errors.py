@@ -111,6 +111,16 @@ class Conflict(RuntimeFailure):
     )
 
 
+class StaleScreen(RuntimeFailure):
+    code = "STALE_SCREEN"
+    summary = (
+        "A gesture at coordinates (TAP, LONG_PRESS, SWIPE with x/y) was not done: another app's "
+        "window (a system dialog, a call, another app) came to the front since the last screen this "
+        "caller was given, so the point was computed for a screen no longer there. Read the screen "
+        "again (DUMP_UI) and aim anew; `check_screen=false` opts out for one call."
+    )
+
+
 class Internal(RuntimeFailure):
     code = "INTERNAL"
 
@@ -126,6 +136,7 @@ FAILURES: tuple[type[RuntimeFailure], ...] = (
     Unsupported,
     Denied,
     Conflict,
+    StaleScreen,
     Internal,
 )
 

@@ -191,6 +191,19 @@ class NotificationPosted(EventPayload):
     key: str
 
 
+class SystemDialogShown(EventPayload):
+    """A system dialog came up over the app: an "isn't responding" (anr) or "keeps stopping"
+    (crash) dialog, a runtime permission prompt (the owner's to answer, never the agent's), found
+    in a screen the runtime read (DUMP_UI, an action's settled screen); once per appearance."""
+
+    event_type: str = "SYSTEM_DIALOG"
+    kind: str = Field(description="anr, crash, permission or other")
+    package: str = Field(description="the app it is about, where the phone's app list names it; else empty")
+    label: str = Field(description="the app it is about, as the dialog names it")
+    title: str
+    buttons: list[str]
+
+
 class CallStateChanged(EventPayload):
     """A call rang, started or ended."""
 
@@ -241,6 +254,7 @@ CORE_EVENTS: tuple[type[EventPayload], ...] = (
     AppStateChanged,
     MessageReceived,
     NotificationPosted,
+    SystemDialogShown,
     CallStateChanged,
     DeviceConnected,
     DeviceDisconnected,

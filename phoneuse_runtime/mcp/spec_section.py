@@ -78,7 +78,9 @@ never read as text (a list or object may also come as its JSON text, as gRPC car
   fields (`scale` maps a point on the image back to the screen; `secure` and `hint` say when the
   picture is black while the screen is not).
 - Failure: a tool result with `isError` and `CODE: message` as its text (`ELEMENT_NOT_FOUND: …`,
-  `DENIED: …`, `TIMEOUT: …`), the failure's details as `structuredContent`.
+  `DENIED: …`, `TIMEOUT: …`, `STALE_SCREEN: …` for a tap, long press or swipe at coordinates
+  aimed at a screen another window came over since: read the screen again, or pass
+  `check_screen: false`), the failure's details as `structuredContent`.
 - Refused before anything ran: the protocol's invalid-params error (`-32602`) with `CODE: message`
   and `data.code`: an unknown tool (`UNKNOWN_ACTION`, with the closest names), a value of the
   wrong JSON type, and the runtime's own `INVALID_PARAMS` (unknown keys, limits, ranges) and
@@ -117,8 +119,8 @@ announced by `notifications/resources/updated` for `{EVENTS_URI}`: on 2026-07-28
 {ANNOUNCE_GAP_S:g} s however many come (a read by cursor gets them all). Events are every event
 of the phone, as a gRPC subscriber with no
 filter gets them: device events (MESSAGE_RECEIVED, NOTIFICATION_POSTED, APP_STATE_CHANGED,
-CALL_STATE_CHANGED, DEVICE_DISCONNECTED, ...) and other callers' task and approval events, which
-name their caller. The face subscribes once, when a client first reads or subscribes.
+SYSTEM_DIALOG, CALL_STATE_CHANGED, DEVICE_DISCONNECTED, ...) and other callers' task and approval
+events, which name their caller. The face subscribes once, when a client first reads or subscribes.
 
 Two more resources: `phoneuse://screen`, the screen now in the compact form (a `DUMP_UI` call of
 the reader's, under the same rules), and `phoneuse://spec`, this document as served (Markdown).

@@ -365,7 +365,13 @@ async def look_before(device: Device, *, deadline: float) -> Look | None:
 
 
 async def settle(
-    device: Device, before: Look | None, *, bound_ms: int, deadline: float, first: str | None = None
+    device: Device,
+    before: Look | None,
+    *,
+    bound_ms: int,
+    deadline: float,
+    by: str,
+    first: str | None = None,
 ) -> Settled:
     """Looks until two consecutive looks agree, for at most `bound_ms` and never past the
     call's deadline (less the time the longest look took, and the answer's margin). `first`:
@@ -408,7 +414,7 @@ async def settle(
     if last is None:
         return Settled(settle=report)
     account = changes(before.root, last.root) if before is not None else None
-    device.refs.remember(last.root)  # the refs the account names are the settled screen's
+    device.refs.remember(last.root, by=by)  # the refs the account names are the settled screen's
     return Settled(settle=report, ui_fingerprint=fingerprint(last.root), changes=account)
 
 
@@ -439,7 +445,14 @@ def settling(
             result = await handler(ctx, params)
         finally:
             unwatch_screen(token)
-        settled = await settle(ctx.device, before, bound_ms=settle_ms, deadline=ctx.deadline, first=seen.xml)
+        settled = await settle(
+            ctx.device,
+            before,
+            bound_ms=settle_ms,
+            deadline=ctx.deadline,
+            by=ctx.caller.principal,
+            first=seen.xml,
+        )
         return fit_json(attach(to_json(result), settled))
 
     return run

@@ -217,6 +217,15 @@ def to_hierarchy_xml(root: UiNode, *, rotation: int = 0) -> str:
     return "".join(out)
 
 
+SYSTEM_UI = "com.android.systemui"
+
+
+def front_package(root: UiNode) -> str:
+    """The app on screen: System UI only when nothing else is shown (the shade, the lock screen)."""
+    packages = [n.package for n in root.walk() if n.package]
+    return next((p for p in packages if p != SYSTEM_UI), packages[0] if packages else "")
+
+
 def focused_node(root: UiNode) -> UiNode | None:
     return next((node for node in root.walk() if node.focused and node.editable), None)
 

@@ -304,6 +304,29 @@ system UI `com.android.systemui`: the notification shade and the lock screen).
   roles such as the default SMS app, permissions, uninstalling) are `PERMISSION_DENIED`.
 - With `approve_ui_in` (e.g. `["com.whatsapp"]`), every UI action while one of those packages is
   in front is held for the owner's approval.
+- The front is read by window, never by a package named anywhere in a line: the system's
+  "isn't responding" or "keeps stopping" dialog (window "Application Not Responding: PKG") is
+  the system's window (package `android`), whatever package its title names; the permission
+  controller's prompt is one of the owner's controls (`PERMISSION_DENIED` for any tap on it).
+
+## Stale screens and system dialogs
+
+- TAP, LONG_PRESS and SWIPE at coordinates are aimed at the last screen the caller (its
+  principal) was given: DUMP_UI, an action's settled screen, APP_STATE's screen, SCREENSHOT's
+  marks. When the window in front is none of that screen's (a system dialog, a call, another
+  app came up since), the gesture is not done: `STALE_SCREEN: WHAT is in front now, not APP of
+  your last screen; read the screen again`. On adb the check is in the gesture's own shell
+  command (no round trip of its own); `check_screen=false` opts out for one call. A caller given
+  no screen yet is not checked.
+- A system dialog on a screen read for a caller ("isn't responding", "keeps stopping", a runtime
+  permission prompt, another of the system's alerts) is published once per appearance as
+  `SYSTEM_DIALOG` (`kind` anr, crash, permission or other; `package`, `label`, `title`,
+  `buttons`); on adb and Termux's own adb also from the events' poll of the focused window while
+  somebody subscribes to it (then `title` is the window's and `buttons` empty): no read of its
+  own. The `error_dialogs` setting says what the runtime does about ANR and crash dialogs:
+  `report` (the default) nothing more, `wait` presses Wait on an ANR dialog (Close app on a
+  crash dialog), `close` presses Close app. A permission prompt is never answered by the runtime.
+- `SIM_SHOW_DIALOG kind=anr|crash|permission package=PKG` shows one on the simulated phone.
 """
 
 

@@ -11,7 +11,7 @@ KEYS = (
     "ESCAPE, FORWARD_DEL, HOME, MEDIA_PLAY_PAUSE, MENU, MOVE_END, MOVE_HOME, POWER, RECENTS, SEARCH, "
     "SLEEP, SPACE, TAB, VOLUME_DOWN, VOLUME_MUTE, VOLUME_UP, WAKEUP"
 )
-TAP_KEYS = "class_name, description, index, ref, resource_id, settle_ms, text, wait_ms, x, y"
+TAP_KEYS = "check_screen, class_name, description, index, ref, resource_id, settle_ms, text, wait_ms, x, y"
 EVENT_KEYS = "all_day, calendar, description, end, location, start, timezone, title"
 INTENT_KEYS = "action, categories, component, data, extras, kind, mime, package, settle_ms"
 ALARM_KEYS = "days, hour, label, minute"
@@ -124,7 +124,7 @@ async def test_unknown_params_name_the_allowed_keys(frontend: FrontEnd) -> None:
             "SWIPE",
             {"direction": "sideways"},
             "direction: Input should be 'up', 'down', 'left' or 'right' "
-            "(allowed: direction, distance, duration_ms, settle_ms, x1, x2, y1, y2)",
+            "(allowed: check_screen, direction, distance, duration_ms, settle_ms, x1, x2, y1, y2)",
         ),
         (
             "SCREENSHOT",

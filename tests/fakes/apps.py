@@ -38,6 +38,8 @@ def windows(state: PhoneState) -> list[UiNode]:
     if state.keyboard_shown:
         wins.append(sysui.keyboard(state))
     wins += [sysui.status_bar(state), sysui.nav_bar(state)]
+    if state.dialog is not None:
+        wins.append(sysui.system_dialog(state, state.dialog))
     if state.shade_open:
         wins.append(sysui.shade(state))
     return wins
@@ -49,6 +51,8 @@ def active_window(state: PhoneState) -> UiNode:
         return sysui.shade(state)
     if state.locked:
         return sysui.keyguard(state)
+    if state.dialog is not None:
+        return sysui.system_dialog(state, state.dialog)
     return screens.activity_windows(state, state.foreground())[0]
 
 
@@ -56,6 +60,8 @@ def focus_window(state: PhoneState) -> str:
     """The focused window's title as dumpsys window prints it."""
     if state.locked or state.shade_open:
         return "NotificationShade"
+    if state.dialog is not None:
+        return sysui.dialog_window_title(state.dialog)
     top = state.foreground()
     return f"{top.package}/{top.activity}"
 

@@ -85,6 +85,10 @@ def click(state: PhoneState, node: UiNode) -> None:
         pkg, cls = component_parts(arg)
         it.resolved = short_component(pkg, cls)
         apps.prepare(state, apps.push_activity(state, pkg, cls, it), it)
+    elif kind == "dialog" and state.dialog is not None:
+        about, state.dialog = state.dialog.package, None
+        if arg == "close":  # "Close app": the app is killed
+            apps.force_stop(state, about)
     elif node.action == "notif:clear":
         state.notifications.clear()
         state.shade_open = False

@@ -251,6 +251,17 @@ class Call:
 
 
 @dataclass
+class SystemDialog:
+    """A dialog the system shows over the app (sysui.system_dialog draws it): an "isn't
+    responding" (`anr`) or "keeps stopping" (`crash`) dialog of system_server's about `package`,
+    or the permission controller's runtime permission prompt (`permission`) for it."""
+
+    kind: str  # anr, crash, permission
+    package: str
+    label: str
+
+
+@dataclass
 class Notification:
     id: int
     package: str
@@ -436,6 +447,7 @@ class PhoneState:
     secure_packages: set[str] = field(default_factory=set)
     locked: bool = False
     shade_open: bool = False
+    dialog: SystemDialog | None = None  # a system dialog over the app, with the focus
     keyboard_shown: bool = False
     rotation: int = 0
     clipboard: str | None = None

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 
 from . import seed
-from .state import PhoneState
+from .state import PhoneState, SystemDialog
 from .ui import UiNode
 from .widgets import KEYBOARD, NAV_BAR, STATUS_BAR, button, node, rows, text
 
@@ -132,3 +132,56 @@ def keyguard(state: PhoneState) -> UiNode:
             text(pkg, "Swipe up to open", (0, h - 260, w, h - 200), f"{pkg}:id/keyguard_indication_text"),
         ],
     )
+
+
+# The system's dialogs as AOSP draws them (frameworks/base core/res/res/layout/app_anr_dialog.xml
+# and app_error_dialog.xml: an AlertDialog of package "android", its title in android:id/alertTitle,
+# its buttons android:id/aerr_*; the permission controller's GrantPermissionsActivity, ids
+# permission_*), and their windows' titles in `dumpsys window` (AppNotRespondingDialog and
+# AppErrorDialog set "Application Not Responding: <process>" / "Application Error: <process>").
+PERMISSION_CONTROLLER = "com.google.android.permissioncontroller"
+GRANT_ACTIVITY = "com.android.permissioncontroller.permission.ui.GrantPermissionsActivity"
+
+
+def dialog_window_title(dialog: SystemDialog) -> str:
+    if dialog.kind == "anr":
+        return f"Application Not Responding: {dialog.package}"
+    if dialog.kind == "crash":
+        return f"Application Error: {dialog.package}"
+    return f"{PERMISSION_CONTROLLER}/{GRANT_ACTIVITY}"
+
+
+def system_dialog(state: PhoneState, dialog: SystemDialog) -> UiNode:
+    w, h = state.screen_size
+    left, top, right, bottom = 28, h // 2 - 260, w - 28, h // 2 + 260
+    if dialog.kind == "permission":
+        pkg, rid = PERMISSION_CONTROLLER, "com.android.permissioncontroller:id/"
+        message = f"Allow {dialog.label} to access this device's location?"
+        choices = [
+            ("permission_allow_foreground_only_button", "While using the app", "allow"),
+            ("permission_allow_one_time_button", "Only this time", "allow"),
+            ("permission_deny_button", "Don't allow", "deny"),
+        ]
+        title = text(pkg, message, (left + 40, top + 40, right - 40, top + 160), rid + "permission_message")
+    else:
+        pkg, rid = "android", "android:id/"
+        said = "isn't responding" if dialog.kind == "anr" else "keeps stopping"
+        title = text(
+            pkg, f"{dialog.label} {said}", (left + 40, top + 40, right - 40, top + 120), rid + "alertTitle"
+        )
+        choices = (
+            [("aerr_close", "Close app", "close"), ("aerr_wait", "Wait", "wait")]
+            if dialog.kind == "anr"
+            else [("aerr_app_info", "App info", "wait"), ("aerr_close", "Close app", "close")]
+        )
+    buttons = [
+        button(
+            pkg,
+            (left, top + 200 + i * 120, right, top + 300 + i * 120),
+            f"dialog:{act}",
+            label=label,
+            rid=rid + name,
+        )
+        for i, (name, label, act) in enumerate(choices)
+    ]
+    return node("android.widget.FrameLayout", pkg, (left, top, right, bottom), children=[title, *buttons])

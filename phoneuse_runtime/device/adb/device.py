@@ -111,6 +111,7 @@ from phoneuse_runtime.kernel.errors import (
 from phoneuse_runtime.kernel.events import Event, EventSink
 from phoneuse_runtime.owner.front_guard import FrontGuard, FrontRefused, current_guard
 from phoneuse_runtime.screen.selector import Selector
+from phoneuse_runtime.screen.stale import expected
 from phoneuse_runtime.screen.ui import UiNode, parse_hierarchy
 from phoneuse_runtime.util.tasks import cancel_and_wait
 
@@ -504,16 +505,16 @@ class AdbDevice(Device):
         checks the front first (Ui.guarded_input); before 11 (`input` starts a VM a time) the
         front read, then `fn`, in the same worker call."""
         guard = current_guard()
+        seen = expected()  # a gesture at coordinates: the screen it was aimed at (screen/stale.py)
         saw_screen(None)
-        one_trip = guard is not None and self._sdk() >= INPUT_CMD_SDK
+        one_trip = (guard is not None or seen is not None) and self._sdk() >= INPUT_CMD_SDK
 
         def run(budget: Budget) -> T | None:
             ui = self._ui_now()
             if one_trip:
-                assert guard is not None
-                ui.guarded_input(budget, guard, *inject)
+                ui.guarded_input(budget, guard, *inject, seen=seen)
                 return None
-            ui.check_front(budget, guard)
+            ui.check_front(budget, guard, seen)
             return fn(ui, budget)
 
         return run
@@ -641,6 +642,10 @@ class AdbDevice(Device):
         )
 
     # --- apps -------------------------------------------------------------------------------
+    def known_apps(self) -> list[AppInfo]:
+        """The app list last read (installed_apps), if any."""
+        return self._apps[1] if self._apps is not None else []
+
     async def installed_apps(self) -> list[AppInfo]:
         cached = self._apps
         if cached is not None and time.monotonic() - cached[0] < apps.APPS_TTL_S:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from phoneuse_runtime.device.base import Notification
+from phoneuse_runtime.screen.dialogs import SYSTEM_SERVER, WINDOW_KINDS
 
 # --- foreground -----------------------------------------------------------------
 # `dumpsys window windows` (every version): mCurrentFocus=Window{a1b2 u0 com.pkg/com.pkg.Activity}
@@ -35,6 +36,14 @@ def _activity(package: str, activity: str) -> str:
 # screen) is in front of the app, and the front is the system UI's (the sim reports it so too).
 _SYSTEM_UI_FOCUS = re.compile(r"mCurrentFocus=Window\{\S+ \S+ (?P<title>NotificationShade|StatusBar)\}")
 SYSTEM_UI = "com.android.systemui"
+# The system's own dialogs about an app (AppNotRespondingDialog, AppErrorDialog: system_server's
+# windows, package "android"), titled for the process they are about:
+# mCurrentFocus=Window{a1b2 u0 Application Not Responding: com.android.systemui}. The package in
+# the title is the one the dialog is about, not the one in front: the dialog is.
+SYSTEM_DIALOG_TITLES = tuple(WINDOW_KINDS)
+_DIALOG_FOCUS = re.compile(
+    r"mCurrentFocus=Window\{\S+ \S+ (?P<title>(?:" + "|".join(SYSTEM_DIALOG_TITLES) + r"): [^\s}]+)\}"
+)
 
 
 # A display's section in `dumpsys window` / `dumpsys window displays`: "  Display: mDisplayId=0 ..."
@@ -66,10 +75,11 @@ def default_display_part(output: str) -> str:
 
 
 def parse_window_focus(output: str) -> tuple[str, str] | None:
-    """(package, activity) on the default display from `dumpsys window windows` (or `displays`):
-    the focused window's; the system UI's while the notification shade or lock screen has the
-    focus (activity: the window's title); else the focused app's (while a dialog or the keyboard
-    holds the focus)."""
+    """(package, activity) on the default display from `dumpsys window windows` (or `displays`),
+    read by window: the focused window's; the system UI's while the notification shade or lock
+    screen has the focus, the system's (`android`) while one of its dialogs about an app does
+    (activity: the window's title); else the focused app's (while a window of no package of its
+    own, a popup, holds the focus)."""
     part = default_display_part(output)
     return _focus_in(part) or (_focus_in(output) if part is not output else None)
 
@@ -78,6 +88,9 @@ def _focus_in(output: str) -> tuple[str, str] | None:
     shade = _SYSTEM_UI_FOCUS.search(output)
     if shade:
         return SYSTEM_UI, shade.group("title")
+    dialog = _DIALOG_FOCUS.search(output)
+    if dialog:
+        return SYSTEM_SERVER, dialog.group("title")
     for pattern in (_FOCUS, _FOCUSED_APP):
         match = pattern.search(output)
         if match:

@@ -2,6 +2,8 @@
 someone subscribes to them from outside (the bus's `demanded`: a Subscribe stream, a connected
 Iris device; the memory's own subscription makes no poll):
 - APP_STATE_CHANGED: the foreground app (dumpsys window), compared with the last poll;
+- SYSTEM_DIALOG: the same read, its focused window a system dialog's (the device's watch says
+  each once: `Device.front_read`);
 - MESSAGE_RECEIVED: inbox rows above a high-water `_id`, set when the backend first connects and
   kept over drops (what arrived meanwhile is reported on reconnection), and set again when
   interest resumes after a lapse (what arrived while nobody listened is not replayed);
@@ -28,6 +30,7 @@ log = logging.getLogger(__name__)
 APP_STATE = "APP_STATE_CHANGED"
 MESSAGES = "MESSAGE_RECEIVED"
 NOTIFICATIONS = "NOTIFICATION_POSTED"
+DIALOGS = "SYSTEM_DIALOG"
 
 
 class Polled(Protocol):
@@ -36,6 +39,8 @@ class Polled(Protocol):
     link: Link
 
     async def foreground(self) -> Foreground: ...
+
+    def front_read(self, front: Foreground) -> None: ...
 
     async def sms_messages(self, where: SmsFilter = ...) -> list[SmsMessage]: ...
 
@@ -80,7 +85,7 @@ class Pollers:
         """One poll of every wanted source."""
         self.ticks += 1
         read = False
-        if self.wanted(APP_STATE):
+        if self.wanted(APP_STATE) or self.wanted(DIALOGS):
             read = await self._guard("the foreground app", self._app_state) or read
         else:
             self._foreground = None
@@ -109,9 +114,13 @@ class Pollers:
 
     async def _app_state(self) -> None:
         now = await self.phone.foreground()
+        if self.wanted(DIALOGS):
+            self.phone.front_read(now)
         before = self._foreground
         self._foreground = now
-        if before is None or (now.package, now.activity) == (before.package, before.activity):
+        if not self.wanted(APP_STATE) or before is None:
+            return
+        if (now.package, now.activity) == (before.package, before.activity):
             return
         self.emit(
             AppStateChanged(

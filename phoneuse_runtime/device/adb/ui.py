@@ -35,7 +35,11 @@ import adbutils
 import uiautomator2
 import uiautomator2.core
 
-from phoneuse_runtime.device.adb.dumpsys import SYSTEM_UI, parse_window_focus
+from phoneuse_runtime.device.adb.dumpsys import (
+    SYSTEM_DIALOG_TITLES,
+    SYSTEM_UI,
+    parse_window_focus,
+)
 from phoneuse_runtime.device.adb.errors import SERVER, RpcError, U2Dead, U2Died, U2Unreachable, rpc_failure
 from phoneuse_runtime.device.adb.shell import command
 from phoneuse_runtime.device.adb.worker import Budget
@@ -44,7 +48,9 @@ from phoneuse_runtime.device.ui_server import RestartLimiter, restarted_event
 from phoneuse_runtime.kernel.errors import ElementNotFound, Unsupported
 from phoneuse_runtime.kernel.events import Event
 from phoneuse_runtime.owner.front_guard import FrontGuard, FrontRefused
+from phoneuse_runtime.screen.dialogs import SYSTEM_SERVER
 from phoneuse_runtime.screen.selector import Selector
+from phoneuse_runtime.screen.stale import SeenScreen, stale
 from phoneuse_runtime.screen.ui import UiNode
 
 log = logging.getLogger(__name__)
@@ -565,13 +571,16 @@ class Ui:
         # Whether the clipboard takes a text and reads it back (False: pasting is not tried again)
         self.paste_works: bool | None = None
 
-    def check_front(self, budget: Budget, guard: FrontGuard | None) -> None:
-        """FrontRefused when a package the guard refuses is in front now (one shell round trip)."""
-        if guard is None or self.front is None:
+    def check_front(self, budget: Budget, guard: FrontGuard | None, seen: SeenScreen | None = None) -> None:
+        """FrontRefused when a package the guard refuses is in front now, StaleScreen when the
+        window in front is none of `seen`'s (one shell round trip)."""
+        if (guard is None and seen is None) or self.front is None:
             return
         front = self.front(budget)
-        if guard.refuses(front.package):
+        if guard is not None and guard.refuses(front.package):
             raise FrontRefused(front)
+        if seen is not None and front.package and not seen.shows(front.package):
+            raise stale(front.package, front.activity, seen)
 
     def look(self, budget: Budget, selector: Selector) -> UiNode | None:
         """The element now, in one round trip (`objInfo`), or None."""
@@ -692,24 +701,33 @@ class Ui:
         return base64.b64decode(data)
 
     # -- typing
-    def guarded_input(self, budget: Budget, guard: FrontGuard, *args: str) -> None:
+    def guarded_input(
+        self, budget: Budget, guard: FrontGuard | None, *args: str, seen: SeenScreen | None = None
+    ) -> None:
         """`input ARGS` (a tap, a swipe, a key) in one shell round trip that first reads the focused
-        window and injects nothing while a refused app has it (`front_check`). For Android 11+,
-        where `input` is `cmd input`, a binder call; before it, `input` starts a VM each time."""
+        window and injects nothing while a refused app has it (`front_check`), nor, for a gesture
+        aimed at `seen`, while the window in front is none of that screen's (`fresh_check`:
+        StaleScreen). For Android 11+, where `input` is `cmd input`, a binder call; before it,
+        `input` starts a VM each time."""
         if self.front is None:
             raise RuntimeError("guarded_input needs the device's front reader")
-        read, refuses = front_check(guard.refused)
+        refused = guard.refused if guard is not None else frozenset()
+        read, refuses = front_check(refused)
         inject = command("input", *args)
         script = (
             f'{read}if [ -z "$c$a" ]; then echo {FRONT_UNKNOWN}; '
-            f"elif {refuses}; then echo {FRONT_REFUSED}; else {inject} 2>&1; echo {INJECTED}=$?; fi"
+            f"elif {refuses}; then echo {FRONT_REFUSED}; "
+            f"elif {fresh_check(seen)}; then {inject} 2>&1; echo {INJECTED}=$?; else echo {FRONT_STALE}; fi"
         )
         output = self.shell(budget, script).stdout
         words = output.split()
         if FRONT_REFUSED in words:
-            raise FrontRefused(refused_front(output, guard.refused))
+            raise FrontRefused(refused_front(output, refused))
+        if FRONT_STALE in words and seen is not None:
+            front = front_found(output)
+            raise stale(front.package, front.activity, seen)
         if FRONT_UNKNOWN in words:
-            self.check_front(budget, guard)
+            self.check_front(budget, guard, seen)
             output = self.shell(budget, f"{inject} 2>&1; echo {INJECTED}=$?").stdout
         code = _INJECTED.search(output)
         if code is None or code.group(1) != "0":
@@ -868,6 +886,7 @@ NO_IME = "phoneuse:no-ime"  # what the script prints when uiautomator2's input m
 
 
 FRONT_REFUSED = "phoneuse:front-refused"  # the guard's check found a refused app in front: nothing typed
+FRONT_STALE = "phoneuse:front-stale"  # another app's window than the gesture was aimed at: not done
 FRONT_UNKNOWN = "phoneuse:front-unknown"  # the window dump had no focus line: nothing typed
 FRONT_MARK = "phoneuse:focus"  # before each focus line the check printed
 INJECTED = "phoneuse:input"  # `input`'s exit code, after it ran
@@ -879,16 +898,56 @@ def _ere(text: str) -> str:
     return re.sub(r"([.^$*+?()\[\]{}|\\])", r"\\\1", text)
 
 
+def _windows_of(packages: frozenset[str]) -> str:
+    """An ERE matching a focus line whose window is one of `packages`': by the window's title
+    (`Window{hash u0 pkg/cls}`), the system UI's by its shade or status bar's, the system's
+    (`android`) by its dialogs' ("Application Not Responding: pkg", which names the package the
+    dialog is about, not the window's); never by a package named anywhere else in the line."""
+    names = "|".join(_ere(p) for p in sorted(packages))
+    alternatives = [f"Window\\{{[^ ]+ [^ ]+ ({names})[/}}]"] if names else []
+    if SYSTEM_UI in packages:
+        alternatives.append(r"Window\{[^ ]+ [^ ]+ (NotificationShade|StatusBar)\}")
+    if SYSTEM_SERVER in packages:
+        alternatives.append(r"Window\{[^ ]+ [^ ]+ (" + "|".join(SYSTEM_DIALOG_TITLES) + "): ")
+    return "|".join(alternatives) or "^phoneuse:none$"
+
+
+def _apps_of(packages: frozenset[str]) -> str:
+    """An ERE matching an mFocusedApp line whose activity is one of `packages`'."""
+    names = "|".join(_ere(p) for p in sorted(packages))
+    return f"ActivityRecord\\{{[^ ]+ [^ ]+ ({names})/" if names else "^phoneuse:none$"
+
+
+# A focus line whose window says whose it is (an activity's, the shade's, a system dialog's); any
+# other (a popup, no line at all) is the focused app's.
+_NAMED_WINDOW = (
+    r"Window\{[^ ]+ [^ ]+ ([^ /}]+/|NotificationShade\}|StatusBar\}|("
+    + "|".join(SYSTEM_DIALOG_TITLES)
+    + "): )"
+)
+
+
+def fresh_check(seen: SeenScreen | None) -> str:
+    """The shell condition that holds when the window in front (read by `front_check`) is one of
+    the screen's the gesture was aimed at (`true` without one): the focused window's, or, for a
+    window that does not say whose it is, the focused app's."""
+    if seen is None:
+        return "true"
+    shown, apps = command(_windows_of(seen.packages)), command(_apps_of(seen.packages))
+    return (
+        f'{{ echo "$c" | grep -qE {shown}; }} || '
+        f'{{ echo "$c" | grep -qvE {command(_NAMED_WINDOW)} && echo "$a" | grep -qE {apps}; }}'
+    )
+
+
 def front_check(refused: frozenset[str]) -> tuple[str, str]:
     """The shell that reads the focused window (`dumpsys window windows`, its focus lines: the last
     non-null mCurrentFocus and mFocusedApp, which are the default display's) and prints them,
-    and the condition that holds when one of them names a refused package (or, refusing the system
-    UI, its shade or status bar window). Where mCurrentFocus and mFocusedApp differ (a dialog, the
-    keyboard) either one refused refuses: the check errs on the side of doing nothing."""
-    names = "|".join(_ere(p) for p in sorted(refused))
-    pattern = f" ({names})[/}}]" if names else "^$"
-    if SYSTEM_UI in refused:
-        pattern += r"|Window\{[^ ]+ [^ ]+ (NotificationShade|StatusBar)\}"
+    and the condition that holds when one of them names a refused package as its window's or its
+    activity's (or, refusing the system UI, its shade or status bar window). Where mCurrentFocus
+    and mFocusedApp differ (a dialog, the keyboard) either one refused refuses: the check errs on
+    the side of doing nothing."""
+    pattern = f"{_windows_of(refused)}|{_apps_of(refused)}" if refused else "^phoneuse:none$"
     read = (
         "f=$(dumpsys window windows | grep -E 'mCurrentFocus=|mFocusedApp=' | grep -v '=null'); "
         'c=$(echo "$f" | grep mCurrentFocus= | tail -n 1); a=$(echo "$f" | grep mFocusedApp= | tail -n 1); '
@@ -898,17 +957,28 @@ def front_check(refused: frozenset[str]) -> tuple[str, str]:
     return read, refuses
 
 
-def refused_front(output: str, refused: frozenset[str]) -> Foreground:
-    """What the check found in front, from the focus lines it printed: the refused package it
-    names (the system UI's for its shade's window)."""
-    lines = "\n".join(
+def _printed_focus(output: str) -> str:
+    """The focus lines the check printed."""
+    return "\n".join(
         line.split(FRONT_MARK, 1)[1].strip() for line in output.splitlines() if line.startswith(FRONT_MARK)
     )
+
+
+def front_found(output: str) -> Foreground:
+    """What the check found in front, read by window (dumpsys.parse_window_focus)."""
+    found = parse_window_focus(_printed_focus(output))
+    return Foreground(package=found[0], activity=found[1]) if found else Foreground(package="", activity="")
+
+
+def refused_front(output: str, refused: frozenset[str]) -> Foreground:
+    """What the check found in front, from the focus lines it printed: the refused package it
+    names as a window's or an activity's (the system UI's for its shade's window)."""
+    lines = _printed_focus(output)
     found = parse_window_focus(lines)
     if found is not None and found[0] in refused:
         return Foreground(package=found[0], activity=found[1])
     for package in sorted(refused):
-        if re.search(f" {re.escape(package)}[/}}]", lines):
+        if re.search(_windows_of(frozenset({package})) + "|" + _apps_of(frozenset({package})), lines):
             return Foreground(package=package, activity="")
     return Foreground(package=SYSTEM_UI, activity="")
 

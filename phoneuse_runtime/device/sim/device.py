@@ -55,6 +55,7 @@ from phoneuse_runtime.device.base import (
 )
 from phoneuse_runtime.device.sim import shell as sim_shell
 from phoneuse_runtime.device.sim.catalog import APPS, app_info
+from phoneuse_runtime.device.sim.dialogs import DialogKind, DialogScreen
 from phoneuse_runtime.device.sim.home import CustomScreen
 from phoneuse_runtime.device.sim.intents import start_intent
 from phoneuse_runtime.device.sim.phone import SimPhone
@@ -66,6 +67,7 @@ from phoneuse_runtime.device.sim.widgets import HEIGHT, WIDTH
 from phoneuse_runtime.kernel.capabilities import EVERYTHING
 from phoneuse_runtime.kernel.errors import DeviceUnavailable, InvalidParams, Timeout
 from phoneuse_runtime.kernel.events import EventSink
+from phoneuse_runtime.screen.stale import check_front as stale_check
 from phoneuse_runtime.screen.ui import parse_hierarchy, to_hierarchy_xml
 from phoneuse_runtime.util.files import StateWriter, remove_stale_temps
 from phoneuse_runtime.util.numbers import digits, same_number
@@ -102,6 +104,11 @@ def _same_address(stored: str, wanted: str) -> bool:
 
 def _limited(rows: list[T], limit: int | None) -> list[T]:
     return rows if limit is None else rows[: max(0, limit)]
+
+
+def _fresh(phone: SimPhone) -> None:
+    front = phone.foreground()
+    stale_check(front.package, front.activity)
 
 
 async def _gesture(duration_ms: int) -> None:
@@ -262,19 +269,24 @@ class SimDevice(Device):
             png = await asyncio.to_thread(render_png, root, (WIDTH, HEIGHT), secure=secure)
             return Screenshot(data=png, format="png", width=WIDTH, height=HEIGHT, via=self.via)
 
+    # A gesture at coordinates first checks the window in front against the screen it was aimed
+    # at (screen/stale.py), as the phone does in the gesture's own command.
     async def tap(self, x: int, y: int) -> None:
         with self._ui(f"tapping ({x}, {y})"), self._op() as phone:
+            _fresh(phone)
             phone.tap(x, y)
 
     async def long_press(self, x: int, y: int, duration_ms: int) -> None:
         """Holds for `duration_ms` like `input swipe x y x y ms`; a cancelled press does nothing."""
         with self._ui(f"pressing ({x}, {y})"), self._op() as phone:
+            _fresh(phone)
             await _gesture(duration_ms)
             phone.long_press(x, y)
 
     async def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int) -> None:
         """Takes `duration_ms`, as the finger does on a phone; a cancelled swipe scrolls nothing."""
         with self._ui("swiping"), self._op() as phone:
+            _fresh(phone)
             await _gesture(duration_ms)
             phone.swipe(x1, y1, x2, y2)
 
@@ -294,6 +306,9 @@ class SimDevice(Device):
             phone.press_key(keycode)
 
     # --- apps ------------------------------------------------------------
+    def known_apps(self) -> list[AppInfo]:
+        return [app_info(app) for app in APPS]
+
     async def installed_apps(self) -> list[AppInfo]:
         self._reachable()
         return [app_info(app) for app in APPS]
@@ -454,6 +469,12 @@ class SimDevice(Device):
         whether there was one."""
         with self._op() as phone:
             return phone.remote_hang_up()
+
+    async def show_dialog(self, kind: DialogKind, package: str) -> Foreground:
+        """A system dialog about `package` comes up over the app (device/sim/dialogs.py); its window."""
+        with self._op() as phone:
+            phone.overlay(DialogScreen(kind, package))
+            return phone.foreground()
 
     async def set_screen(self, xml: str, *, animate: bool = False, secure: bool = False) -> None:
         """Shows a uiautomator dump as the current screen (InvalidParams if it is not one); BACK

@@ -248,7 +248,10 @@ class SimPhone:
 
     # --- input -------------------------------------------------------------
     def view(self) -> View:
-        top = self.top()
+        return self.view_of(self.top())
+
+    def view_of(self, top: Screen) -> View:
+        """`top` as the phone shows it in front, with the status bar over an app's screen."""
         view = top.render(self)
         if top.package != SYSTEMUI and top.system_bars:
             bar = status_bar(wifi=self.state.wifi_enabled, airplane=self.state.airplane_mode)

@@ -122,6 +122,7 @@ class TermuxDevice(Device):
             retry_s=self_adb_retry_s,
             on_change=self._recompute,
             pause=self_adb_pause,
+            dialogs=self.dialogs,  # one watch: the adb poll's windows and this device's screens
         )
         self.pollers: TermuxPollers | None = None
         self._info: DeviceInfo | None = None
@@ -136,8 +137,9 @@ class TermuxDevice(Device):
             self, emit, wanted, poll_ms=self.poll_ms, state_check_s=self.state_check_s
         )
         self._task = asyncio.create_task(self.pollers.run(), name="termux event pollers")
-        # The phone's own adb polls only what Termux:API cannot see: the foreground app.
-        self.self_adb.start(emit, lambda t: t == "APP_STATE_CHANGED" and wanted(t))
+        # The phone's own adb polls only what Termux:API cannot see: the foreground app (and in
+        # the same read, a system dialog's window).
+        self.self_adb.start(emit, lambda t: t in ("APP_STATE_CHANGED", "SYSTEM_DIALOG") and wanted(t))
         self.link.connected(serial=SERIAL, model=self._info.model)
 
     async def close(self) -> None:
@@ -254,6 +256,11 @@ class TermuxDevice(Device):
     # --- apps ----------------------------------------------------------------------------------
     async def installed_apps(self) -> list[AppInfo]:
         return await self._adb("listing apps").installed_apps()
+
+    def known_apps(self) -> list[AppInfo]:
+        """The phone's own adb's last app list, if it is up."""
+        inner = self.self_adb.device
+        return inner.known_apps() if inner is not None else []
 
     async def foreground(self) -> Foreground:
         return await self._adb("reading the foreground app").foreground()

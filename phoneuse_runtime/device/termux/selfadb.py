@@ -36,6 +36,7 @@ from phoneuse_runtime.config.addresses import LOOPBACK, parse_self_adb, server_a
 from phoneuse_runtime.config.settings import ConfigError
 from phoneuse_runtime.device.adb.device import AdbDevice
 from phoneuse_runtime.kernel.events import EventSink
+from phoneuse_runtime.screen.dialogs import DialogWatch
 from phoneuse_runtime.util.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
@@ -125,8 +126,10 @@ class SelfAdb:
         retry_s: float,
         on_change: Callable[[], None],
         pause: Pause = pause,
+        dialogs: DialogWatch | None = None,
     ) -> None:
         self.mode = parse_self_adb(mode)
+        self.dialogs = dialogs  # the termux device's, shared with the adb device it uses
         self.adb_server = adb_server
         self.poll_ms = poll_ms
         self.retry_s = retry_s  # how often an adb that is up is checked, and the back-off's first wait
@@ -231,6 +234,8 @@ class SelfAdb:
         assert self._emit is not None
         device = AdbDevice(device=f"adb:{target}", adb_server=self.adb_server, poll_ms=self.poll_ms)
         device.link.watch(lambda _up: self.on_change())
+        if self.dialogs is not None:
+            device.dialogs = self.dialogs
         try:
             await device.start(self._emit, wanted=self._wanted)
         except ConfigError as exc:

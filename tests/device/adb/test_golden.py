@@ -161,3 +161,38 @@ def test_pm_list_packages() -> None:
     found = apps.parse_packages(text)
     assert "humane.settings.service" in found
     assert len(found) == text.count("package:")
+
+
+def test_the_real_anr_dialog_is_a_system_dialog() -> None:
+    from phoneuse_runtime.screen.dialogs import find_dialog
+
+    root = parse_hierarchy(golden("uidump", "anr-dialog_system-ui-not-responding_package-android.xml"))
+    dialog = find_dialog(root)
+    assert dialog is not None
+    assert (dialog.kind, dialog.label, dialog.title) == ("anr", "System UI", "System UI isn't responding")
+    assert dialog.buttons == ("Close app", "Wait")
+    assert dialog.button_ids == ("android:id/aerr_close", "android:id/aerr_wait")
+    # The other real screens show none.
+    for path in golden_files("uidump", "*.xml"):
+        if "anr-dialog" not in path.name and "samsung-tab" not in path.name:
+            assert find_dialog(parse_hierarchy(path.read_text(encoding="utf-8"))) is None, path.name
+
+
+def test_another_of_the_systems_alerts_is_other_and_an_apps_own_is_none() -> None:
+    from phoneuse_runtime.screen.dialogs import find_dialog
+    from phoneuse_runtime.screen.ui import UiNode
+
+    def alert(package: str) -> UiNode:
+        title = UiNode(class_name="android.widget.TextView", package=package, text="Allow USB debugging?")
+        title.resource_id = "android:id/alertTitle"
+        ok = UiNode(class_name="android.widget.Button", package=package, text="Allow", clickable=True)
+        ok.resource_id = "android:id/button1"
+        return UiNode(class_name="android.widget.FrameLayout", package=package, children=[title, ok])
+
+    found = find_dialog(alert("android"))
+    assert found is not None and (found.kind, found.title, found.buttons) == (
+        "other",
+        "Allow USB debugging?",
+        ("Allow",),
+    )
+    assert find_dialog(alert("com.example.app")) is None

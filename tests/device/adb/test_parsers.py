@@ -8,6 +8,7 @@ import pytest
 from phoneuse_runtime.device.adb import apps, dumpsys
 from phoneuse_runtime.device.base import Intent
 from phoneuse_runtime.kernel.errors import InvalidParams
+from phoneuse_runtime.screen.dialogs import dialog_of_window
 
 WINDOW_14 = """
 WINDOW MANAGER WINDOWS (dumpsys window windows)
@@ -34,6 +35,14 @@ def test_foreground_from_window_then_activities() -> None:
             f"  mCurrentFocus=Window{{3c4d5e u0 {title}}}\n  mFocusedApp=ActivityRecord{{c u0 com.x/.A t1}}"
         )
         assert dumpsys.parse_window_focus(focus) == ("com.android.systemui", title)
+    # The system's dialog about the System UI is the system's window, not the shade (its title
+    # names the package it is about).
+    anr = "  mCurrentFocus=Window{1a2b u0 Application Not Responding: com.android.systemui}\n"
+    assert dumpsys.parse_window_focus(anr) == ("android", "Application Not Responding: com.android.systemui")
+    assert dialog_of_window(*dumpsys.parse_window_focus(anr) or ("", "")) == ("anr", "com.android.systemui")
+    crash = "  mCurrentFocus=Window{1a2b u0 Application Error: com.whatsapp:pushservice}\n"
+    assert dialog_of_window(*dumpsys.parse_window_focus(crash) or ("", "")) == ("crash", "com.whatsapp")
+    assert dialog_of_window(*dumpsys.parse_window_focus(WINDOW_14) or ("", "")) == (None, "")
     assert dumpsys.parse_resumed_activity(ACTIVITIES_12) == (
         "com.android.chrome",
         "com.google.android.apps.chrome.Main",

@@ -215,3 +215,47 @@ async def test_the_ui_server_dying_is_handled_through_the_phones_own_adb(
         assert len(phone.state.log.taps) == taps + 1 and phone.state.foreground().package == seed.CHROME
     finally:
         events.close()
+
+
+async def test_a_stale_tap_is_not_done_through_the_phones_own_adb(
+    make_client: ServerFactory, fake_device_factory: FakeDeviceFactory, termux: FakeTermux
+) -> None:
+    from tests.fakes.state import SystemDialog
+
+    phone = FakePhone()
+    fake = fake_device_factory(phone)
+    device = _termux_device(fake, self_adb=fake.serial)
+    client = await make_client(device=device, poll_ms=100)
+    await wait_until(lambda: UI in device.capabilities, within_s=30)
+    await client.ok("DUMP_UI")  # the launcher
+    phone.state.dialog = SystemDialog("anr", seed.MESSAGES, "Messages")
+    taps = len(phone.state.log.taps)
+    response = await client.execute("TAP", {"x": "360", "y": "640", "settle_ms": "0"})
+    assert response.error.startswith('STALE_SCREEN: a system dialog ("Application Not Responding: '), (
+        response.error
+    )
+    assert len(phone.state.log.taps) == taps
+
+
+async def test_a_dialog_is_one_event_from_the_phones_own_adb_and_the_screen(
+    make_client: ServerFactory, fake_device_factory: FakeDeviceFactory, termux: FakeTermux
+) -> None:
+    from tests.fakes.state import SystemDialog
+
+    phone = FakePhone()
+    fake = fake_device_factory(phone)
+    device = _termux_device(fake, self_adb=fake.serial)
+    client = await make_client(device=device, poll_ms=100)
+    await wait_until(lambda: UI in device.capabilities, within_s=30)
+    events = Events(client, ["SYSTEM_DIALOG"])
+    phone.state.dialog = SystemDialog("anr", seed.MESSAGES, "Messages")
+    _, payload = await events.next("SYSTEM_DIALOG", after=0, within_s=10)  # the poll's read
+    assert (payload["kind"], payload["package"]) == ("anr", seed.MESSAGES)
+    await client.ok("DUMP_UI")  # the same dialog on the screen: the watch is the device's, shared
+    at = time.monotonic()
+    phone.state.dialog = SystemDialog("crash", seed.MESSAGES, "Messages")
+    await client.ok("DUMP_UI")  # (or the poll, first: either way one event)
+    _, payload = await events.next("SYSTEM_DIALOG", after=at, within_s=10)
+    assert payload["kind"] == "crash"
+    events.close()
+    assert [p["kind"] for _, _, p in events.seen] == ["anr", "crash"]

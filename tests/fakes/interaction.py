@@ -37,7 +37,7 @@ def tap(state: PhoneState, x: float, y: float, *, source: str, duration_ms: int 
     """A touch at (x, y): clicks what is under it, unless held long enough to be a long press."""
     target = hit(apps.windows(state), x, y) if state.screen_on else None
     name = (target.resource_id or target.a11y_text or target.content_desc) if target else ""
-    state.log.taps.append(Tap(x, y, source, duration_ms, name))
+    state.log.taps.append(Tap(x, y, source, duration_ms, name, target.package if target else ""))
     if target is None or not state.screen_on or duration_ms >= LONG_PRESS_MS:
         return
     click(state, target)

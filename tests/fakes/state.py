@@ -301,6 +301,7 @@ class Tap:
     source: str  # "input", "u2", "u2.selector"
     duration_ms: int = 0
     target: str = ""  # resource-id, or text, of the node that got it
+    package: str = ""  # the package of the window it landed in (a dialog's: android)
 
 
 @dataclass

@@ -78,7 +78,8 @@ def test_the_keyguard_from_a_real_window_dump() -> None:
 def test_the_keyguard_of_other_android_versions() -> None:
     android_9 = (
         "WINDOW MANAGER POLICY STATE (dumpsys window policy)\n"
-        "    mShowingLockscreen=false mShowingDream=false mDreamingLockscreen=false mDreamingSleepToken=null\n"
+        "    mShowingLockscreen=false mShowingDream=false mDreamingLockscreen=false "
+        "mDreamingSleepToken=null\n"
         "    KeyguardServiceDelegate\n      showing=false\n      showingAndNotOccluded=false\n"
     )
     android_5 = "    mShowingLockscreen=true mShowingDream=false mDreamingLockscreen=false\n"
@@ -123,7 +124,10 @@ def test_df_of_toybox_and_of_old_toolbox() -> None:
         "Filesystem      1K-blocks    Used Available Use% Mounted on\n"
         "/dev/block/dm-5 115653564 5392004 110130488   5% /data\n"
     )
-    toolbox = "Filesystem               Size     Used     Free   Blksize\n/data                   12.5G     2.1G    10.4G   4096\n"
+    toolbox = (
+        "Filesystem               Size     Used     Free   Blksize\n"
+        "/data                   12.5G     2.1G    10.4G   4096\n"
+    )
     assert status.parse_df(toybox) == (110130488 * 1024, 115653564 * 1024)
     assert status.parse_df(toolbox) == (int(10.4 * 2**30), int(12.5 * 2**30))
     assert status.parse_df("df: /data: Permission denied\n") == (None, None)

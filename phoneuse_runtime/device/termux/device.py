@@ -439,9 +439,12 @@ class TermuxDevice(Device):
             found = await adb.status()
             return dataclasses.replace(found, via="adb shell (the phone's own adb)")
         info = await self.describe()
-        level, battery_status, plugged, celsius = parse.battery_fields(
-            parse.battery(await commands.run_json("termux-battery-status"))
-        )
+        try:
+            battery = parse.battery(await commands.run_json("termux-battery-status"))
+        except RuntimeFailure as failure:  # the Termux:API app missing: the rest is still said
+            log.info("no battery status: %s", failure.message)
+            battery = {}
+        level, battery_status, plugged, celsius = parse.battery_fields(battery)
         try:
             connected, ssid = parse.wifi_connection(await commands.run_json("termux-wifi-connectioninfo"))
         except RuntimeFailure as failure:  # not installed, the location permission not granted

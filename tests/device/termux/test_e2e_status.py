@@ -6,6 +6,7 @@ backend's one-script status."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -78,7 +79,12 @@ async def test_no_location_permission_leaves_the_wifi_network_null(
     client = await serve_termux()
     network = (await client.ok("DEVICE_STATUS"))["network"]
     assert (network["wifi_connected"], network["wifi_ssid"]) == (None, None)
-    termux.update(lambda s: (s["denied"].clear(), s.__setitem__("wifi", None)))
+
+    def no_network(state: dict[str, Any]) -> None:
+        state["denied"].clear()
+        state["wifi"] = None
+
+    termux.update(no_network)
     network = (await client.ok("DEVICE_STATUS"))["network"]
     assert (network["wifi_connected"], network["wifi_ssid"]) == (False, None)
 

@@ -17,7 +17,7 @@ class _Part(BaseModel):
 
 class BatteryPart(_Part):
     level: int | None = Field(description="percent")
-    charging: bool | None = Field(description="status is charging (or full while plugged in)")
+    charging: bool | None = Field(description="status is charging or full, as Android reads it")
     status: Literal["charging", "discharging", "not_charging", "full", "unknown"] | None
     plugged: Literal["ac", "usb", "wireless", "dock", "none"] | None = Field(
         description="what powers it: none on battery"
@@ -62,11 +62,11 @@ class DeviceStatusResult(ActionResult):
 
 async def device_status(ctx: ActionContext, p: DeviceStatusParams) -> DeviceStatusResult:
     s = await ctx.device.status()
+    # Android's own reading of ACTION_BATTERY_CHANGED ("Monitor the battery level and charging
+    # state"): charging is status CHARGING or FULL.
     charging = None
     if s.battery_status is not None and s.battery_status != "unknown":
-        charging = s.battery_status == "charging" or (
-            s.battery_status == "full" and s.plugged not in (None, "none")
-        )
+        charging = s.battery_status in ("charging", "full")
     return DeviceStatusResult(
         battery=BatteryPart(
             level=s.battery_level,

@@ -434,7 +434,7 @@ class PhoneStatus:
     data_total_kb: int = 6_082_504
     data_used_kb: int = 2_012_340
     mem_total_kb: int = 2_030_092
-    mem_available_kb: int = 1_129_480
+    mem_available_kb: int | None = 1_129_480  # None: a kernel before 3.14, no MemAvailable line
     uptime_s: float = 5123.45
 
 

@@ -13,6 +13,15 @@ from .userland import command, print_canned, state_of
 # WifiShellCommand's `status` (Android 11, R); its "==== Primary ClientModeManager" header from 12.
 WIFI_STATUS_SDK = 30
 CLIENT_MODE_HEADER_SDK = 31
+TOYBOX_DF_SDK = 24  # toybox's df from Android 7; toolbox's before
+
+
+def _human(kb: int) -> str:
+    """toolbox df's size: K, M or G with one decimal."""
+    for unit, size in (("G", 1 << 20), ("M", 1 << 10)):
+        if kb >= size:
+            return f"{kb / size:.1f}{unit}"
+    return f"{kb}.0K"
 
 
 def battery_dump(state: PhoneState) -> str:
@@ -91,11 +100,20 @@ async def cmd_wifi(p: Proc, args: list[str]) -> int:
 
 @command("df")
 async def df(p: Proc) -> int:
-    """toybox df: 1K-blocks; `/data` names the userdata partition."""
+    """toybox df (Android 7+): 1K-blocks, `/data` the userdata partition; before, toolbox's df:
+    sizes with K/M/G suffixes, one decimal, and the block size."""
     if await print_canned(p):
         return 0
-    s = state_of(p).status
+    state = state_of(p)
+    s = state.status
     free = s.data_total_kb - s.data_used_kb
+    if state.sdk < TOYBOX_DF_SDK:
+        await p.print(
+            "Filesystem               Size     Used     Free   Blksize\n"
+            f"/data                 {_human(s.data_total_kb):>7}  {_human(s.data_used_kb):>7}  "
+            f"{_human(free):>7}   4096\n"
+        )
+        return 0
     use = (s.data_used_kb * 100 + s.data_total_kb - 1) // s.data_total_kb
     await p.print(
         "Filesystem      1K-blocks    Used Available Use% Mounted on\n"

@@ -143,3 +143,21 @@ async def test_app_state_installed_for_one_package(serve_adb: AdbServe) -> None:
     assert total == 1 and chrome["package"] == seed.CHROME and chrome["running"] is False
     none, total, _ = await s.client.query(pb.APP_STATE, {"installed": "true", "package": "com.not.here"})
     assert (none, total) == ([], 0)
+
+
+async def test_an_android_6_phone_toolbox_df_and_no_memavailable(serve_adb: AdbServe) -> None:
+    phone = FakePhone()
+    phone.state.props.update({"ro.build.version.sdk": "23", "ro.build.version.release": "6.0.1"})
+    phone.state.status.mem_available_kb = None  # Linux 3.10: no MemAvailable
+    phone.state.printed["dumpsys power"] = golden(
+        "dumpsys", "power_samsung-sm-t377a_android6.0.1_crlf-doubled-lines.txt"
+    )
+    s = await serve_adb(phone)
+    status = await s.client.ok("DEVICE_STATUS")
+    total_kb = s.state.status.data_total_kb
+    # toolbox rounds to a tenth of a GiB
+    assert abs(status["storage"]["total_bytes"] - total_kb * 1024) < 0.06 * 2**30
+    assert status["storage"]["free_bytes"] < status["storage"]["total_bytes"]
+    assert status["memory"] == {"free_bytes": None, "total_bytes": s.state.status.mem_total_kb * 1024}
+    assert status["screen"]["on"] is True  # the real tablet's mWakefulness=Awake, lines doubled
+    assert status["network"]["wifi_ssid"] is None and status["android_version"] == "6.0.1"

@@ -161,3 +161,11 @@ async def test_an_android_6_phone_toolbox_df_and_no_memavailable(serve_adb: AdbS
     assert status["memory"] == {"free_bytes": None, "total_bytes": s.state.status.mem_total_kb * 1024}
     assert status["screen"]["on"] is True  # the real tablet's mWakefulness=Awake, lines doubled
     assert status["network"]["wifi_ssid"] is None and status["android_version"] == "6.0.1"
+
+
+async def test_the_identity_is_a_real_phones_getprop(serve_adb: AdbServe) -> None:
+    phone = FakePhone()
+    phone.state.printed["getprop"] = golden("getprop", "getprop_motorola_edge20_android13.txt")
+    s = await serve_adb(phone)
+    status = await s.client.ok("DEVICE_STATUS")
+    assert (status["model"], status["android_version"], status["sdk"]) == ("motorola edge 20", "13", 33)

@@ -39,6 +39,7 @@ async def test_device_status_reads_the_phone_in_one_shell_stream(serve_adb: AdbS
         "free_bytes": (phone.data_total_kb - phone.data_used_kb) * 1024,
         "total_bytes": phone.data_total_kb * 1024,
     }
+    assert phone.mem_available_kb is not None
     assert status["memory"] == {
         "free_bytes": phone.mem_available_kb * 1024,
         "total_bytes": phone.mem_total_kb * 1024,

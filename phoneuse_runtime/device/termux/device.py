@@ -446,10 +446,12 @@ class TermuxDevice(Device):
             battery = {}
         level, battery_status, plugged, celsius = parse.battery_fields(battery)
         try:
-            connected, ssid = parse.wifi_connection(await commands.run_json("termux-wifi-connectioninfo"))
+            enabled, connected, ssid = parse.wifi_connection(
+                await commands.run_json("termux-wifi-connectioninfo")
+            )
         except RuntimeFailure as failure:  # not installed, the location permission not granted
             log.info("no Wi-Fi connection info: %s", failure.message)
-            connected, ssid = None, None
+            enabled, connected, ssid = None, None, None
         local = await asyncio.to_thread(_local_status)
         return DeviceStatus(
             battery_level=level,
@@ -458,7 +460,7 @@ class TermuxDevice(Device):
             battery_temperature_c=celsius,
             wifi_connected=connected,
             wifi_ssid=ssid,
-            wifi_enabled=True if connected else None,
+            wifi_enabled=enabled,
             storage_free_bytes=local[0],
             storage_total_bytes=local[1],
             memory_available_bytes=local[2],

@@ -204,12 +204,17 @@ def battery_fields(
     )
 
 
-def wifi_connection(value: object) -> tuple[bool | None, str | None]:
-    """(connected, SSID) from termux-wifi-connectioninfo."""
+def wifi_connection(value: object) -> tuple[bool | None, bool | None, str | None]:
+    """(enabled, connected, SSID) from termux-wifi-connectioninfo: enabled is known only when
+    connected (COMPLETED) or when the supplicant says the interface is off (INTERFACE_DISABLED)."""
     if not isinstance(value, dict):
-        return None, None
+        return None, None, None
     if "API_ERROR" in value:
-        return False, None
-    connected = str(value.get("supplicant_state", "")) == "COMPLETED"
+        return None, False, None
+    state = str(value.get("supplicant_state", ""))
+    if state == "INTERFACE_DISABLED":
+        return False, False, None
+    connected = state == "COMPLETED"
     ssid = str(value.get("ssid") or "")
-    return connected, ssid if connected and ssid and ssid != "<unknown ssid>" else None
+    named = ssid if connected and ssid and ssid != "<unknown ssid>" else None
+    return (True if connected else None), connected, named

@@ -62,6 +62,7 @@ async def test_device_status_without_the_phones_own_adb(
     assert status["via"] == "termux-api"
     assert status["battery"]["level"] == 80 and status["battery"]["plugged"] == "ac"
     assert status["network"]["wifi_connected"] is True and status["network"]["wifi_ssid"] == "HomeNet"
+    assert status["network"]["wifi_enabled"] is True
     # What only a shell reads stays null: never made up.
     assert status["screen"] == {"on": None, "locked": None}
     network = status["network"]
@@ -87,6 +88,9 @@ async def test_no_location_permission_leaves_the_wifi_network_null(
     termux.update(no_network)
     network = (await client.ok("DEVICE_STATUS"))["network"]
     assert (network["wifi_connected"], network["wifi_ssid"]) == (False, None)
+    termux.update(lambda s: s.__setitem__("wifi", {"ssid": "", "supplicant_state": "INTERFACE_DISABLED"}))
+    network = (await client.ok("DEVICE_STATUS"))["network"]
+    assert (network["wifi_enabled"], network["wifi_connected"]) == (False, False)
 
 
 async def test_device_status_through_the_phones_own_adb(

@@ -76,6 +76,39 @@ async def incoming_call(ctx: ActionContext, p: IncomingCallParams) -> IncomingCa
     return IncomingCallResult(number=p.from_, state=state.state, via="sim")
 
 
+class SetBatteryParams(Params):
+    level: int | None = Field(default=None, ge=0, le=100, description="percent")
+    charging: bool | None = Field(
+        default=None,
+        description="true plugs it in (USB unless plugged says), false unplugs it; plugged wins",
+    )
+    plugged: Literal["ac", "usb", "wireless", "dock", "none"] | None = None
+    temperature_c: float | None = Field(default=None, ge=-20, le=80)
+
+
+class SetBatteryResult(ActionResult):
+    level: int
+    status: str
+    plugged: str
+    temperature_c: float
+
+
+async def set_battery(ctx: ActionContext, p: SetBatteryParams) -> SetBatteryResult:
+    sim = _sim(ctx)
+    plugged = p.plugged
+    if plugged is None and p.charging is not None:
+        kept = sim.battery.plugged
+        plugged = ("usb" if kept == "none" else kept) if p.charging else "none"
+    battery = sim.set_battery(level=p.level, plugged=plugged, temperature_c=p.temperature_c)
+    return SetBatteryResult(
+        level=battery.level,
+        status=battery.status,
+        plugged=battery.plugged,
+        temperature_c=battery.temperature_c,
+        via="sim",
+    )
+
+
 class RemoteHangUpParams(Params):
     pass
 
@@ -297,6 +330,17 @@ ACTIONS = (
         "for a caller publishes `SYSTEM_DIALOG` once; a gesture at coordinates aimed at a screen read "
         "before it is `STALE_SCREEN`; a tap on the permission prompt is `PERMISSION_DENIED`. Its "
         "buttons close it (Close app also stops the app).",
+    ),
+    ActionSpec(
+        "SIM_SET_BATTERY",
+        SetBatteryParams,
+        set_battery,
+        SetBatteryResult,
+        "The phone's battery changes: its level, whether (and how) it is plugged in, its temperature",
+        exclusive=False,  # the outside world, not the agent's finger
+        requires=frozenset({SIM}),
+        notes="What is not given stays. DEVICE_STATUS reads it back: status charging while plugged "
+        "in below 100 %, full at 100 %, discharging unplugged.",
     ),
     ActionSpec(
         "SIM_SET_SCREEN",

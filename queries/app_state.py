@@ -1,4 +1,5 @@
-"""APP_STATE: the foreground app and the running ones, optionally with the screen's elements."""
+"""APP_STATE: the foreground app and the running ones, optionally with the screen's elements; with
+installed=true every installed app (issue 27), by package name, paged like every query."""
 
 from __future__ import annotations
 
@@ -19,6 +20,11 @@ from phoneuse_runtime.screen.ui import compact_elements, fingerprint
 class AppStateFilters(Params):
     package: str | None = Field(
         default=None, description="only this app (installed but not running is reported too)"
+    )
+    installed: bool = Field(
+        default=False,
+        description="every installed app, by package name (with label, version and system), "
+        "instead of the running ones",
     )
     include_ui: bool = Field(default=False, description="add the foreground screen's elements")
     ui_format: Literal["compact", "json"] = Field(
@@ -48,6 +54,15 @@ class AppStateResult(QueryResult):
     elements: list[Element] | None = Field(
         description="with include_ui and ui_format=json, for the foreground app"
     )
+    system: bool | None = Field(
+        default=None, description="part of the system image; null for a package the phone did not list"
+    )
+    version_code: int | None = Field(
+        default=None, description="null where the phone does not list it (adb before Android 9)"
+    )
+    version_name: str | None = Field(
+        default=None, description="null where the backend cannot read it cheaply (adb)"
+    )
     recent_apps: list[RecentApp] | None = Field(
         default=None,
         description="on the foreground app's result: the apps last brought to the front, newest first, "
@@ -59,16 +74,19 @@ async def app_state(ctx: QueryContext, f: AppStateFilters) -> Sequence[AppStateR
     if f.include_ui:
         ctx.require(UI)
     device = ctx.device
-    labels = {a.package: a.label for a in await device.installed_apps()}
+    installed = {a.package: a for a in await device.installed_apps()}
+    labels = {p: a.label for p, a in installed.items()}
     front, running = await device.running_apps()
     order = [front.package] + [p for p in running if p != front.package]
+    if f.installed:
+        order = sorted(installed)
     if f.package is not None:
-        if f.package not in labels and f.package not in order:
+        if f.package not in labels and (f.installed or f.package not in order):
             return []
         order = [f.package]
     # The screen, for the foreground app's fingerprint: not read when that app is not asked for,
-    # nor on a device without UI.
-    wants_front = front.package in order
+    # nor on a device without UI, nor for the list of installed apps unless include_ui asks.
+    wants_front = front.package in order and (f.include_ui or not f.installed)
     root = await screen(device) if wants_front and UI in device.capabilities else None
     recent = [
         RecentApp(package=p, label=labels.get(p, p), last_used_ms=used, foreground_ms_today=today)
@@ -85,6 +103,7 @@ async def app_state(ctx: QueryContext, f: AppStateFilters) -> Sequence[AppStateR
             else:
                 device.refs.remember(root, by=ctx.caller.principal)
                 text = render(root, max_elements=DEFAULT_MAX_ELEMENTS).text
+        app = installed.get(package)
         out.append(
             AppStateResult(
                 package=package,
@@ -95,6 +114,9 @@ async def app_state(ctx: QueryContext, f: AppStateFilters) -> Sequence[AppStateR
                 ui_fingerprint=fingerprint(root) if is_front and root is not None else None,
                 screen=text,
                 elements=elements,
+                system=app.system if app else None,
+                version_code=app.version_code if app else None,
+                version_name=app.version_name if app else None,
                 recent_apps=recent if is_front else None,
             )
         )
@@ -107,7 +129,8 @@ QUERIES = (
         AppStateFilters,
         app_state,
         AppStateResult,
-        "The foreground app first, then the other running apps",
+        "The foreground app first, then the other running apps; with installed=true every installed "
+        "app by package name",
         requires=frozenset({APPS}),
     ),
 )

@@ -87,6 +87,11 @@ class AppInfo:
     label: str
     launch_activity: str = ""
     system: bool = False
+    # What the backend read of its version (issue 27, APP_STATE installed=true): None where the
+    # listing it came from does not say (adb's versionCode needs Android 9's --show-versioncode;
+    # the versionName only `dumpsys package`, too slow for a list).
+    version_code: int | None = None
+    version_name: str | None = None
 
 
 @dataclass(frozen=True)
@@ -244,6 +249,39 @@ class DeviceInfo:
             "width": self.width,
             "height": self.height,
         }
+
+
+# --- issue 27, DEVICE_STATUS: the phone's status --------------------------------------------
+Plugged = Literal["ac", "usb", "wireless", "dock", "none"]
+BatteryStatus = Literal["charging", "discharging", "not_charging", "full", "unknown"]
+
+
+@dataclass(frozen=True)
+class DeviceStatus:
+    """What `Device.status` read, each field None where this phone (or this backend) cannot say:
+    never a made-up value. Sizes in bytes, the temperature in degrees Celsius."""
+
+    battery_level: int | None = None  # percent (level * 100 / scale)
+    battery_status: BatteryStatus | None = None
+    plugged: Plugged | None = None  # what powers it; "none" on battery
+    battery_temperature_c: float | None = None
+    screen_on: bool | None = None
+    locked: bool | None = None  # the keyguard shows
+    wifi_enabled: bool | None = None
+    wifi_connected: bool | None = None
+    wifi_ssid: str | None = None  # without the quotes Android prints
+    mobile_data: bool | None = None  # the setting (mobile_data), not whether a network is up
+    airplane_mode: bool | None = None
+    bluetooth_enabled: bool | None = None
+    storage_free_bytes: int | None = None  # of /data, where apps and their files live
+    storage_total_bytes: int | None = None
+    memory_available_bytes: int | None = None  # MemAvailable (Linux 3.14+)
+    memory_total_bytes: int | None = None
+    uptime_s: float | None = None
+    model: str | None = None
+    android_version: str | None = None
+    sdk: int | None = None
+    via: str = ""  # how it was read: "sim", "adb shell", "termux-api", "termux-api + adb"
 
 
 @dataclass(frozen=True)
@@ -698,3 +736,16 @@ class Device(abc.ABC):
     @abc.abstractmethod
     async def shell(self, command: str, *, timeout_s: float) -> ShellResult:
         """Runs a shell command as adb's shell user would."""
+
+    # --- issue 27, DEVICE_STATUS ------------------------------------------------------------
+    async def status(self) -> DeviceStatus:
+        """The phone's battery, screen, radios, storage, memory, uptime and identity, read in as
+        few round trips as the backend can (adb: one shell script). This default knows only
+        what `describe` says; a backend that can read more overrides it."""
+        info = await self.describe()
+        return DeviceStatus(
+            model=info.model or None,
+            android_version=info.android_version or None,
+            sdk=info.sdk or None,
+            via=self.via,
+        )

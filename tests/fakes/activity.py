@@ -13,7 +13,11 @@ from . import apps, interaction, seed
 from .intents import CommandError, component_parts, exception, parse_intent, short_string
 from .shell import Proc
 from .state import PhoneState, short_component
+from .status_cmds import cmd_wifi
 from .userland import COMMANDS, command, path_of, state_of
+
+# `pm list packages --show-versioncode`: Android 9 (P) on; before, pm refuses the option.
+VERSIONCODE_SDK = 28
 
 RECEIVER_FROM_SHELL = 0x400000
 
@@ -146,6 +150,8 @@ def _list_packages(state: PhoneState, args: list[str]) -> str:
         if ("-d" in flags and pkg.enabled) or ("-e" in flags and not pkg.enabled):
             continue
         line = f"package:{pkg.apk_path}={pkg.name}" if "-f" in flags else f"package:{pkg.name}"
+        if "--show-versioncode" in flags:
+            line += f" versionCode:{pkg.version_code}"
         out.append(line + (f" uid:{pkg.uid}" if "-U" in flags else "") + "\n")
     return "".join(out)
 
@@ -158,6 +164,9 @@ async def pm(p: Proc) -> int:
     rest = args[1:]
     try:
         if sub == "list" and rest[:1] == ["packages"]:
+            if "--show-versioncode" in rest and state.sdk < VERSIONCODE_SDK:
+                await p.error("Error: Unknown option: --show-versioncode\n")
+                return 255
             await p.print(_list_packages(state, rest[1:]))
             return 0
         if sub == "path":
@@ -252,6 +261,8 @@ async def cmd(p: Proc) -> int:
         return await COMMANDS[aliases[service]](
             Proc([aliases[service], *args[1:]], p.env, p.cwd, p.streams, p.io, p.shell)
         )
+    if service == "wifi":
+        return await cmd_wifi(p, args[1:])
     if service == "statusbar":
         verb = args[1] if len(args) > 1 else ""
         if verb in ("expand-notifications", "expand-settings"):

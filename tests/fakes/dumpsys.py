@@ -11,6 +11,7 @@ import zlib
 from . import apps, interaction, seed
 from .shell import Proc
 from .state import ActivityRecord, PhoneState, Task
+from .status_cmds import battery_dump, policy_dump
 from .system import ime_ids
 from .userland import command, print_canned, state_of
 
@@ -113,14 +114,6 @@ def power_dump(state: PhoneState) -> str:
         f"  mHoldingWakeLockSuspendBlocker=false\n  mHoldingDisplaySuspendBlocker={str(on).lower()}\n"
         f"\nDisplay Power: state={'ON' if on else 'OFF'}\n"
     )
-
-
-BATTERY = (
-    "Current Battery Service state:\n  AC powered: false\n  USB powered: true\n  Wireless powered: false\n"
-    "  Dock powered: false\n  Max charging current: 500000\n  Max charging voltage: 5000000\n"
-    "  Charge counter: 10000\n  status: 2\n  health: 2\n  present: true\n  level: 100\n  scale: 100\n"
-    "  voltage: 5000\n  temperature: 250\n  technology: Li-ion\n"
-)
 
 
 def display_dump(state: PhoneState) -> str:
@@ -262,14 +255,14 @@ async def dumpsys(p: Proc) -> int:
         return 0
     service, rest = args[0], args[1:]
     if service == "window":
-        await p.print(window_dump(state))
+        await p.print(policy_dump(state) if rest[:1] == ["policy"] else window_dump(state))
     elif service == "activity":
         sub = rest[0] if rest else "activities"
         await p.print(activity_top(state) if sub == "top" else activities_dump(state))
     elif service == "power":
         await p.print(power_dump(state))
     elif service == "battery":
-        await p.print(BATTERY)
+        await p.print(battery_dump(state))
     elif service == "display":
         await p.print(display_dump(state))
     elif service == "telephony.registry":

@@ -428,6 +428,28 @@ class U2Status:
     waiting: threading.Event = field(default_factory=threading.Event)
 
 
+# --- issue 27, DEVICE_STATUS: what the status reads say (status_cmds.py prints them) ---------
+
+
+@dataclass
+class PhoneStatus:
+    """The battery (BatteryManager's status codes: 2 charging, 3 discharging, 4 not charging,
+    5 full), the Wi-Fi network, /data's size, memory and uptime. Wi-Fi on/off, mobile data,
+    airplane mode and Bluetooth are `settings` (global wifi_on, ...)."""
+
+    level: int = 100
+    battery_status: int = 2
+    plugged: Literal["ac", "usb", "wireless", "dock", "none"] = "usb"
+    temperature_tenths: int = 250
+    wifi_ssid: str | None = "AndroidWifi"  # None: on, but connected to nothing
+    secure_lock: bool = False  # a PIN, pattern or password guards the keyguard
+    data_total_kb: int = 6_082_504
+    data_used_kb: int = 2_012_340
+    mem_total_kb: int = 2_030_092
+    mem_available_kb: int | None = 1_129_480  # None: a kernel before 3.14, no MemAvailable line
+    uptime_s: float = 5123.45
+
+
 # --- the phone ----------------------------------------------------------------------------
 
 
@@ -475,6 +497,7 @@ class PhoneState:
     u2: U2Status = field(default_factory=U2Status)
     clock: Clock = field(default_factory=SystemClock)
     apk_catalog: dict[str, Package] = field(default_factory=dict)  # md5 of an APK -> its package
+    status: PhoneStatus = field(default_factory=PhoneStatus)  # issue 27, DEVICE_STATUS
     _next: dict[str, int] = field(default_factory=dict)
 
     # --- small helpers ---------------------------------------------------------------

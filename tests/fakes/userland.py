@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Protocol, cast
 
 from .fs import canonical
+from .procfs import proc_file
 from .shell import Handler, Proc
 from .state import PhoneState
 
@@ -123,7 +124,8 @@ async def cat(p: Proc) -> int:
         return 0
     for name in files:
         try:
-            await p.streams.out(state_of(p).files.read(path_of(p, name)))
+            kernel = proc_file(state_of(p), path_of(p, name))
+            await p.streams.out(kernel if kernel is not None else state_of(p).files.read(path_of(p, name)))
         except OSError as exc:
             await p.error(f"cat: {name}: {exc.strerror}\n")
             status = 1
@@ -265,6 +267,7 @@ async def toybox(p: Proc) -> int:
 TOYBOX = {
     "base64",
     "cat",
+    "df",
     "chmod",
     "cp",
     "date",
@@ -296,7 +299,7 @@ TOYBOX = {
 
 def load_all() -> dict[str, Handler]:
     """Registers every module's commands and returns the table."""
-    from . import activity, dumpsys, system, toolbox, u2server
+    from . import activity, dumpsys, status_cmds, system, toolbox, u2server
 
-    del activity, dumpsys, system, toolbox, u2server
+    del activity, dumpsys, status_cmds, system, toolbox, u2server
     return COMMANDS

@@ -10,7 +10,10 @@ the runtime matches against is, in order:
    matches an app the two above do not know, ignoring case.
 Package names themselves always work (OPEN_APP `package`). The list of apps (packages with
 launcher activities) is read once and kept for `APPS_TTL_S`, and read again after a launch
-finds an app missing.
+finds an app missing. It is read in one shell stream (`LIST_SCRIPT`): the packages with their
+versionCode (`--show-versioncode`, Android 9+; older phones refuse the option and are asked
+again without it), the system ones (`-s`), the launcher activities and their plain labels. The
+versionName is not read: only `dumpsys package` prints it, one package at a time.
 """
 
 from __future__ import annotations
@@ -66,7 +69,12 @@ _COMPONENT = re.compile(r"^\s*([A-Za-z][\w.]*)/([\w.$]+)\s*$")
 _PACKAGE_FIELD = re.compile(r"\bpackageName=(\S+)")
 # The label runs to the next ` field=` on its line (a label may hold spaces).
 _NON_LOCALIZED = re.compile(r"\bnonLocalizedLabel=(.*?)(?=\s+\w+=|\s*$)")
-_PACKAGE_LINE = re.compile(r"^package:(\S+)\s*$", re.MULTILINE)
+# `package:NAME`, `package:APK=NAME` (-f: the path may itself hold "="), then ` versionCode:N`
+# (--show-versioncode) and ` uid:N` (-U) in that order, as PackageManagerShellCommand prints them.
+_PACKAGE_LINE = re.compile(
+    r"^package:(?:\S+=)?([A-Za-z][\w.]*)(?:\s+versionCode:(-?\d+))?(?:\s+uid:\d+(?:,\d+)*)?\s*$",
+    re.MULTILINE,
+)
 _NAME = re.compile(r"^[A-Za-z][\w]*(\.[A-Za-z_][\w]*)+$")
 
 
@@ -92,8 +100,17 @@ def parse_components(output: str) -> list[tuple[str, str]]:
     return found
 
 
+def parse_package_versions(output: str) -> dict[str, int | None]:
+    """package -> its versionCode (None without --show-versioncode), in the order listed, from
+    any form of `pm list packages` (-f, --show-versioncode, -U; CRLF-doubled lines too)."""
+    found: dict[str, int | None] = {}
+    for name, code in _PACKAGE_LINE.findall(output.replace("\r", "")):
+        found.setdefault(name, int(code) if code else None)
+    return found
+
+
 def parse_packages(output: str) -> list[str]:
-    return _PACKAGE_LINE.findall(output)
+    return list(parse_package_versions(output))
 
 
 def parse_plain_labels(output: str) -> dict[str, str]:
@@ -113,25 +130,50 @@ def parse_plain_labels(output: str) -> dict[str, str]:
 
 
 def build_apps(
-    packages: Sequence[str], launchers: Sequence[tuple[str, str]], plain: dict[str, str], system: set[str]
+    packages: dict[str, int | None],
+    launchers: Sequence[tuple[str, str]],
+    plain: dict[str, str],
+    system: set[str],
 ) -> list[AppInfo]:
-    """Every installed package, with its launcher activity (if any) and the best label known."""
+    """Every installed package (with its versionCode where listed), with its launcher activity
+    (if any) and the best label known."""
     launch: dict[str, str] = {}
     for package, activity in launchers:
         launch.setdefault(package, activity)
     apps = []
     for package in sorted(set(packages) | set(launch)):
         label = plain.get(package) or KNOWN_LABELS.get(package) or fallback_label(package)
-        apps.append(AppInfo(package, label, launch.get(package, ""), package in system))
+        apps.append(
+            AppInfo(package, label, launch.get(package, ""), package in system, packages.get(package))
+        )
     return apps
 
 
-def query_launchers() -> str:
-    return command("cmd", "package", "query-activities", "--components", *LAUNCHER)
+# The parts of the one stream that lists the apps, each after a line of its own.
+LIST_MARK = "@@apps:"
+LIST_PARTS = (
+    ("packages", command("pm", "list", "packages", "--show-versioncode") + " 2>&1"),
+    ("system", command("pm", "list", "packages", "-s")),
+    ("launchers", command("cmd", "package", "query-activities", "--components", *LAUNCHER)),
+    ("labels", command("cmd", "package", "query-activities", *LAUNCHER)),
+)
+LIST_SCRIPT = "; ".join(f"echo {LIST_MARK}{name}; {cmd}" for name, cmd in LIST_PARTS)
+PLAIN_LIST = command("pm", "list", "packages")
 
 
-def query_labels() -> str:
-    return command("cmd", "package", "query-activities", *LAUNCHER)
+def split_list(output: str) -> dict[str, str]:
+    """LIST_SCRIPT's output, part name -> what it printed."""
+    parts: dict[str, str] = {}
+    for chunk in output.split(LIST_MARK)[1:]:
+        name, _, body = chunk.partition("\n")
+        parts[name.strip()] = body
+    return parts
+
+
+def versions_refused(output: str) -> bool:
+    """Whether `pm list packages --show-versioncode` was refused (before Android 9: `Error:
+    Unknown option: --show-versioncode`), so the packages must be listed again without it."""
+    return "--show-versioncode" in output and not parse_package_versions(output)
 
 
 def resolve_launcher(package: str) -> str:

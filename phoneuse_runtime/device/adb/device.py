@@ -37,7 +37,7 @@ import adbutils
 
 from phoneuse_runtime.config.addresses import server_address
 from phoneuse_runtime.config.settings import ConfigError
-from phoneuse_runtime.device.adb import apps, capture, dumpsys, forms, providers
+from phoneuse_runtime.device.adb import apps, capture, dumpsys, forms, providers, status
 from phoneuse_runtime.device.adb.connection import (
     STATE_ADVICE,
     Client,
@@ -74,6 +74,7 @@ from phoneuse_runtime.device.base import (
     ContactFilter,
     Device,
     DeviceInfo,
+    DeviceStatus,
     ElementAct,
     EventFilter,
     Foreground,
@@ -655,10 +656,14 @@ class AdbDevice(Device):
         return found
 
     def _list_apps(self, budget: Budget) -> list[AppInfo]:
-        packages = apps.parse_packages(self._sh(budget, command("pm", "list", "packages")).stdout)
-        system = set(apps.parse_packages(self._sh(budget, command("pm", "list", "packages", "-s")).stdout))
-        launchers = apps.parse_components(self._sh(budget, apps.query_launchers()).stdout)
-        labels = apps.parse_plain_labels(self._sh(budget, apps.query_labels()).stdout)
+        parts = apps.split_list(self._sh(budget, apps.LIST_SCRIPT).stdout)
+        listed = parts.get("packages", "")
+        if apps.versions_refused(listed):
+            listed = self._sh(budget, apps.PLAIN_LIST).stdout
+        packages = apps.parse_package_versions(listed)
+        system = set(apps.parse_packages(parts.get("system", "")))
+        launchers = apps.parse_components(parts.get("launchers", ""))
+        labels = apps.parse_plain_labels(parts.get("labels", ""))
         found = apps.build_apps(packages, launchers, labels, system)
         self._launchers.update({a.package: a.launch_activity for a in found if a.launch_activity})
         return found
@@ -681,6 +686,13 @@ class AdbDevice(Device):
 
     async def running_packages(self) -> list[str]:
         return await self._call("listing running apps", self._running)
+
+    # --- issue 27, DEVICE_STATUS ----------------------------------------------------------
+    async def status(self) -> DeviceStatus:
+        """Everything in one shell stream (status.SCRIPT), the identity from connect's getprop."""
+        info = await self.describe()
+        output = await self._call("reading the phone's status", lambda b: self._sh(b, status.SCRIPT).stdout)
+        return status.read_status(output, info)
 
     def _running(self, budget: Budget, output: str | None = None) -> list[str]:
         """From `ps -A` (read here unless given); before Android 8, ps lists all without -A."""

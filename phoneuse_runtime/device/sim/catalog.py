@@ -25,6 +25,8 @@ class App:
     launch_activity: str  # full class name; "" when the app has no launcher entry
     uid: int
     system: bool = True
+    version_name: str = "14"  # the system image's, for the system apps
+    version_code: int = 34
 
 
 APPS: tuple[App, ...] = (
@@ -36,7 +38,7 @@ APPS: tuple[App, ...] = (
     App(CLOCK, "Clock", "com.android.deskclock.DeskClock", 10100),
     App(CHROME, "Chrome", "com.google.android.apps.chrome.Main", 10130),
     App(SETTINGS, "Settings", "com.android.settings.Settings", 1000),
-    App(WHATSAPP, "WhatsApp", "com.whatsapp.HomeActivity", 10160, system=False),
+    App(WHATSAPP, "WhatsApp", "com.whatsapp.HomeActivity", 10160, False, "2.24.25.78", 242578007),
     App(SYSTEMUI, "System UI", "", 10080),
     App("com.android.phone", "Phone Services", "", 1001),
     App("com.android.providers.contacts", "Contacts Storage", "", 10010),
@@ -55,7 +57,9 @@ def is_installed(package: str) -> bool:
 
 
 def app_info(app: App) -> AppInfo:
-    return AppInfo(app.package, app.label, app.launch_activity, app.system)
+    return AppInfo(
+        app.package, app.label, app.launch_activity, app.system, app.version_code, app.version_name
+    )
 
 
 def label_of(package: str) -> str:

@@ -42,11 +42,13 @@ from phoneuse_runtime.device.base import (
     ContactFilter,
     Device,
     DeviceInfo,
+    DeviceStatus,
     EventFilter,
     Foreground,
     Intent,
     IntentResult,
     Notification,
+    Plugged,
     Saved,
     Screenshot,
     ShellResult,
@@ -62,6 +64,7 @@ from phoneuse_runtime.device.sim.phone import SimPhone
 from phoneuse_runtime.device.sim.render import render_png
 from phoneuse_runtime.device.sim.seed import SEED, seed_state
 from phoneuse_runtime.device.sim.state import ChatMessage, SimState, render_state
+from phoneuse_runtime.device.sim.status import SimBattery, sim_status
 from phoneuse_runtime.device.sim.ui_server import SimUiServer
 from phoneuse_runtime.device.sim.widgets import HEIGHT, WIDTH
 from phoneuse_runtime.kernel.capabilities import EVERYTHING
@@ -161,6 +164,7 @@ class SimDevice(Device):
         self.writer: StateWriter | None = None
         self._comeback: asyncio.TimerHandle | None = None
         self.ui_server: SimUiServer | None = None  # SIM_UI_SERVER_DIES kills it
+        self.battery = SimBattery()  # SIM_SET_BATTERY sets it (issue 27)
 
     # --- lifecycle -------------------------------------------------------
     async def start(self, emit: EventSink, *, wanted: Callable[[str], bool] = _everything) -> None:
@@ -304,6 +308,24 @@ class SimDevice(Device):
     async def press_key(self, keycode: int) -> None:
         with self._ui(f"pressing key {keycode}"), self._op() as phone:
             phone.press_key(keycode)
+
+    # --- issue 27, DEVICE_STATUS -------------------------------------------
+    async def status(self) -> DeviceStatus:
+        with self._op() as phone:
+            return sim_status(phone.state, self.battery, INFO)
+
+    def set_battery(
+        self, *, level: int | None = None, plugged: Plugged | None = None, temperature_c: float | None = None
+    ) -> SimBattery:
+        """SIM_SET_BATTERY: what is given changes, the rest stays."""
+        self._reachable()
+        if level is not None:
+            self.battery.level = level
+        if plugged is not None:
+            self.battery.plugged = plugged
+        if temperature_c is not None:
+            self.battery.temperature_c = temperature_c
+        return self.battery
 
     # --- apps ------------------------------------------------------------
     def known_apps(self) -> list[AppInfo]:

@@ -18,11 +18,15 @@ that does not answer (the app missing, a permission not granted) fails the call 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
+import os
+import pathlib
 import time
 from collections.abc import Callable
 
 from phoneuse_runtime.config.settings import ConfigError
+from phoneuse_runtime.device.adb import status
 from phoneuse_runtime.device.adb.device import AdbDevice
 from phoneuse_runtime.device.base import (
     Alarm,
@@ -35,6 +39,7 @@ from phoneuse_runtime.device.base import (
     ContactFilter,
     Device,
     DeviceInfo,
+    DeviceStatus,
     EventFilter,
     Foreground,
     Intent,
@@ -91,6 +96,25 @@ ANY_CONTACT, ANY_SMS, ANY_CALL, ANY_EVENT = ContactFilter(), SmsFilter(), CallFi
 def _number_arg(number: str) -> str:
     """The number as termux-sms-send takes it: its `-n` is split on commas and spaces."""
     return "".join(c for c in number if c.isdigit() or c in "+*#")
+
+
+def _read(path: str) -> str:
+    try:
+        return pathlib.Path(path).read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def _local_status() -> tuple[int | None, int | None, int | None, int | None, float | None]:
+    """(storage free, total, memory available, total, uptime) as this process on the phone reads
+    them: statvfs of its own files (on /data), /proc/meminfo and /proc/uptime."""
+    try:
+        fs = os.statvfs(os.environ.get("PREFIX") or os.path.expanduser("~"))
+        free, total = fs.f_bavail * fs.f_frsize, fs.f_blocks * fs.f_frsize
+    except OSError:
+        free, total = None, None
+    available, memory = status.parse_meminfo(_read("/proc/meminfo"))
+    return free, total, available, memory, status.parse_uptime(_read("/proc/uptime"))
 
 
 class TermuxDevice(Device):
@@ -411,6 +435,50 @@ class TermuxDevice(Device):
     async def shell(self, command: str, *, timeout_s: float) -> ShellResult:
         return await self._adb("the shell").shell(command, timeout_s=timeout_s)
 
+    # --- issue 27, DEVICE_STATUS ----------------------------------------------------------
+    async def status(self) -> DeviceStatus:
+        """With the phone's own adb: its one-script status (everything). Without it: what
+        Termux:API says (the battery, the Wi-Fi connection) and what this process can read on
+        the phone itself (/proc/meminfo, /proc/uptime, the free space of Termux's own /data
+        filesystem); the screen, the keyguard and the radios' settings stay null."""
+        adb = self._adb_if_up()
+        if adb is not None:
+            found = await adb.status()
+            return dataclasses.replace(found, via="adb shell (the phone's own adb)")
+        info = await self.describe()
+        try:
+            battery = parse.battery(await commands.run_json("termux-battery-status"))
+        except RuntimeFailure as failure:  # the Termux:API app missing: the rest is still said
+            log.info("no battery status: %s", failure.message)
+            battery = {}
+        level, battery_status, plugged, celsius = parse.battery_fields(battery)
+        try:
+            enabled, connected, ssid = parse.wifi_connection(
+                await commands.run_json("termux-wifi-connectioninfo")
+            )
+        except RuntimeFailure as failure:  # not installed, the location permission not granted
+            log.info("no Wi-Fi connection info: %s", failure.message)
+            enabled, connected, ssid = None, None, None
+        local = await asyncio.to_thread(_local_status)
+        return DeviceStatus(
+            battery_level=level,
+            battery_status=battery_status,
+            plugged=plugged,
+            battery_temperature_c=celsius,
+            wifi_connected=connected,
+            wifi_ssid=ssid,
+            wifi_enabled=enabled,
+            storage_free_bytes=local[0],
+            storage_total_bytes=local[1],
+            memory_available_bytes=local[2],
+            memory_total_bytes=local[3],
+            uptime_s=local[4],
+            model=info.model or None,
+            android_version=info.android_version or None,
+            sdk=info.sdk or None,
+            via="termux-api",
+        )
+
     # --- power, for the pollers' backoff ------------------------------------------------------
     async def screen_on(self) -> bool | None:
         """Whether the screen is on (`dumpsys power` through the phone's own adb); None without it."""
@@ -418,7 +486,7 @@ class TermuxDevice(Device):
         if adb is None:
             return None
         out = (await adb.shell("dumpsys power", timeout_s=5.0)).stdout
-        return parse.screen_state(out)
+        return status.parse_screen_on(out)
 
     async def on_battery(self) -> bool:
         return parse.on_battery(parse.battery(await commands.run_json("termux-battery-status")))

@@ -13,7 +13,13 @@ sources (app/src/main/java/com/termux/api/apis/*.java):
   "group": "", "packageName": "pkg", "title": "...", "content": "...", "when": "2026-..."}]`
   (`lines` too for inbox-style ones).
 - `termux-battery-status` (BatteryStatusAPI): `{"present": true, "health": "GOOD", "plugged":
-  "UNPLUGGED", "status": "DISCHARGING", "temperature": 25.5, "percentage": 80, ...}`.
+  "UNPLUGGED", "status": "DISCHARGING", "temperature": 25.5, "percentage": 80, ...}`; `plugged`
+  is PLUGGED_AC, PLUGGED_USB, PLUGGED_WIRELESS, PLUGGED_DOCK or UNPLUGGED (`PLUGGED_<n>` for a
+  kind it does not name), `status` CHARGING, DISCHARGING, FULL, NOT_CHARGING or UNKNOWN. Before
+  2020 there was no `current`, before 2024 no `level`/`scale` (only `percentage`).
+- `termux-wifi-connectioninfo` (WifiAPI): `{"bssid": ..., "ip": ..., "ssid": "Home",
+  "supplicant_state": "COMPLETED", ...}` (the SSID unquoted; `<unknown ssid>` without location
+  access), or `{"API_ERROR": "No current connection"}`.
 
 Dates are the phone's local time, to the second ("yyyy-MM-dd HH:mm:ss"); this process runs on
 the phone, in its time zone, so they are read as local time.
@@ -25,7 +31,15 @@ import hashlib
 import time
 from typing import Any
 
-from phoneuse_runtime.device.base import CallRecord, Contact, Notification, SmsBox, SmsMessage
+from phoneuse_runtime.device.base import (
+    BatteryStatus,
+    CallRecord,
+    Contact,
+    Notification,
+    Plugged,
+    SmsBox,
+    SmsMessage,
+)
 from phoneuse_runtime.kernel.errors import DeviceUnavailable
 
 DATE_FORMAT = "%Y-%m-%d %H:%M:%S"
@@ -153,12 +167,54 @@ def on_battery(status: dict[str, Any]) -> bool:
     return str(status.get("plugged", "")) == "UNPLUGGED"
 
 
-def screen_state(dumpsys_power: str) -> bool | None:
-    """The screen's state in `dumpsys power`: mWakefulness (Awake, Asleep, Dozing, Dreaming)."""
-    for line in dumpsys_power.splitlines():
-        text = line.strip()
-        if text.startswith("mWakefulness="):
-            return text.split("=", 1)[1].strip() in ("Awake", "Dreaming")
-        if text.startswith("Display Power: state="):
-            return text.split("=", 1)[1].strip() == "ON"
-    return None
+_PLUGGED: dict[str, Plugged] = {
+    "PLUGGED_AC": "ac",
+    "PLUGGED_USB": "usb",
+    "PLUGGED_WIRELESS": "wireless",
+    "PLUGGED_DOCK": "dock",
+    "UNPLUGGED": "none",
+}
+_BATTERY_STATUS: dict[str, BatteryStatus] = {
+    "CHARGING": "charging",
+    "DISCHARGING": "discharging",
+    "FULL": "full",
+    "NOT_CHARGING": "not_charging",
+    "UNKNOWN": "unknown",
+}
+
+
+def battery_fields(
+    status: dict[str, Any],
+) -> tuple[int | None, BatteryStatus | None, Plugged | None, float | None]:
+    """(level in percent, status, what powers it, °C) from termux-battery-status, each None when
+    the answer lacks it (or holds something other than a number)."""
+    percent = status.get("percentage")
+    level = percent if isinstance(percent, int) and not isinstance(percent, bool) else None
+    temperature = status.get("temperature")
+    celsius = (
+        round(float(temperature), 1)
+        if isinstance(temperature, (int, float)) and not isinstance(temperature, bool)
+        else None
+    )
+    return (
+        level,
+        _BATTERY_STATUS.get(str(status.get("status", ""))),
+        _PLUGGED.get(str(status.get("plugged", ""))),
+        celsius,
+    )
+
+
+def wifi_connection(value: object) -> tuple[bool | None, bool | None, str | None]:
+    """(enabled, connected, SSID) from termux-wifi-connectioninfo: enabled is known only when
+    connected (COMPLETED) or when the supplicant says the interface is off (INTERFACE_DISABLED)."""
+    if not isinstance(value, dict):
+        return None, None, None
+    if "API_ERROR" in value:
+        return None, False, None
+    state = str(value.get("supplicant_state", ""))
+    if state == "INTERFACE_DISABLED":
+        return False, False, None
+    connected = state == "COMPLETED"
+    ssid = str(value.get("ssid") or "")
+    named = ssid if connected and ssid and ssid != "<unknown ssid>" else None
+    return (True if connected else None), connected, named

@@ -14,7 +14,7 @@ from phoneuse_runtime.device.adb.shell import (
     parse_wm_size,
     provider_failure,
 )
-from phoneuse_runtime.device.termux.parse import screen_state
+from phoneuse_runtime.device.adb.status import parse_screen_on
 from phoneuse_runtime.screen.ui import parse_hierarchy
 from tests.fakes.golden import golden, golden_files
 
@@ -127,13 +127,14 @@ POWER = {
     "power_mtk-tb8168p1_android13_asleep.txt": False,
     "power_samsung-sm-t377a_android6.0.1_crlf-doubled-lines.txt": True,
     "power_samsung_2019_awake_head.txt": True,
-    "power_display-power-state_excerpt_android4.4-tvbox.txt": None,  # no mWakefulness before Android 5
+    # no mWakefulness before Android 5: the Display Power State's mScreenOn (issue 27, DEVICE_STATUS)
+    "power_display-power-state_excerpt_android4.4-tvbox.txt": True,
 }
 
 
 @pytest.mark.parametrize("name", sorted(POWER))
 def test_the_screen_state_from_dumpsys_power(name: str) -> None:
-    assert screen_state(golden("dumpsys", name)) == POWER[name]
+    assert parse_screen_on(golden("dumpsys", name)) == POWER[name]
 
 
 def test_content_query_rows_with_null_and_empty_values() -> None:

@@ -116,16 +116,16 @@ def test_launcher_components_and_labels() -> None:
     )
     assert apps.parse_plain_labels(dump) == {"com.x": "Notes Pro"}
     built = apps.build_apps(
-        ["com.android.chrome", "com.x", "org.thing.some_app", "com.lib"],
+        {"com.android.chrome": None, "com.x": 7, "org.thing.some_app": None, "com.lib": None},
         [("com.android.chrome", "com.google.Main"), ("com.x", "com.x.Main"), ("org.thing.some_app", "o.M")],
         {"com.x": "Notes Pro"},
         {"com.android.chrome"},
     )
-    assert [(a.package, a.label, bool(a.launch_activity), a.system) for a in built] == [
-        ("com.android.chrome", "Chrome", True, True),
-        ("com.lib", "Lib", False, False),
-        ("com.x", "Notes Pro", True, False),
-        ("org.thing.some_app", "Some App", True, False),
+    assert [(a.package, a.label, bool(a.launch_activity), a.system, a.version_code) for a in built] == [
+        ("com.android.chrome", "Chrome", True, True, None),
+        ("com.lib", "Lib", False, False, None),
+        ("com.x", "Notes Pro", True, False, 7),
+        ("org.thing.some_app", "Some App", True, False, None),
     ]
 
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from phoneuse_runtime.device.adb.status import parse_screen_on as screen_state
 from phoneuse_runtime.device.termux import commands, parse
-from phoneuse_runtime.device.termux.parse import screen_state
 from phoneuse_runtime.kernel.errors import DeviceUnavailable, PermissionDenied
 
 NEW_SMS = {

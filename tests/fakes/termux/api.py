@@ -28,6 +28,7 @@ PERMISSIONS = {
     "termux-call-log": ["android.permission.READ_CALL_LOG"],
     "termux-telephony-call": ["android.permission.CALL_PHONE"],
     "termux-telephony-deviceinfo": ["android.permission.READ_PHONE_STATE"],
+    "termux-wifi-connectioninfo": ["android.permission.ACCESS_FINE_LOCATION"],
 }
 SMS_TYPES = {"all": 0, "inbox": 1, "sent": 2, "draft": 3, "outbox": 4, "failed": 5, "queued": 6}
 TYPE_NAMES = {1: "inbox", 2: "sent", 3: "draft", 4: "outbox", 5: "failed"}
@@ -241,6 +242,30 @@ def battery_status(name: str, argv: list[str], path: Path) -> None:
         _print_json(state["battery"])
 
 
+def wifi_connectioninfo(name: str, argv: list[str], path: Path) -> None:
+    """WifiAPI.onReceiveWifiConnectionInfo: the SSID with its quotes removed; without the
+    location permission Android hides it as <unknown ssid>."""
+    with locked(path) as state:
+        wifi = state["wifi"]
+    if wifi is None:
+        _print_json({"API_ERROR": "No current connection"})
+        return
+    _print_json(
+        {
+            "bssid": "02:00:00:00:00:00",
+            "frequency_mhz": 5180,
+            "ip": "192.168.1.42",
+            "link_speed_mbps": 866,
+            "mac_address": "02:00:00:00:00:00",
+            "network_id": 0,
+            "rssi": -50,
+            "ssid": wifi["ssid"],
+            "ssid_hidden": False,
+            "supplicant_state": wifi["supplicant_state"],
+        }
+    )
+
+
 def open_url(name: str, argv: list[str], path: Path) -> None:
     if len(argv) != 1:
         _usage_error(name, "usage: termux-open-url url")
@@ -275,6 +300,7 @@ COMMANDS = {
     "termux-clipboard-get": clipboard_get,
     "termux-clipboard-set": clipboard_set,
     "termux-battery-status": battery_status,
+    "termux-wifi-connectioninfo": wifi_connectioninfo,
     "termux-open-url": open_url,
     "termux-toast": toast,
     "getprop": getprop,

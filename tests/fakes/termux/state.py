@@ -94,6 +94,8 @@ def seed() -> dict[str, Any]:
             "level": 80,
             "scale": 100,
         },
+        # termux-wifi-connectioninfo (issue 27); None: {"API_ERROR": "No current connection"}
+        "wifi": {"ssid": "HomeNet", "supplicant_state": "COMPLETED"},
         "telephony": {
             "data_enabled": "true",
             "data_activity": "none",

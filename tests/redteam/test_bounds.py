@@ -104,6 +104,7 @@ async def _stalled_subscriber(
     return stream
 
 
+@pytest.mark.timeout(600)  # a hang guard: 1,500 calls of 1 MiB each take minutes on a loaded machine
 async def test_one_token_holder_cannot_exhaust_the_phone_s_memory(tmp_path: Path) -> None:
     """An agent with a valid token sends failed TAPs of 256 Ki emoji, huge SIM_SET_SCREENs and
     leaves a Subscribe stream unread: the server stays under twice its idle RSS."""

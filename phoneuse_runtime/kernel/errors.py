@@ -111,6 +111,14 @@ class Conflict(RuntimeFailure):
     )
 
 
+class OwnerMustUnlock(RuntimeFailure):
+    code = "OWNER_MUST_UNLOCK"
+    summary = (
+        "The lock screen has a PIN, pattern or password: only the owner can unlock the phone (the "
+        "runtime never types a secret). Ask the owner to unlock it, then try again."
+    )
+
+
 class Internal(RuntimeFailure):
     code = "INTERNAL"
 
@@ -126,6 +134,7 @@ FAILURES: tuple[type[RuntimeFailure], ...] = (
     Unsupported,
     Denied,
     Conflict,
+    OwnerMustUnlock,
     Internal,
 )
 

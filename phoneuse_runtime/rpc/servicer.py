@@ -42,6 +42,7 @@ STATUS: dict[str, grpc.StatusCode] = {
     "UNSUPPORTED": grpc.StatusCode.UNIMPLEMENTED,
     "DENIED": grpc.StatusCode.PERMISSION_DENIED,
     "CONFLICT": grpc.StatusCode.ALREADY_EXISTS,
+    "OWNER_MUST_UNLOCK": grpc.StatusCode.FAILED_PRECONDITION,
     "INTERNAL": grpc.StatusCode.INTERNAL,
 }
 DEFAULT_QUERY_TIMEOUT_S = 30.0

@@ -18,7 +18,10 @@ _SIZE = re.compile(r"([1-9][0-9]{1,4})x([1-9][0-9]{1,4})")
 
 class StartParams(Params):
     max_s: int = Field(
-        default=MAX_S, ge=1, le=MAX_S, description=f"stop by itself after this long (screenrecord's limit: {MAX_S})"
+        default=MAX_S,
+        ge=1,
+        le=MAX_S,
+        description=f"stop by itself after this long (screenrecord's limit: {MAX_S})",
     )
     size: str = Field(
         default="",
@@ -63,7 +66,9 @@ class StopResult(ActionResult):
     path: str = Field(description="the mp4 on the phone, for PULL_FILE")
     size: int = Field(description="its size in bytes, read back from the phone")
     duration_ms: int = Field(description="how long it recorded")
-    ended: str = Field(description="stopped (by this call), limit (it reached max_s) or failed (it ended early)")
+    ended: str = Field(
+        description="stopped (by this call), limit (it reached max_s) or failed (it ended early)"
+    )
     verified: bool = Field(description="the file is on the phone and not empty")
 
 

@@ -710,7 +710,9 @@ class Device(abc.ABC):
         """Dismisses a lock screen that needs no secret (`wm dismiss-keyguard`); never types one."""
         raise Unsupported(f"{self.kind} cannot dismiss the lock screen; use adb")
 
-    async def start_recording(self, *, max_s: int, size: tuple[int, int] | None, bit_rate: int | None) -> Recording:
+    async def start_recording(
+        self, *, max_s: int, size: tuple[int, int] | None, bit_rate: int | None
+    ) -> Recording:
         """Starts recording the screen to a new mp4 in shared storage, for at most `max_s`; CONFLICT
         while a recording runs (one at a time). Returns it as started."""
         raise Unsupported(f"{self.kind} cannot record the screen; use adb (screenrecord)")

@@ -61,7 +61,9 @@ async def test_deny_actions_refuses_unlock_before_it_runs(make_client: ServerFac
 
 
 async def test_a_recording_is_stopped_and_answered_with_its_file(client: Client) -> None:
-    started = await client.ok("SCREEN_RECORD_START", {"max_s": "30", "size": "720x1280", "bit_rate": "4000000"})
+    started = await client.ok(
+        "SCREEN_RECORD_START", {"max_s": "30", "size": "720x1280", "bit_rate": "4000000"}
+    )
     assert started["path"].startswith("/sdcard/Movies/phoneuse-") and started["path"].endswith(".mp4")
     assert started["max_s"] == 30
     code, message, details = await failure(client, "SCREEN_RECORD_START")
@@ -101,4 +103,5 @@ async def test_bad_recording_params_are_refused_naming_the_limit(client: Client)
     for params in ({"max_s": "181"}, {"max_s": "0"}, {"size": "big"}, {"bit_rate": "5"}):
         code, message, _ = await failure(client, "SCREEN_RECORD_START", params)
         assert code == "INVALID_PARAMS", params
+        assert next(iter(params)) in message
     assert sim(client).recorder.running is None

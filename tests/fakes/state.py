@@ -416,6 +416,19 @@ class U2Status:
     waiting: threading.Event = field(default_factory=threading.Event)
 
 
+# --- issue 27: the screen's power and recording ----------------------------------------------
+
+
+@dataclass
+class ShellProcess:
+    """A process the shell user left running (screenrecord in the background): `ps -A` lists it,
+    `kill -N PID` sends it signal N (appended to `signals`, which it reads as it runs)."""
+
+    pid: int
+    name: str
+    signals: list[int] = field(default_factory=list)
+
+
 # --- the phone ----------------------------------------------------------------------------
 
 
@@ -462,6 +475,10 @@ class PhoneState:
     u2: U2Status = field(default_factory=U2Status)
     clock: Clock = field(default_factory=SystemClock)
     apk_catalog: dict[str, Package] = field(default_factory=dict)  # md5 of an APK -> its package
+    # Issue 27: the owner's lock screen (none: no keyguard at all; swipe: one that needs no secret;
+    # pin, pattern, password: secure, which only the owner opens) and the shell's own processes.
+    lock_screen: Literal["none", "swipe", "pin", "pattern", "password"] = "swipe"
+    shell_processes: dict[int, ShellProcess] = field(default_factory=dict)
     _next: dict[str, int] = field(default_factory=dict)
 
     # --- small helpers ---------------------------------------------------------------

@@ -296,7 +296,8 @@ TOYBOX = {
 
 def load_all() -> dict[str, Handler]:
     """Registers every module's commands and returns the table."""
-    from . import activity, dumpsys, system, toolbox, u2server
+    # power_cmds extends wm, svc and dumpsys: it imports their modules before it registers its own.
+    from . import activity, dumpsys, power_cmds, system, toolbox, u2server
 
-    del activity, dumpsys, system, toolbox, u2server
+    del activity, dumpsys, power_cmds, system, toolbox, u2server
     return COMMANDS

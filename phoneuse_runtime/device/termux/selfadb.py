@@ -125,8 +125,10 @@ class SelfAdb:
         retry_s: float,
         on_change: Callable[[], None],
         pause: Pause = pause,
+        keep_awake: bool = False,
     ) -> None:
         self.mode = parse_self_adb(mode)
+        self.keep_awake = keep_awake  # handed to each AdbDevice (issue 27)
         self.adb_server = adb_server
         self.poll_ms = poll_ms
         self.retry_s = retry_s  # how often an adb that is up is checked, and the back-off's first wait
@@ -229,7 +231,12 @@ class SelfAdb:
     async def _use(self, target: str) -> None:
         await self._drop()
         assert self._emit is not None
-        device = AdbDevice(device=f"adb:{target}", adb_server=self.adb_server, poll_ms=self.poll_ms)
+        device = AdbDevice(
+            device=f"adb:{target}",
+            adb_server=self.adb_server,
+            poll_ms=self.poll_ms,
+            keep_awake=self.keep_awake,
+        )
         device.link.watch(lambda _up: self.on_change())
         try:
             await device.start(self._emit, wanted=self._wanted)

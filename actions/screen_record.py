@@ -5,6 +5,7 @@ running ends at its limit (screenrecord's own, at most 180 s) and when the serve
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 from pydantic import Field, field_validator
 
@@ -26,19 +27,13 @@ class StartParams(Params):
     size: str = Field(
         default="",
         max_length=11,
+        pattern=r"^([1-9][0-9]{1,4}x[1-9][0-9]{1,4})?$",
         description="WIDTHxHEIGHT, e.g. 720x1280; empty records at the screen's own size",
     )
     bit_rate: int = Field(
         default=0,
         description=f"bits a second, {MIN_BIT_RATE}..{MAX_BIT_RATE}; 0 takes screenrecord's default",
     )
-
-    @field_validator("size")
-    @classmethod
-    def _size(cls, value: str) -> str:
-        if value and _SIZE.fullmatch(value) is None:
-            raise ValueError("expected WIDTHxHEIGHT, e.g. 720x1280")
-        return value
 
     @field_validator("bit_rate")
     @classmethod
@@ -66,7 +61,7 @@ class StopResult(ActionResult):
     path: str = Field(description="the mp4 on the phone, for PULL_FILE")
     size: int = Field(description="its size in bytes, read back from the phone")
     duration_ms: int = Field(description="how long it recorded")
-    ended: str = Field(
+    ended: Literal["stopped", "limit", "failed"] = Field(
         description="stopped (by this call), limit (it reached max_s) or failed (it ended early)"
     )
     verified: bool = Field(description="the file is on the phone and not empty")

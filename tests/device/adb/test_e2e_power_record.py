@@ -125,3 +125,35 @@ async def test_screenrecord_refusing_a_size_is_answered_with_its_message(serve_a
     response = await s.client.execute("SCREEN_RECORD_START", {"max_s": "181"})
     assert response.error.startswith("INVALID_PARAMS")  # refused by the params, before the phone
     assert not any("screenrecord" in line for line in s.opened())
+
+
+async def test_unlock_where_the_phone_cannot_say_it_is_secure_reads_back_and_refuses(
+    serve_adb: AdbServe,
+) -> None:
+    # Android 4.4's policy dump has no KeyguardServiceDelegate block: showing, but secure unknown.
+    phone = FakePhone()
+    phone.state.props["ro.build.version.sdk"] = "19"
+    phone.state.props["ro.build.version.release"] = "4.4.2"
+    phone.state.lock_screen, phone.state.locked = "pin", True
+    phone.state.printed["dumpsys window policy"] = (
+        "    mShowingLockscreen=true mShowingDream=false mDreamingLockscreen=false\n"
+    )
+    s = await serve_adb(phone)
+    response = await s.client.execute("UNLOCK")
+    assert response.error.startswith(
+        "OWNER_MUST_UNLOCK: UNLOCK: the lock screen did not go away (the phone cannot say"
+    )
+    assert s.state.locked is True and s.state.log.keys[-1].code == 82  # MENU: no secret typed
+    assert not s.state.log.texts
+
+
+async def test_screenrecord_is_unsupported_before_android_4_4(serve_adb: AdbServe) -> None:
+    phone = FakePhone()
+    phone.state.props["ro.build.version.sdk"] = "18"
+    phone.state.props["ro.build.version.release"] = "4.3"
+    s = await serve_adb(phone)
+    response = await s.client.execute("SCREEN_RECORD_START")
+    assert response.error.startswith(
+        "UNSUPPORTED: screenrecord needs Android 4.4 or later; this phone runs Android 4.3"
+    )
+    assert not s.state.log.ran("screenrecord")

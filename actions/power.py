@@ -33,9 +33,10 @@ class PowerResult(ActionResult):
     verified: bool = Field(description="the state read back is the one asked for")
 
 
-def _result(state: PowerState, verified: bool) -> PowerResult:
+def _result(state: PowerState, verified: bool, via: str) -> PowerResult:
+    """The state read back; `via` the act's path (the read's where nothing needed doing)."""
     return PowerResult(
-        awake=state.awake, locked=state.locked, secure=state.secure, verified=verified, via=state.via
+        awake=state.awake, locked=state.locked, secure=state.secure, verified=verified, via=via or state.via
     )
 
 
@@ -51,15 +52,15 @@ async def _read_until(ctx: ActionContext, done: Callable[[PowerState], bool]) ->
 
 
 async def wake(ctx: ActionContext, p: PowerParams) -> PowerResult:
-    await ctx.device.wake()
+    via = await ctx.device.wake()
     state = await _read_until(ctx, lambda s: s.awake is True)
-    return _result(state, state.awake is True)
+    return _result(state, state.awake is True, via)
 
 
 async def sleep(ctx: ActionContext, p: PowerParams) -> PowerResult:
-    await ctx.device.sleep()
+    via = await ctx.device.sleep()
     state = await _read_until(ctx, lambda s: s.awake is False)
-    return _result(state, state.awake is False)
+    return _result(state, state.awake is False, via)
 
 
 def _owner_must_unlock(state: PowerState, why: str) -> OwnerMustUnlock:
@@ -71,15 +72,17 @@ def _owner_must_unlock(state: PowerState, why: str) -> OwnerMustUnlock:
 
 async def unlock(ctx: ActionContext, p: PowerParams) -> PowerResult:
     state = await ctx.device.power_state()
+    via = ""
     if state.awake is not True:
-        await ctx.device.wake()
+        via = await ctx.device.wake()
         state = await _read_until(ctx, lambda s: s.awake is True)
     if state.locked is False:
-        return _result(state, state.awake is True)
+        return _result(state, state.awake is True, via)
     if state.secure:
         # Refused before the lock screen is touched: dismissing it would only show the bouncer.
         raise _owner_must_unlock(state, "the lock screen has a PIN, pattern or password")
-    await ctx.device.dismiss_keyguard()
+    dismissed = await ctx.device.dismiss_keyguard()
+    via = f"{via} + {dismissed}" if via else dismissed
     state = await _read_until(ctx, lambda s: s.locked is False)
     if state.locked is not False:
         why = (
@@ -89,7 +92,7 @@ async def unlock(ctx: ActionContext, p: PowerParams) -> PowerResult:
             else "the lock screen did not go away"
         )
         raise _owner_must_unlock(state, why)
-    return _result(state, state.awake is True)
+    return _result(state, state.awake is True, via)
 
 
 _STATE_NOTE = (

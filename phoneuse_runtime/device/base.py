@@ -698,16 +698,17 @@ class Device(abc.ABC):
         """Whether the screen is awake and the lock screen showing, and whether it is secure."""
         raise Unsupported(f"{self.kind} cannot read the screen's power state; use adb")
 
-    async def wake(self) -> None:
-        """Turns the screen on (KEYCODE_WAKEUP: nothing if it is on already)."""
+    async def wake(self) -> str:
+        """Turns the screen on (KEYCODE_WAKEUP: nothing if it is on already); returns `via`."""
         raise Unsupported(f"{self.kind} cannot wake the screen; use adb")
 
-    async def sleep(self) -> None:
-        """Turns the screen off (KEYCODE_SLEEP); the phone locks as its settings say."""
+    async def sleep(self) -> str:
+        """Turns the screen off (KEYCODE_SLEEP); the phone locks as its settings say. Returns `via`."""
         raise Unsupported(f"{self.kind} cannot put the screen to sleep; use adb")
 
-    async def dismiss_keyguard(self) -> None:
-        """Dismisses a lock screen that needs no secret (`wm dismiss-keyguard`); never types one."""
+    async def dismiss_keyguard(self) -> str:
+        """Dismisses a lock screen that needs no secret (`wm dismiss-keyguard`); never types one.
+        Returns `via`."""
         raise Unsupported(f"{self.kind} cannot dismiss the lock screen; use adb")
 
     async def start_recording(

@@ -982,15 +982,18 @@ class AdbDevice(Device):
 
         return await self._call("reading the screen's power state", read)
 
-    async def wake(self) -> None:
+    async def wake(self) -> str:
         await self._call("waking the screen", lambda b: self._sh(b, power.WAKE))
+        return power.WAKE
 
-    async def sleep(self) -> None:
+    async def sleep(self) -> str:
         await self._call("putting the screen to sleep", lambda b: self._sh(b, power.SLEEP))
+        return power.SLEEP
 
-    async def dismiss_keyguard(self) -> None:
+    async def dismiss_keyguard(self) -> str:
         dismiss = power.DISMISS if self._sdk() >= power.DISMISS_KEYGUARD_SDK else power.DISMISS_BEFORE_O
         await self._call("dismissing the lock screen", lambda b: self._sh(b, dismiss))
+        return dismiss
 
     async def start_recording(
         self, *, max_s: int, size: tuple[int, int] | None, bit_rate: int | None

@@ -225,17 +225,20 @@ class SimDevice(Device):
         power = self.power
         return PowerState(awake=power.awake, locked=power.locked, secure=power.secure, via=self.via)
 
-    async def wake(self) -> None:
+    async def wake(self) -> str:
         self._reachable()
         self.power.wake()
+        return self.via
 
-    async def sleep(self) -> None:
+    async def sleep(self) -> str:
         self._reachable()
         self.power.sleep()
+        return self.via
 
-    async def dismiss_keyguard(self) -> None:
+    async def dismiss_keyguard(self) -> str:
         self._reachable()
         self.power.dismiss()
+        return self.via
 
     def set_lock(self, lock: LockKind, *, locked: bool) -> None:
         """SIM_SET_LOCK: the owner's lock screen (none, swipe, or a secure pin, pattern, password)."""

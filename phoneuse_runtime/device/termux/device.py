@@ -416,14 +416,14 @@ class TermuxDevice(Device):
     async def power_state(self) -> PowerState:
         return await self._adb("reading the screen's power state").power_state()
 
-    async def wake(self) -> None:
-        await self._adb("waking the screen").wake()
+    async def wake(self) -> str:
+        return await self._adb("waking the screen").wake()
 
-    async def sleep(self) -> None:
-        await self._adb("putting the screen to sleep").sleep()
+    async def sleep(self) -> str:
+        return await self._adb("putting the screen to sleep").sleep()
 
-    async def dismiss_keyguard(self) -> None:
-        await self._adb("dismissing the lock screen").dismiss_keyguard()
+    async def dismiss_keyguard(self) -> str:
+        return await self._adb("dismissing the lock screen").dismiss_keyguard()
 
     async def start_recording(
         self, *, max_s: int, size: tuple[int, int] | None, bit_rate: int | None

@@ -17,13 +17,14 @@ async def test_sleep_wake_and_unlock_read_back_from_the_phone(serve_adb: AdbServ
     c = s.client
     slept = await c.ok("SLEEP")
     assert (slept["awake"], slept["locked"], slept["secure"], slept["verified"]) == (False, True, False, True)
-    assert slept["via"] == "dumpsys" and s.state.screen_on is False
+    assert slept["via"] == "input keyevent KEYCODE_SLEEP" and s.state.screen_on is False
     assert s.state.log.keys[-1].code == 223  # KEYCODE_SLEEP
     woken = await c.ok("WAKE")
     assert (woken["awake"], woken["locked"], woken["verified"]) == (True, True, True)
     assert s.state.log.keys[-1].code == 224
     unlocked = await c.ok("UNLOCK")
     assert (unlocked["awake"], unlocked["locked"], unlocked["verified"]) == (True, False, True)
+    assert unlocked["via"] == "wm dismiss-keyguard"  # awake already: only dismissed
     assert s.state.locked is False
     assert any("wm dismiss-keyguard" in line for line in s.opened())
 

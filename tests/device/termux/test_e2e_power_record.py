@@ -32,7 +32,11 @@ async def test_power_and_recording_go_through_the_phones_own_adb(
     await wait_until(lambda: phone.state.setting("global", "stay_on_while_plugged_in") == "7", what="stay on")
     assert (await client.ok("SLEEP"))["awake"] is False and phone.state.screen_on is False
     unlocked = await client.ok("UNLOCK")
-    assert (unlocked["awake"], unlocked["locked"], unlocked["via"]) == (True, False, "dumpsys")
+    assert (unlocked["awake"], unlocked["locked"], unlocked["via"]) == (
+        True,
+        False,
+        "input keyevent KEYCODE_WAKEUP + wm dismiss-keyguard",
+    )
     started = await client.ok("SCREEN_RECORD_START", {"max_s": "30"})
     stopped = await client.ok("SCREEN_RECORD_STOP")
     assert stopped["path"] == started["path"] and stopped["via"] == "screenrecord"

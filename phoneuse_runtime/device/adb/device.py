@@ -1021,7 +1021,7 @@ class AdbDevice(Device):
             running = self._recording
             if running is None:
                 raise nothing_recorded()
-            done = record.stop(self._sh, budget, running, poll_s=self.find_poll_ms / 1000)
+            done = record.stop(self._sh, budget, running)
             self._recording = None
             return done
 

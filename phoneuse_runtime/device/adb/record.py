@@ -5,7 +5,8 @@ screenrecord runs detached from the adb stream (its output to a log file, `&`), 
 not held while it records and the recording survives the stream; `$!` is its pid. It stops by
 itself at `--time-limit` (at most 180 s: a longer one it refuses, "Time limit Ns outside acceptable
 range [1,180]"); on SIGINT it stops the encoder and writes the mp4's index (a file killed harder
-does not play), so a stop is `kill -2 PID`, then a wait for the process to go, then `stat -c %s`.
+does not play), so a stop is `kill -2 PID`, the phone waiting for the process to go, then
+`stat -c %s`: one shell script, one round trip.
 Its messages (a size the encoder refuses, a path it cannot open) are in LOG, quoted when it ended
 before it was stopped. The one running is the device's: one at a time (device/recording.py).
 """
@@ -83,30 +84,45 @@ def interrupt(sh: Sh, budget: Budget, pid: int) -> None:
     sh(budget, f"kill -2 {pid} 2>/dev/null")
 
 
-def stop(sh: Sh, budget: Budget, running: Running, *, poll_s: float) -> RecordedFile:
+WAS_RUNNING = "phoneuse-was-running"
+STILL_RUNNING = "phoneuse-still-running"
+SIZE = "phoneuse-size="
+POLL_S = 0.05  # the phone's own poll while screenrecord writes the mp4's index
+
+
+def stop_script(pid: int, path: str) -> str:
+    """One round trip: SIGINT unless it ended already, the phone itself waiting (at most FINISH_S)
+    for it to go, then the file's size and screenrecord's log."""
+    polls = int(FINISH_S / POLL_S)
+    return (
+        f"if kill -0 {pid} 2>/dev/null; then echo {WAS_RUNNING}; kill -2 {pid}; i=0; "
+        f"while kill -0 {pid} 2>/dev/null && [ $i -lt {polls} ]; do sleep {POLL_S}; i=$((i+1)); done; fi; "
+        f"kill -0 {pid} 2>/dev/null && echo {STILL_RUNNING}; "
+        f"echo {SIZE}$(stat -c %s {quote(path)} 2>/dev/null); cat {LOG} 2>/dev/null"
+    )
+
+
+def stop(sh: Sh, budget: Budget, running: Running) -> RecordedFile:
     """SIGINT (unless it already ended), the wait for the mp4 to be written, its size read back."""
     recording = running.recording
     limit_at = running.began + recording.max_s
-    ended: Literal["stopped", "limit", "failed"] = "stopped"
-    if is_alive(sh, budget, running.pid):
-        interrupt(sh, budget, running.pid)
-        give_up = time.monotonic() + min(FINISH_S, budget.left())
-        while is_alive(sh, budget, running.pid):
-            if time.monotonic() >= give_up:
-                raise DeviceUnavailable(
-                    f"screenrecord (pid {running.pid}) did not finish {recording.path} within "
-                    f"{FINISH_S:.0f} s of SIGINT; the file may be incomplete"
-                )
-            time.sleep(poll_s)  # the poll while screenrecord writes the mp4's index
-    else:
-        ended = "limit" if time.monotonic() >= limit_at - 1 else "failed"
+    lines = sh(budget, stop_script(running.pid, recording.path)).stdout.splitlines()
     now = time.monotonic()
-    duration_ms = int((min(now, limit_at) - running.began) * 1000)
-    out = sh(budget, command("stat", "-c", "%s", recording.path))
-    size_text = out.stdout.strip()
-    if out.exit_code != 0 or not size_text.isdigit():
-        said = read_log(sh, budget)
+    if STILL_RUNNING in lines:
+        raise DeviceUnavailable(
+            f"screenrecord (pid {running.pid}) did not finish {recording.path} within "
+            f"{FINISH_S:.0f} s of SIGINT; the file may be incomplete"
+        )
+    ended: Literal["stopped", "limit", "failed"] = "stopped"
+    if WAS_RUNNING not in lines:
+        ended = "limit" if now >= limit_at - 1 else "failed"
+    size_text = next((line[len(SIZE) :] for line in lines if line.startswith(SIZE)), "")
+    said = shorten(
+        "\n".join(line for line in lines if line.strip() and not line.startswith("phoneuse-")), 500
+    )
+    if not size_text.isdigit():
         raise Unsupported(f"screenrecord left no file at {recording.path}" + (f": {said}" if said else ""))
+    duration_ms = int((min(now, limit_at) - running.began) * 1000)
     return RecordedFile(
         path=recording.path, size=int(size_text), duration_ms=max(0, duration_ms), ended=ended, via=VIA
     )

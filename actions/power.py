@@ -72,6 +72,9 @@ def _owner_must_unlock(state: PowerState, why: str) -> OwnerMustUnlock:
 
 async def unlock(ctx: ActionContext, p: PowerParams) -> PowerResult:
     state = await ctx.device.power_state()
+    if state.secure and state.locked is not False:
+        # Refused before anything is done, asleep or awake: the screen is not even woken.
+        raise _owner_must_unlock(state, "the lock screen has a PIN, pattern or password")
     via = ""
     if state.awake is not True:
         via = await ctx.device.wake()

@@ -158,3 +158,12 @@ async def test_screenrecord_is_unsupported_before_android_4_4(serve_adb: AdbServ
         "UNSUPPORTED: screenrecord needs Android 4.4 or later; this phone runs Android 4.3"
     )
     assert not s.state.log.ran("screenrecord")
+
+
+async def test_unlock_on_an_asleep_secure_phone_does_not_even_wake_it(serve_adb: AdbServe) -> None:
+    phone = FakePhone()
+    phone.state.lock_screen, phone.state.locked, phone.state.screen_on = "password", True, False
+    s = await serve_adb(phone)
+    response = await s.client.execute("UNLOCK")
+    assert response.error.startswith("OWNER_MUST_UNLOCK: ")
+    assert s.state.screen_on is False and not s.state.log.keys

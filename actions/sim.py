@@ -234,7 +234,34 @@ async def show_dialog(ctx: ActionContext, p: ShowDialogParams) -> ShowDialogResu
     return ShowDialogResult(package=front.package, window=front.activity, via="sim")
 
 
+class SetLockParams(Params):
+    lock: Literal["none", "swipe", "pin", "pattern", "password"] = Field(
+        description="the owner's lock screen: none, swipe (no secret), or a secure pin, pattern or password"
+    )
+    locked: bool = Field(default=True, description="whether it shows now")
+
+
+class SetLockResult(ActionResult):
+    lock: str
+    locked: bool
+
+
+async def set_lock(ctx: ActionContext, p: SetLockParams) -> SetLockResult:
+    device = _sim(ctx)
+    device.set_lock(p.lock, locked=p.locked)
+    return SetLockResult(lock=p.lock, locked=device.power.locked, via="sim")
+
+
 ACTIONS = (
+    ActionSpec(
+        "SIM_SET_LOCK",
+        SetLockParams,
+        set_lock,
+        SetLockResult,
+        "The owner sets the phone's lock screen (for UNLOCK's refusal of a secure one)",
+        exclusive=False,  # the owner's doing, not the agent's finger
+        requires=frozenset({SIM}),
+    ),
     ActionSpec(
         "SIM_RECEIVE_SMS",
         ReceiveSmsParams,

@@ -80,6 +80,12 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one subcommand
     serve.add_argument("--sim-state", type=Path, help="load and save the simulated phone's state here")
     serve.add_argument("--allow-shell", action="store_true", default=None, help="enable the SHELL action")
     serve.add_argument(
+        "--keep-awake",
+        action="store_true",
+        default=None,
+        help="keep the phone's screen on while serving (svc power stayon; put back on stop)",
+    )
+    serve.add_argument(
         "--adb-server",
         help="the adb server, HOST:PORT (default $ANDROID_ADB_SERVER_PORT, else 127.0.0.1:5037)",
     )
@@ -191,6 +197,7 @@ def _serve(args: argparse.Namespace) -> int:
         "adb_server": args.adb_server,
         "poll_ms": args.poll_ms,
         "self_adb": args.self_adb,
+        "keep_awake": args.keep_awake,
         "gateway_listen": args.gateway_listen,
         "gateway": args.gateway,
         "ntfy_url": args.ntfy_url,

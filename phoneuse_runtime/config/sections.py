@@ -279,6 +279,7 @@ class DeviceSettings(Section):
     self_adb: str
     sim_state: Path | None
     wait_poll_ms: int
+    keep_awake: bool  # issue 27
 
     @property
     def kind(self) -> str:

@@ -94,6 +94,9 @@ class Settings:
     # The termux backend's way to the phone's own adb (wireless debugging): auto, off, PORT or
     # HOST:PORT (device/termux/selfadb.py says how auto finds it).
     self_adb: str = "auto"
+    # Issue 27: keep the screen on while the server runs (adb, termux's own adb: `svc power stayon
+    # true`, on while on any charger), the phone's own setting put back when it stops.
+    keep_awake: bool = False
     # The gRPC server's limits, sized for a phone (why: rpc/server.py's GrpcLimits; the spec).
     grpc_max_receive_bytes: int = 2 * 1024 * 1024  # the largest params (limits.py) fit, with room
     grpc_max_concurrent_calls: int = 4096

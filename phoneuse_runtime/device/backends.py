@@ -44,7 +44,12 @@ def _sim(settings: DeviceSettings) -> Device:
 def _adb(settings: DeviceSettings) -> Device:
     from phoneuse_runtime.device.adb.device import AdbDevice
 
-    return AdbDevice(device=settings.device, adb_server=settings.adb_server, poll_ms=settings.poll_ms)
+    return AdbDevice(
+        device=settings.device,
+        adb_server=settings.adb_server,
+        poll_ms=settings.poll_ms,
+        keep_awake=settings.keep_awake,
+    )
 
 
 async def _adb_checks(settings: DeviceSettings) -> list[Check]:
@@ -56,7 +61,12 @@ async def _adb_checks(settings: DeviceSettings) -> list[Check]:
 def _termux(settings: DeviceSettings) -> Device:
     from phoneuse_runtime.device.termux.device import TermuxDevice
 
-    return TermuxDevice(self_adb=settings.self_adb, adb_server=settings.adb_server, poll_ms=settings.poll_ms)
+    return TermuxDevice(
+        self_adb=settings.self_adb,
+        adb_server=settings.adb_server,
+        poll_ms=settings.poll_ms,
+        keep_awake=settings.keep_awake,
+    )
 
 
 async def _termux_checks(settings: DeviceSettings) -> list[Check]:

@@ -33,6 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
+from phoneuse_runtime.kernel.errors import Unsupported
 from phoneuse_runtime.kernel.events import (
     DeviceConnected,
     DeviceDisconnected,
@@ -320,6 +321,38 @@ class ActedOn:
 
     node: UiNode
     after: UiNode | None = None
+
+
+# --- issue 27, the screen's power and recording -----------------------------------------------
+@dataclass(frozen=True)
+class PowerState:
+    """The screen as the phone says it is; None where this phone cannot say."""
+
+    awake: bool | None  # the screen on (PowerManager's wakefulness Awake or Dreaming)
+    locked: bool | None  # the lock screen showing
+    secure: bool | None  # the lock screen needs a PIN, pattern or password
+    via: str
+
+
+@dataclass(frozen=True)
+class Recording:
+    """A screen recording as it was started: its file on the phone, its limit."""
+
+    path: str  # in shared storage (/sdcard/...), for PULL_FILE
+    max_s: int
+    started_ms: int  # wall-clock, epoch milliseconds
+    via: str
+
+
+@dataclass(frozen=True)
+class RecordedFile:
+    """A finished recording: the file on the phone, its size and its length."""
+
+    path: str
+    size: int  # bytes
+    duration_ms: int  # how long it recorded
+    ended: Literal["stopped", "limit", "failed"]  # stopped by the call, at its limit, or it ended early
+    via: str
 
 
 def _no_check(_node: UiNode) -> None:
@@ -749,3 +782,34 @@ class Device(abc.ABC):
             sdk=info.sdk or None,
             via=self.via,
         )
+
+    # --- issue 27, the screen's power and recording: WAKE, SLEEP, UNLOCK, SCREEN_RECORD_* -------
+    # Not abstract: a backend that cannot answers UNSUPPORTED, saying what would work.
+    async def power_state(self) -> PowerState:
+        """Whether the screen is awake and the lock screen showing, and whether it is secure."""
+        raise Unsupported(f"{self.kind} cannot read the screen's power state; use adb")
+
+    async def wake(self) -> str:
+        """Turns the screen on (KEYCODE_WAKEUP: nothing if it is on already); returns `via`."""
+        raise Unsupported(f"{self.kind} cannot wake the screen; use adb")
+
+    async def sleep(self) -> str:
+        """Turns the screen off (KEYCODE_SLEEP); the phone locks as its settings say. Returns `via`."""
+        raise Unsupported(f"{self.kind} cannot put the screen to sleep; use adb")
+
+    async def dismiss_keyguard(self) -> str:
+        """Dismisses a lock screen that needs no secret (`wm dismiss-keyguard`); never types one.
+        Returns `via`."""
+        raise Unsupported(f"{self.kind} cannot dismiss the lock screen; use adb")
+
+    async def start_recording(
+        self, *, max_s: int, size: tuple[int, int] | None, bit_rate: int | None
+    ) -> Recording:
+        """Starts recording the screen to a new mp4 in shared storage, for at most `max_s`; CONFLICT
+        while a recording runs (one at a time). Returns it as started."""
+        raise Unsupported(f"{self.kind} cannot record the screen; use adb (screenrecord)")
+
+    async def stop_recording(self) -> RecordedFile:
+        """Stops the recording (or takes the one that reached its limit) and answers its file;
+        INVALID_PARAMS when there is none."""
+        raise Unsupported(f"{self.kind} cannot record the screen; use adb (screenrecord)")

@@ -18,6 +18,9 @@ CLIPBOARD = "clipboard"
 NOTIFICATIONS = "notifications"
 SHELL = "shell"
 SIM = "sim"
+# Issue 27, the screen's power and recording.
+POWER = "power"
+SCREEN_RECORD = "screen_record"
 
 # capability -> (what it is, how a device gets it when it lacks it)
 CAPABILITIES: dict[str, tuple[str, str]] = {
@@ -42,6 +45,15 @@ CAPABILITIES: dict[str, tuple[str, str]] = {
     CLIPBOARD: ("read and set the clipboard", "install Termux:API, or use adb with a clipboard helper"),
     NOTIFICATIONS: ("list notifications", "grant notification access to Termux:API, or use adb"),
     SHELL: ("run shell commands as the shell user", "use adb (or Termux) and start serve with --allow-shell"),
+    POWER: (
+        "wake the screen, put it to sleep, and dismiss a lock screen that has no PIN, pattern or password",
+        "the runtime needs adb to the phone (input keyevent, wm dismiss-keyguard); on Termux, enable "
+        "wireless debugging",
+    ),
+    SCREEN_RECORD: (
+        "record the screen to an mp4 on the phone",
+        "the runtime needs adb to the phone (screenrecord); on Termux, enable wireless debugging",
+    ),
     SIM: ("simulate the outside world: incoming SMS, calls, notifications", "use --device sim"),
 }
 

@@ -121,6 +121,14 @@ class StaleScreen(RuntimeFailure):
     )
 
 
+class OwnerMustUnlock(RuntimeFailure):
+    code = "OWNER_MUST_UNLOCK"
+    summary = (
+        "The lock screen has a PIN, pattern or password: only the owner can unlock the phone (the "
+        "runtime never types a secret). Ask the owner to unlock it, then try again."
+    )
+
+
 class Internal(RuntimeFailure):
     code = "INTERNAL"
 
@@ -137,6 +145,7 @@ FAILURES: tuple[type[RuntimeFailure], ...] = (
     Denied,
     Conflict,
     StaleScreen,
+    OwnerMustUnlock,
     Internal,
 )
 

@@ -43,6 +43,7 @@ STATUS: dict[str, grpc.StatusCode] = {
     "DENIED": grpc.StatusCode.PERMISSION_DENIED,
     "CONFLICT": grpc.StatusCode.ALREADY_EXISTS,
     "STALE_SCREEN": grpc.StatusCode.FAILED_PRECONDITION,
+    "OWNER_MUST_UNLOCK": grpc.StatusCode.FAILED_PRECONDITION,
     "INTERNAL": grpc.StatusCode.INTERNAL,
 }
 DEFAULT_QUERY_TIMEOUT_S = 30.0

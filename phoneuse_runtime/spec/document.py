@@ -289,7 +289,9 @@ system UI `com.android.systemui`: the notification shade and the lock screen).
   coordinates or a key, reads the focused window before it acts; before Android 11 a gesture or
   key reads it just before, in the same worker call), elsewhere by a read just before it runs.
   PRESS_KEY of HOME, BACK, WAKEUP, SLEEP, POWER, VOLUME_UP or VOLUME_DOWN is allowed: those only
-  leave.
+  leave. So are WAKE, SLEEP and UNLOCK, which are no UI action: UNLOCK only dismisses a lock
+  screen that needs no secret, and on one with a PIN, pattern or password answers
+  `OWNER_MUST_UNLOCK` before touching it (the runtime never types a secret).
 - A UI action that brings one of them (but the system UI) to the front (its icon on the home
   screen, its card in recents, a button that opens it) is undone with HOME, which leaves it as
   it was in the background, and is `PERMISSION_DENIED: ACTION: it brought ... to the front`. The

@@ -11,7 +11,7 @@ import zlib
 from . import apps, interaction, seed
 from .shell import Proc
 from .state import ActivityRecord, PhoneState, Task
-from .status_cmds import battery_dump, policy_dump
+from .status_cmds import battery_dump
 from .system import ime_ids
 from .userland import command, print_canned, state_of
 
@@ -255,6 +255,8 @@ async def dumpsys(p: Proc) -> int:
         return 0
     service, rest = args[0], args[1:]
     if service == "window":
+        from .power_cmds import policy_dump  # here: power_cmds extends this module's dumpsys
+
         await p.print(policy_dump(state) if rest[:1] == ["policy"] else window_dump(state))
     elif service == "activity":
         sub = rest[0] if rest else "activities"

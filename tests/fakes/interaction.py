@@ -110,7 +110,8 @@ def swipe(state: PhoneState, x1: float, y1: float, x2: float, y2: float, ms: int
     if not state.screen_on:
         return
     if state.locked:
-        state.locked = not (y1 - y2 > 200)
+        # Swiping up opens a lock screen that needs no secret; a secure one shows its bouncer.
+        state.locked = not (y1 - y2 > 200) or state.lock_screen in ("pin", "pattern", "password")
     elif state.shade_open and y1 - y2 > 200:
         state.shade_open = False
     elif y1 <= w.STATUS_BAR * 2 and y2 - y1 > 200:
@@ -124,13 +125,13 @@ def press_key(state: PhoneState, code: int, *, source: str, meta: int = 0, longp
     if code in (26, 223, 224, 6) and not (code == 6 and state.call is not None):
         # POWER toggles; SLEEP, and ENDCALL with no call (END_BUTTON_BEHAVIOR_SLEEP), turn off.
         on = {26: not state.screen_on, 223: False, 224: True, 6: False}[code]
-        state.locked = state.locked or not on
+        state.locked = (state.locked or not on) and state.lock_screen != "none"
         state.screen_on = on
         return
     if not state.screen_on:
         return
-    if code == 82 and state.locked:  # MENU dismisses an insecure keyguard
-        state.locked = False
+    if code == 82 and state.locked:  # MENU dismisses an insecure keyguard (a secure one asks)
+        state.locked = state.lock_screen in ("pin", "pattern", "password")
     elif state.locked:
         return
     elif code == 3:

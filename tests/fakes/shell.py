@@ -54,6 +54,14 @@ def _detached(item: AndOr) -> bool:
     return True
 
 
+_JOB_PIDS = iter(range(20_000, 30_000))
+
+
+def _next_job_pid() -> int:
+    """A new pid for a detached job (a real shell's fork), unlike any other process's."""
+    return next(_JOB_PIDS)
+
+
 class RedirectError(Exception):
     """A redirection the shell could not set up; the command does not run (status 1)."""
 
@@ -134,6 +142,7 @@ class Shell:
         self.pid = pid
         self.background: list[asyncio.Task[int]] = []
         self.orphans: set[asyncio.Task[int]] = set()  # detached jobs, kept referenced while they run
+        self.last_job = 0  # `$!`: the pid of the last detached job (its command runs as that pid)
 
     async def run(self, text: str, streams: Streams) -> int:
         try:
@@ -156,7 +165,8 @@ class Shell:
             if background and _detached(item):
                 # Output redirected away from adb: the job outlives the adb stream, as with
                 # `nohup app_process ... > /dev/null 2>&1 &`.
-                orphan = Shell(self.host, DetachedIO(), self.vars, pid=self.pid + 100)
+                self.last_job = _next_job_pid()
+                orphan = Shell(self.host, DetachedIO(), self.vars, pid=self.last_job)
                 orphan.cwd = self.cwd
                 self.orphans.add(asyncio.ensure_future(orphan.and_or(item, streams)))
                 self.status = 0
@@ -331,7 +341,7 @@ class Shell:
         special = {
             "?": str(self.status),
             "$": str(self.pid),
-            "!": "",
+            "!": str(self.last_job) if self.last_job else "",
             "#": "0",
             "@": "",
             "*": "",

@@ -442,12 +442,24 @@ class PhoneStatus:
     plugged: Literal["ac", "usb", "wireless", "dock", "none"] = "usb"
     temperature_tenths: int = 250
     wifi_ssid: str | None = "AndroidWifi"  # None: on, but connected to nothing
-    secure_lock: bool = False  # a PIN, pattern or password guards the keyguard
     data_total_kb: int = 6_082_504
     data_used_kb: int = 2_012_340
     mem_total_kb: int = 2_030_092
     mem_available_kb: int | None = 1_129_480  # None: a kernel before 3.14, no MemAvailable line
     uptime_s: float = 5123.45
+
+
+# --- issue 27: the screen's power and recording ----------------------------------------------
+
+
+@dataclass
+class ShellProcess:
+    """A process the shell user left running (screenrecord in the background): `ps -A` lists it,
+    `kill -N PID` sends it signal N (appended to `signals`, which it reads as it runs)."""
+
+    pid: int
+    name: str
+    signals: list[int] = field(default_factory=list)
 
 
 # --- the phone ----------------------------------------------------------------------------
@@ -498,6 +510,10 @@ class PhoneState:
     clock: Clock = field(default_factory=SystemClock)
     apk_catalog: dict[str, Package] = field(default_factory=dict)  # md5 of an APK -> its package
     status: PhoneStatus = field(default_factory=PhoneStatus)  # issue 27, DEVICE_STATUS
+    # Issue 27: the owner's lock screen (none: no keyguard at all; swipe: one that needs no secret;
+    # pin, pattern, password: secure, which only the owner opens) and the shell's own processes.
+    lock_screen: Literal["none", "swipe", "pin", "pattern", "password"] = "swipe"
+    shell_processes: dict[int, ShellProcess] = field(default_factory=dict)
     _next: dict[str, int] = field(default_factory=dict)
 
     # --- small helpers ---------------------------------------------------------------

@@ -50,24 +50,6 @@ def battery_dump(state: PhoneState) -> str:
     return "\n".join(lines) + "\n"
 
 
-def policy_dump(state: PhoneState) -> str:
-    locked = str(state.locked).lower()
-    return (
-        "WINDOW MANAGER POLICY STATE (dumpsys window policy)\n"
-        "    mSafeMode=false mSystemReady=true mSystemBooted=true\n"
-        "    mKeyguardOccluded=false mKeyguardOccludedChanged=false mPendingKeyguardOccluded=false\n"
-        "    KeyguardServiceDelegate\n"
-        f"      showing={locked}\n"
-        f"      showingAndNotOccluded={locked}\n"
-        "      occluded=false\n"
-        f"      secure={str(state.status.secure_lock).lower()}\n"
-        f"      screenState={'SCREEN_STATE_ON' if state.screen_on else 'SCREEN_STATE_OFF'}\n"
-        "      KeyguardStateMonitor\n"
-        f"        mIsShowing={locked}\n"
-        f"        mSimSecure=false\n"
-    )
-
-
 def wifi_status(state: PhoneState) -> tuple[int, str]:
     """`cmd wifi status`: (exit code, what it prints)."""
     if state.sdk < WIFI_STATUS_SDK:

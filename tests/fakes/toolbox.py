@@ -200,6 +200,7 @@ def process_table(state: PhoneState) -> list[tuple[str, int, int, str]]:
         rows.append((f"u0_a{uid - 10000}" if uid >= 10000 else "system", pid, 402, name))
     if state.u2.running:
         rows.append(("shell", state.u2.pid, 1510, "app_process"))
+    rows += [("shell", proc.pid, 1, proc.name) for proc in state.shell_processes.values()]
     return rows
 
 
@@ -223,8 +224,22 @@ async def pidof(p: Proc) -> int:
     return 0 if pids else 1
 
 
-def signal_process(state: PhoneState, pid: int) -> str | None:
-    """Kills `pid` as the shell user would; returns an errno message on failure."""
+def signal_process(state: PhoneState, pid: int, signal: int = 15) -> str | None:
+    """Kills `pid` as the shell user would (signal 0 only asks whether it may); returns an errno
+    message on failure."""
+    if pid in state.shell_processes:
+        if signal:
+            state.shell_processes[pid].signals.append(signal)
+        return None
+    if signal == 0:
+        owners = {proc_pid: user for user, proc_pid, _, _ in process_table(state)}
+        return (
+            None
+            if owners.get(pid) == "shell"
+            else "No such process"
+            if pid not in owners
+            else "Operation not permitted"
+        )
     if state.u2.running and pid == state.u2.pid:
         from .u2server import stop_server
 
@@ -236,17 +251,23 @@ def signal_process(state: PhoneState, pid: int) -> str | None:
     return "Operation not permitted" if owners[pid] != "shell" else None
 
 
+_SIGNALS = {"HUP": 1, "INT": 2, "KILL": 9, "TERM": 15}
+
+
 @command("kill")
 async def kill(p: Proc) -> int:
     status = 0
+    signal = 15
     for arg in p.argv[1:]:
         if arg.startswith("-"):
+            name = arg[1:].upper().removeprefix("SIG")
+            signal = int(name) if name.isdigit() else _SIGNALS.get(name, 15)
             continue
         if not arg.isdigit():
             await p.error(f"{SH}: kill: {arg}: arguments must be jobs or process IDs\n")
             status = 1
             continue
-        problem = signal_process(state_of(p), int(arg))
+        problem = signal_process(state_of(p), int(arg), signal)
         if problem:
             await p.error(f"{SH}: kill: {arg}: {problem}\n")
             status = 1

@@ -299,7 +299,8 @@ TOYBOX = {
 
 def load_all() -> dict[str, Handler]:
     """Registers every module's commands and returns the table."""
-    from . import activity, dumpsys, status_cmds, system, toolbox, u2server
+    # power_cmds extends wm, svc and dumpsys: it imports their modules before it registers its own.
+    from . import activity, dumpsys, power_cmds, status_cmds, system, toolbox, u2server
 
-    del activity, dumpsys, status_cmds, system, toolbox, u2server
+    del activity, dumpsys, power_cmds, status_cmds, system, toolbox, u2server
     return COMMANDS

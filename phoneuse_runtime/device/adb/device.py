@@ -37,7 +37,7 @@ import adbutils
 
 from phoneuse_runtime.config.addresses import server_address
 from phoneuse_runtime.config.settings import ConfigError
-from phoneuse_runtime.device.adb import apps, capture, dumpsys, forms, providers, status
+from phoneuse_runtime.device.adb import apps, capture, dumpsys, forms, power, providers, record, status
 from phoneuse_runtime.device.adb.connection import (
     STATE_ADVICE,
     Client,
@@ -51,6 +51,7 @@ from phoneuse_runtime.device.adb.connection import (
 from phoneuse_runtime.device.adb.errors import SERVER, is_link_failure, translate
 from phoneuse_runtime.device.adb.events import Pollers
 from phoneuse_runtime.device.adb.shell import command, oriented_size, parse_getprop, parse_wm_size
+from phoneuse_runtime.device.adb.status import parse_screen_on
 from phoneuse_runtime.device.adb.ui import (
     FOCUSED,
     IME_LIST,
@@ -81,6 +82,9 @@ from phoneuse_runtime.device.base import (
     Intent,
     IntentResult,
     Notification,
+    PowerState,
+    RecordedFile,
+    Recording,
     Saved,
     Screenshot,
     ShellResult,
@@ -89,6 +93,7 @@ from phoneuse_runtime.device.base import (
     saw_screen,
     wants_screen,
 )
+from phoneuse_runtime.device.recording import busy, nothing_recorded, recording_path
 from phoneuse_runtime.device.ui_server import RestartLimiter
 from phoneuse_runtime.kernel.capabilities import (
     ALARMS,
@@ -98,6 +103,8 @@ from phoneuse_runtime.kernel.capabilities import (
     CLIPBOARD,
     CONTACTS,
     NOTIFICATIONS,
+    POWER,
+    SCREEN_RECORD,
     SCREENSHOT,
     SHELL,
     SMS,
@@ -127,6 +134,7 @@ T = TypeVar("T")
 
 CAPABILITIES = frozenset(
     {UI, SCREENSHOT, APPS, SMS, CALLS, CONTACTS, CALENDAR, ALARMS, CLIPBOARD, NOTIFICATIONS, SHELL}
+    | {POWER, SCREEN_RECORD}  # issue 27
 )
 
 LINK_CHECK_S = 1.0  # how often a connected phone's state is checked
@@ -154,7 +162,12 @@ class AdbDevice(Device):
     guards_front = True  # every UI primitive checks what is in front itself (front_guard.py)
 
     def __init__(
-        self, *, device: str = "adb", adb_server: str = "127.0.0.1:5037", poll_ms: int = 1000
+        self,
+        *,
+        device: str = "adb",
+        adb_server: str = "127.0.0.1:5037",
+        poll_ms: int = 1000,
+        keep_awake: bool = False,
     ) -> None:
         super().__init__()
         if poll_ms < 50:
@@ -182,6 +195,10 @@ class AdbDevice(Device):
         self._check_now = asyncio.Event()  # check the link (or retry connecting) now
         self._tracker: Tracker | None = None
         self._closing = False
+        # Issue 27: the screen recording that runs, and keep_awake's value to put back at close.
+        self._recording: record.Running | None = None
+        self.keep_awake = keep_awake
+        self._stay_on_was: int | None = None
 
     # --- lifecycle -------------------------------------------------------------
     async def start(self, emit: EventSink, *, wanted: Callable[[str], bool] = lambda _t: True) -> None:
@@ -219,6 +236,7 @@ class AdbDevice(Device):
         self._closing = True
         await cancel_and_wait(*self._tasks)
         self._tasks = []
+        await self._leave_phone_as_found()
         if self._tracker is not None:
             await asyncio.to_thread(self._tracker.stop)
         if self.u2 is not None:
@@ -275,6 +293,8 @@ class AdbDevice(Device):
             raise DeviceUnavailable(f"{serial} is {state}" + (f": {advice}" if advice else ""))
         first = self._info is None
         self._info = await self._call("connecting", self._setup, default_s=CONNECT_S)
+        if self.keep_awake and self._stay_on_was is None:
+            await self._stay_awake()
         if first and self._pollers is not None:
             self._pollers.sms_mark = await self._sms_mark()
         log.info(
@@ -968,6 +988,106 @@ class AdbDevice(Device):
             return self._sh(Budget(min(budget.until, time.monotonic() + timeout_s)), command)
 
         return await self._call("running the shell command", run, default_s=timeout_s)
+
+    # --- issue 27: the screen's power and recording -------------------------------------------
+    async def power_state(self) -> PowerState:
+        def read(budget: Budget) -> PowerState:
+            both = self._sh(budget, power.READ).stdout
+            dump, _, policy = both.partition(power.MARK)
+            showing, secure = power.parse_keyguard(policy)
+            return PowerState(awake=parse_screen_on(dump), locked=showing, secure=secure, via="dumpsys")
+
+        return await self._call("reading the screen's power state", read)
+
+    async def wake(self) -> str:
+        await self._call("waking the screen", lambda b: self._sh(b, power.WAKE))
+        return power.WAKE
+
+    async def sleep(self) -> str:
+        await self._call("putting the screen to sleep", lambda b: self._sh(b, power.SLEEP))
+        return power.SLEEP
+
+    async def dismiss_keyguard(self) -> str:
+        dismiss = power.DISMISS if self._sdk() >= power.DISMISS_KEYGUARD_SDK else power.DISMISS_BEFORE_O
+        await self._call("dismissing the lock screen", lambda b: self._sh(b, dismiss))
+        return dismiss
+
+    async def start_recording(
+        self, *, max_s: int, size: tuple[int, int] | None, bit_rate: int | None
+    ) -> Recording:
+        if 0 < self._sdk() < record.MIN_SDK:
+            raise Unsupported(f"screenrecord needs Android 4.4 or later; this phone runs {self._sdk_name()}")
+
+        def begin(budget: Budget) -> Recording:
+            running = self._recording
+            if running is not None:
+                if record.is_alive(self._sh, budget, running.pid):
+                    raise busy(running.recording)
+                # It reached its limit: its file stays on the phone (its path was answered).
+                self._recording = None
+            recording = Recording(
+                path=recording_path(), max_s=max_s, started_ms=int(time.time() * 1000), via=record.VIA
+            )
+            self._recording = record.start(self._sh, budget, recording, size=size, bit_rate=bit_rate)
+            return recording
+
+        return await self._call("starting the screen recording", begin)
+
+    async def stop_recording(self) -> RecordedFile:
+        def end(budget: Budget) -> RecordedFile:
+            running = self._recording
+            if running is None:
+                raise nothing_recorded()
+            done = record.stop(self._sh, budget, running)
+            self._recording = None
+            return done
+
+        return await self._call(
+            "stopping the screen recording", end, default_s=record.FINISH_S + DEFAULT_CALL_S
+        )
+
+    def _sdk_name(self) -> str:
+        info = self._info
+        return (
+            f"Android {info.android_version} (SDK {info.sdk})" if info is not None else "an unknown Android"
+        )
+
+    async def _stay_awake(self) -> None:
+        """keep_awake: `svc power stayon true`, the previous value kept for close (read back)."""
+
+        def stay(budget: Budget) -> int | None:
+            was = power.parse_stay_on(self._sh(budget, power.STAY_ON_SETTING).stdout)
+            if was is None or was == power.STAY_ON_ALL:
+                return None
+            self._sh(budget, power.STAY_ON)
+            now = power.parse_stay_on(self._sh(budget, power.STAY_ON_SETTING).stdout)
+            if now != power.STAY_ON_ALL:
+                log.warning("keep_awake: svc power stayon true did not stick (the setting reads %s)", now)
+            return was
+
+        try:
+            self._stay_on_was = await self._call("keeping the screen awake", stay)
+        except RuntimeFailure as failure:
+            log.warning("keep_awake: could not keep the screen on (%s)", failure.message)
+
+    async def _leave_phone_as_found(self) -> None:
+        """At close: a recording left running is stopped (SIGINT: its mp4 is finished), and the
+        screen's stay-on setting that keep_awake changed is put back."""
+        running, self._recording = self._recording, None
+        was, self._stay_on_was = self._stay_on_was, None
+        if (running is None and was is None) or not self.link.up:
+            return
+
+        def leave(budget: Budget) -> None:
+            if running is not None:
+                record.interrupt(self._sh, budget, running.pid)
+            if was is not None:
+                self._sh(budget, power.restore_stay_on(was))
+
+        try:
+            await self._call("leaving the phone as it was", leave, default_s=3.0)
+        except RuntimeFailure as failure:
+            log.warning("could not leave the phone as it was (%s)", failure.message)
 
 
 def _field_after(xml: str | None, was: UiNode) -> UiNode | None:

@@ -49,6 +49,9 @@ from phoneuse_runtime.device.base import (
     IntentResult,
     Notification,
     Plugged,
+    PowerState,
+    RecordedFile,
+    Recording,
     Saved,
     Screenshot,
     ShellResult,
@@ -61,6 +64,7 @@ from phoneuse_runtime.device.sim.dialogs import DialogKind, DialogScreen
 from phoneuse_runtime.device.sim.home import CustomScreen
 from phoneuse_runtime.device.sim.intents import start_intent
 from phoneuse_runtime.device.sim.phone import SimPhone
+from phoneuse_runtime.device.sim.power import LockKind, SimPower, SimRecorder
 from phoneuse_runtime.device.sim.render import render_png
 from phoneuse_runtime.device.sim.seed import SEED, seed_state
 from phoneuse_runtime.device.sim.state import ChatMessage, SimState, render_state
@@ -165,6 +169,8 @@ class SimDevice(Device):
         self._comeback: asyncio.TimerHandle | None = None
         self.ui_server: SimUiServer | None = None  # SIM_UI_SERVER_DIES kills it
         self.battery = SimBattery()  # SIM_SET_BATTERY sets it (issue 27)
+        self.power = SimPower()  # issue 27: the screen's power and lock, not kept in the state file
+        self.recorder = SimRecorder()
 
     # --- lifecycle -------------------------------------------------------
     async def start(self, emit: EventSink, *, wanted: Callable[[str], bool] = _everything) -> None:
@@ -187,6 +193,7 @@ class SimDevice(Device):
 
     async def close(self) -> None:
         self._cancel_comeback()
+        self.recorder.close()  # a recording left running ends with the phone
         phone, self._phone = self._phone, None
         if phone is None:
             return
@@ -222,6 +229,43 @@ class SimDevice(Device):
     def _op(self) -> _Operation:
         """Wraps every primitive: announces foreground changes, persists data changes."""
         return _Operation(self, self._reachable())
+
+    # --- issue 27: the screen's power and recording --------------------------
+    async def power_state(self) -> PowerState:
+        self._reachable()
+        power = self.power
+        return PowerState(awake=power.awake, locked=power.locked, secure=power.secure, via=self.via)
+
+    async def wake(self) -> str:
+        self._reachable()
+        self.power.wake()
+        return self.via
+
+    async def sleep(self) -> str:
+        self._reachable()
+        self.power.sleep()
+        return self.via
+
+    async def dismiss_keyguard(self) -> str:
+        self._reachable()
+        self.power.dismiss()
+        return self.via
+
+    def set_lock(self, lock: LockKind, *, locked: bool) -> None:
+        """SIM_SET_LOCK: the owner's lock screen (none, swipe, or a secure pin, pattern, password)."""
+        self._reachable()
+        self.power.lock = lock
+        self.power.locked = locked and lock != "none"
+
+    async def start_recording(
+        self, *, max_s: int, size: tuple[int, int] | None, bit_rate: int | None
+    ) -> Recording:
+        self._reachable()
+        return self.recorder.start(max_s)
+
+    async def stop_recording(self) -> RecordedFile:
+        self._reachable()
+        return self.recorder.stop()
 
     # --- connection (sim only) --------------------------------------------
     def disconnect(self, reason: str = "simulated disconnection", *, for_ms: int | None = None) -> None:

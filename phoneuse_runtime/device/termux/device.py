@@ -45,6 +45,9 @@ from phoneuse_runtime.device.base import (
     Intent,
     IntentResult,
     Notification,
+    PowerState,
+    RecordedFile,
+    Recording,
     Saved,
     Screenshot,
     ShellResult,
@@ -62,6 +65,8 @@ from phoneuse_runtime.kernel.capabilities import (
     CLIPBOARD,
     CONTACTS,
     NOTIFICATIONS,
+    POWER,
+    SCREEN_RECORD,
     SCREENSHOT,
     SHELL,
     SMS,
@@ -78,7 +83,7 @@ log = logging.getLogger(__name__)
 
 # What Termux:API gives on its own, and what the phone's own adb adds.
 TERMUX_CAPABILITIES = frozenset({SMS, CALLS, CONTACTS, CLIPBOARD, NOTIFICATIONS, APPS})
-ADB_CAPABILITIES = frozenset({UI, SCREENSHOT, CALENDAR, ALARMS, SHELL})
+ADB_CAPABILITIES = frozenset({UI, SCREENSHOT, CALENDAR, ALARMS, SHELL, POWER, SCREEN_RECORD})
 SELF_ADB_RETRY_S = 5.0  # the first wait before a missing self-adb is looked for again (selfadb.Backoff)
 SMS_WINDOW = 50  # rows read per look at the SMS store: new arrivals, a send being verified
 CALL_WINDOW = 50
@@ -132,6 +137,7 @@ class TermuxDevice(Device):
         self_adb_retry_s: float = SELF_ADB_RETRY_S,
         state_check_s: float = STATE_CHECK_S,
         self_adb_pause: Pause = pause,
+        keep_awake: bool = False,
     ) -> None:
         super().__init__()
         if poll_ms < 50:
@@ -147,6 +153,7 @@ class TermuxDevice(Device):
             on_change=self._recompute,
             pause=self_adb_pause,
             dialogs=self.dialogs,  # one watch: the adb poll's windows and this device's screens
+            keep_awake=keep_awake,
         )
         self.pollers: TermuxPollers | None = None
         self._info: DeviceInfo | None = None
@@ -478,6 +485,29 @@ class TermuxDevice(Device):
             sdk=info.sdk or None,
             via="termux-api",
         )
+
+    # --- issue 27: the screen's power and recording, through the phone's own adb ----------------
+    # (termux-wake-lock keeps the runtime's own process running, not the screen on.)
+    async def power_state(self) -> PowerState:
+        return await self._adb("reading the screen's power state").power_state()
+
+    async def wake(self) -> str:
+        return await self._adb("waking the screen").wake()
+
+    async def sleep(self) -> str:
+        return await self._adb("putting the screen to sleep").sleep()
+
+    async def dismiss_keyguard(self) -> str:
+        return await self._adb("dismissing the lock screen").dismiss_keyguard()
+
+    async def start_recording(
+        self, *, max_s: int, size: tuple[int, int] | None, bit_rate: int | None
+    ) -> Recording:
+        adb = self._adb("recording the screen")
+        return await adb.start_recording(max_s=max_s, size=size, bit_rate=bit_rate)
+
+    async def stop_recording(self) -> RecordedFile:
+        return await self._adb("stopping the screen recording").stop_recording()
 
     # --- power, for the pollers' backoff ------------------------------------------------------
     async def screen_on(self) -> bool | None:

@@ -127,9 +127,11 @@ class SelfAdb:
         on_change: Callable[[], None],
         pause: Pause = pause,
         dialogs: DialogWatch | None = None,
+        keep_awake: bool = False,
     ) -> None:
         self.mode = parse_self_adb(mode)
         self.dialogs = dialogs  # the termux device's, shared with the adb device it uses
+        self.keep_awake = keep_awake  # handed to each AdbDevice (issue 27)
         self.adb_server = adb_server
         self.poll_ms = poll_ms
         self.retry_s = retry_s  # how often an adb that is up is checked, and the back-off's first wait
@@ -232,7 +234,12 @@ class SelfAdb:
     async def _use(self, target: str) -> None:
         await self._drop()
         assert self._emit is not None
-        device = AdbDevice(device=f"adb:{target}", adb_server=self.adb_server, poll_ms=self.poll_ms)
+        device = AdbDevice(
+            device=f"adb:{target}",
+            adb_server=self.adb_server,
+            poll_ms=self.poll_ms,
+            keep_awake=self.keep_awake,
+        )
         device.link.watch(lambda _up: self.on_change())
         if self.dialogs is not None:
             device.dialogs = self.dialogs

@@ -57,6 +57,7 @@ def serve_adb(make_client: ServerFactory, fake_device_factory: FakeDeviceFactory
             device=f"adb:{device.serial}",
             adb_server=f"127.0.0.1:{device.adb_port}",
             poll_ms=settings.pop("poll_ms"),
+            keep_awake=settings.pop("keep_awake", False),
         )
         client = await make_client(
             device=make_device(chosen), adb_server=chosen.adb_server, poll_ms=chosen.poll_ms, **settings

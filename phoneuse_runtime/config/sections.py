@@ -307,6 +307,7 @@ class OwnerSettings(Section):
     deny_actions: frozenset[str]
     allow_shell: bool
     url_schemes: frozenset[str]
+    allow_cutting_link: bool
 
     def checks(self) -> list[tuple[str, str]]:
         if self.approvals in APPROVAL_MODES:

@@ -13,7 +13,7 @@ from . import apps, interaction, seed
 from .intents import CommandError, component_parts, exception, parse_intent, short_string
 from .shell import Proc
 from .state import PhoneState, short_component
-from .userland import COMMANDS, command, path_of, state_of
+from .userland import CMD_SERVICES, COMMANDS, command, path_of, state_of
 
 RECEIVER_FROM_SHELL = 0x400000
 
@@ -252,6 +252,8 @@ async def cmd(p: Proc) -> int:
         return await COMMANDS[aliases[service]](
             Proc([aliases[service], *args[1:]], p.env, p.cwd, p.streams, p.io, p.shell)
         )
+    if service in CMD_SERVICES:
+        return await CMD_SERVICES[service](p)
     if service == "statusbar":
         verb = args[1] if len(args) > 1 else ""
         if verb in ("expand-notifications", "expand-settings"):

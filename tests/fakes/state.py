@@ -462,6 +462,11 @@ class PhoneState:
     u2: U2Status = field(default_factory=U2Status)
     clock: Clock = field(default_factory=SystemClock)
     apk_catalog: dict[str, Package] = field(default_factory=dict)  # md5 of an APK -> its package
+    # --- the phone's settings (issue 27, settings_cmds.py) ---
+    # AudioService's volume index per stream (AudioManager.STREAM_*: 2 ring, 3 music, 4 alarm, 5 notification)
+    volumes: dict[int, int] = field(default_factory=lambda: {0: 4, 1: 5, 2: 5, 3: 5, 4: 6, 5: 5})
+    # MIUI's "USB debugging (Security settings)" off: every `settings put` fails with a SecurityException
+    settings_write_denied: bool = False
     _next: dict[str, int] = field(default_factory=dict)
 
     # --- small helpers ---------------------------------------------------------------

@@ -20,6 +20,8 @@ from .shell import Handler, Proc
 from .state import PhoneState
 
 COMMANDS: dict[str, Handler] = {}
+# `cmd SERVICE ...` for the services a module models (argv as given: ["cmd", SERVICE, ...]).
+CMD_SERVICES: dict[str, Handler] = {}
 
 
 class HasState(Protocol):
@@ -296,7 +298,7 @@ TOYBOX = {
 
 def load_all() -> dict[str, Handler]:
     """Registers every module's commands and returns the table."""
-    from . import activity, dumpsys, system, toolbox, u2server
+    from . import activity, dumpsys, settings_cmds, system, toolbox, u2server
 
-    del activity, dumpsys, system, toolbox, u2server
+    del activity, dumpsys, settings_cmds, system, toolbox, u2server
     return COMMANDS

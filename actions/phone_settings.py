@@ -292,9 +292,10 @@ ACTIONS = (
         BrightnessResult,
         "Set the screen's brightness (level 0..255) or adaptive brightness (auto), and read it back",
         exclusive=True,
-        notes="adb: `settings put system screen_brightness` / `screen_brightness_mode`. Termux: "
-        "termux-brightness (Termux:API needs 'Modify system settings'); whether adaptive brightness "
-        "is on is read back through its own adb only.",
+        notes="adb (and Termux's own adb): `settings put system screen_brightness` / "
+        "`screen_brightness_mode`. Termux without its own adb: termux-brightness (Termux:API needs "
+        "'Modify system settings', else PERMISSION_DENIED), which reads the level back but never says "
+        "whether adaptive brightness is on (`auto` null, `verified` false).",
     ),
     ActionSpec(
         "SET_DO_NOT_DISTURB",

@@ -108,7 +108,12 @@ async def test_an_old_state_file_starts_with_the_defaults() -> None:
     for key in ("bluetooth_enabled", "auto_rotate", "volumes", "brightness", "brightness_auto", "dnd"):
         del old[key]
     state = SimState.from_json(json.dumps(old))
-    assert (state.bluetooth_enabled, state.auto_rotate, state.dnd, state.volumes["music"]) == (False, True, "off", 5)
+    assert (state.bluetooth_enabled, state.auto_rotate, state.dnd, state.volumes["music"]) == (
+        False,
+        True,
+        "off",
+        5,
+    )
 
 
 async def test_not_held_by_default_but_the_owner_may_hold_them(make_client: ServerFactory) -> None:

@@ -61,7 +61,7 @@ async def test_turning_wifi_off_under_an_iris_app_on_the_network_is_refused(
     ):
         response = await server.grpc.execute(action, params)
         assert response.error.startswith("PERMISSION_DENIED: "), response.error
-        assert f"the Iris app \"owner's tablet\" connected from {host}" in response.error
+        assert f'the Iris app "owner\'s tablet" connected from {host}' in response.error
         assert "allow_cutting_link" in response.error
     assert not server.app.runtime.approvals.pending()
     assert await _sim(server).switch("wifi") is True

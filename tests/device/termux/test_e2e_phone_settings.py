@@ -21,7 +21,12 @@ from tests.waiting import wait_until
 async def test_volume_through_termux_volume(serve_termux: TermuxServe, termux: FakeTermux) -> None:
     client = await serve_termux()
     result = await client.ok("SET_VOLUME", {"stream": "music", "percent": "40"})
-    assert (result["level"], result["max"], result["verified"], result["via"]) == (6, 15, True, "termux-volume")
+    assert (result["level"], result["max"], result["verified"], result["via"]) == (
+        6,
+        15,
+        True,
+        "termux-volume",
+    )
     assert termux.state()["volumes"]["music"][0] == 6
     response = await client.execute("SET_VOLUME", {"stream": "ring", "level": "9"})
     assert response.error.startswith("INVALID_PARAMS: ") and "[0..7]" in response.error
@@ -40,7 +45,9 @@ async def test_brightness_through_termux_brightness(serve_termux: TermuxServe, t
     assert termux.state()["brightness_auto"] is True
 
 
-async def test_brightness_without_modify_system_settings(serve_termux: TermuxServe, termux: FakeTermux) -> None:
+async def test_brightness_without_modify_system_settings(
+    serve_termux: TermuxServe, termux: FakeTermux
+) -> None:
     termux.update(lambda s: s["denied"].append("android.permission.WRITE_SETTINGS"))
     client = await serve_termux()
     response = await client.execute("SET_BRIGHTNESS", {"level": "40"})

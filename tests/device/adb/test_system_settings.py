@@ -116,3 +116,21 @@ def test_each_version_gets_its_own_tool(sdk: int, wifi: str, bluetooth: str, vol
     ss.set_switch(phone, "bluetooth", False, sdk=sdk)
     ss.set_volume(phone, "music", 4, sdk=sdk)
     assert phone.asked == [wifi, bluetooth, volume]
+
+
+@pytest.mark.parametrize(
+    ("serial", "link"),
+    [
+        ("192.168.1.5:5555", "adb over Wi-Fi (192.168.1.5:5555)"),
+        ("adb-1A2B3C4D-xYz12a._adb-tls-connect._tcp", "adb over wireless debugging (adb-1A2B3C4D-xYz12a._adb-tls-connect._tcp)"),
+        ("127.0.0.1:5555", None),  # an emulator's port, or a tunnel: not the phone's Wi-Fi
+        ("localhost:5037", None),
+        ("emulator-5554", None),
+        ("R58M123ABC", None),  # USB
+    ],
+)
+def test_which_serials_are_links_over_wifi(serial: str, link: str | None) -> None:
+    from phoneuse_runtime.device.adb.device import AdbDevice
+
+    device = AdbDevice(device=f"adb:{serial}")  # no I/O before start
+    assert device.network_links() == ([link] if link else [])

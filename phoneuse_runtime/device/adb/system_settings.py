@@ -138,21 +138,23 @@ def set_volume(sh: Sh, stream: Stream, level: int, *, sdk: int) -> str:
 
 
 def brightness(sh: Sh) -> Brightness:
-    level = setting(sh, "system", "screen_brightness")
-    mode = setting(sh, "system", "screen_brightness_mode")
-    return Brightness(level=int(level) if level and level.isdigit() else None, auto=mode == "1")
+    """Both settings in one round trip: one line each, "null" where unset."""
+    both = " ; ".join(command("settings", "get", "system", key) for key in _BRIGHTNESS_KEYS)
+    lines = [*checked(sh(both), "reading the brightness").split("\n"), "", ""]
+    level, mode = (line.strip() for line in lines[:2])
+    return Brightness(level=int(level) if level.isdigit() else None, auto=mode == "1")
 
 
 def set_brightness(sh: Sh, level: int | None, *, auto: bool) -> str:
-    checked(
-        sh(command("settings", "put", "system", "screen_brightness_mode", "1" if auto else "0")),
-        "setting adaptive brightness",
-    )
+    """The mode, then the level, in one round trip (the level only once the mode is written)."""
+    cmd = command("settings", "put", "system", "screen_brightness_mode", "1" if auto else "0")
     if level is not None:
-        checked(
-            sh(command("settings", "put", "system", "screen_brightness", level)), "setting the brightness"
-        )
+        cmd += " && " + command("settings", "put", "system", "screen_brightness", level)
+    checked(sh(cmd), "setting the brightness")
     return "settings"
+
+
+_BRIGHTNESS_KEYS = ("screen_brightness", "screen_brightness_mode")
 
 
 def dnd(sh: Sh) -> DndMode:

@@ -79,11 +79,16 @@ async def test_volume_by_level_and_percent_on_each_version(serve_adb: AdbServe, 
     assert s.state.volumes[2] == 5
 
 
-async def test_brightness_and_auto_rotate_through_settings(serve_adb: AdbServe) -> None:
-    s = await serve_adb(_phone(34))
+@pytest.mark.parametrize("features", [("cmd",), ("shell_v2", "cmd")], ids=["shell_v1", "shell_v2"])
+async def test_brightness_and_auto_rotate_through_settings(
+    serve_adb: AdbServe, features: tuple[str, ...]
+) -> None:
+    s = await serve_adb(_phone(34), features=features)
+    before = len(s.opened())
     result = await s.client.ok("SET_BRIGHTNESS", {"level": "30"})
     assert result == {"level": 30, "auto": False, "verified": True, "verify_error": None, "via": "settings"}
     assert s.state.setting("system", "screen_brightness") == "30"
+    assert len(s.opened()) - before == 2  # both settings written in one round trip, read in one
     result = await s.client.ok("SET_BRIGHTNESS", {"auto": "true"})
     assert (result["auto"], result["level"], result["verified"]) == (True, 30, True)
     assert s.state.setting("system", "screen_brightness_mode") == "1"

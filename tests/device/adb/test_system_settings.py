@@ -122,7 +122,10 @@ def test_each_version_gets_its_own_tool(sdk: int, wifi: str, bluetooth: str, vol
     ("serial", "link"),
     [
         ("192.168.1.5:5555", "adb over Wi-Fi (192.168.1.5:5555)"),
-        ("adb-1A2B3C4D-xYz12a._adb-tls-connect._tcp", "adb over wireless debugging (adb-1A2B3C4D-xYz12a._adb-tls-connect._tcp)"),
+        (
+            "adb-1A2B3C4D-xYz12a._adb-tls-connect._tcp",
+            "adb over wireless debugging (adb-1A2B3C4D-xYz12a._adb-tls-connect._tcp)",
+        ),
         ("127.0.0.1:5555", None),  # an emulator's port, or a tunnel: not the phone's Wi-Fi
         ("localhost:5037", None),
         ("emulator-5554", None),

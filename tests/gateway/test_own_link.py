@@ -6,28 +6,16 @@ allow_cutting_link, they run."""
 from __future__ import annotations
 
 import contextlib
-import socket
+from pathlib import Path
 
 import pytest
 from websockets.asyncio.client import connect
 
+from phoneuse_runtime.config.settings import Settings, load_settings
 from phoneuse_runtime.device.sim.device import SimDevice
+from tests.network import own_address
 
 from .conftest import GatewayFactory, GatewayServer, IrisClient
-
-
-def _own_address() -> str:
-    """This machine's address on its network (not loopback), as the routing table picks it; the
-    test skips where there is none."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        try:
-            probe.connect(("10.255.255.255", 9))  # a UDP connect sends nothing: it only picks a route
-        except OSError as exc:
-            pytest.skip(f"this machine has no network address besides loopback ({exc})")
-        host: str = probe.getsockname()[0]
-    if host.startswith("127.") or host == "0.0.0.0":
-        pytest.skip("this machine has no network address besides loopback")
-    return host
 
 
 async def _iris_from(server: GatewayServer, host: str, name: str) -> IrisClient:
@@ -48,7 +36,7 @@ def _sim(server: GatewayServer) -> SimDevice:
 async def test_turning_wifi_off_under_an_iris_app_on_the_network_is_refused(
     make_gateway: GatewayFactory,
 ) -> None:
-    host = _own_address()
+    host = own_address()
     # approvals=always and SET_WIFI held: the refusal still comes first, with no hold made
     server = await make_gateway(
         gateway_listen="0.0.0.0:0", approvals="always", approval_actions=frozenset({"SET_WIFI", "SHELL"})
@@ -78,10 +66,18 @@ async def test_an_app_on_loopback_is_no_network_link(make_gateway: GatewayFactor
 
 
 async def test_the_owner_may_allow_cutting_the_link(make_gateway: GatewayFactory) -> None:
-    host = _own_address()
+    host = own_address()
     server = await make_gateway(gateway_listen="0.0.0.0:0", allow_cutting_link=True)
     client = await _iris_from(server, host, "phone")
     assert server.gateway.network_links()
     assert (await server.grpc.ok("SET_AIRPLANE_MODE", {"enabled": "true"}))["enabled"] is True
     with contextlib.suppress(Exception):
         await client.close()
+
+
+def test_allow_cutting_link_is_the_owners_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert Settings().owner.allow_cutting_link is False
+    (tmp_path / "config.toml").write_text("allow_cutting_link = true\n")
+    assert load_settings({"data_dir": tmp_path}).owner.allow_cutting_link is True
+    monkeypatch.setenv("PHONEUSE_ALLOW_CUTTING_LINK", "false")
+    assert load_settings({"data_dir": tmp_path}).owner.allow_cutting_link is False

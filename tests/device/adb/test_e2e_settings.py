@@ -5,12 +5,11 @@ version's shell cannot do (UNSUPPORTED) or what the phone refuses (PERMISSION_DE
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 
 from tests.device.adb.conftest import AdbServe, Served
 from tests.fakes.phone import FakePhone
+from tests.network import own_address
 
 SDKS = pytest.mark.parametrize("sdk", [28, 29, 30, 33, 34])
 
@@ -123,20 +122,8 @@ async def test_a_phone_that_refuses_settings_writes_is_permission_denied(serve_a
     assert s.state.setting("system", "accelerometer_rotation") == "1"
 
 
-def _own_address() -> str:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        try:
-            probe.connect(("10.255.255.255", 9))  # sends nothing: it only picks a route
-        except OSError as exc:
-            pytest.skip(f"this machine has no network address besides loopback ({exc})")
-        host: str = probe.getsockname()[0]
-    if host.startswith("127."):
-        pytest.skip("this machine has no network address besides loopback")
-    return host
-
-
 async def test_adb_over_wifi_is_never_cut(serve_adb: AdbServe) -> None:
-    host = _own_address()
+    host = own_address()
     s = await serve_adb(_phone(34), host=host)  # the serial is HOST:PORT, as after `adb connect`
     for action, params in (("SET_WIFI", {"enabled": "false"}), ("SET_AIRPLANE_MODE", {"enabled": "true"})):
         response = await s.client.execute(action, params)
@@ -148,6 +135,6 @@ async def test_adb_over_wifi_is_never_cut(serve_adb: AdbServe) -> None:
 
 
 async def test_the_owner_may_allow_cutting_adb_over_wifi(serve_adb: AdbServe) -> None:
-    host = _own_address()
+    host = own_address()
     s = await serve_adb(_phone(34), host=host, allow_cutting_link=True)
     assert (await s.client.ok("SET_WIFI", {"enabled": "false"}))["enabled"] is False

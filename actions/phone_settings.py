@@ -218,7 +218,7 @@ async def set_dnd(ctx: ActionContext, p: SetDndParams) -> DndResult:
 
 
 _LINK_NOTE = (
-    "Refused with PERMISSION_DENIED, before anything happens and before any hold, where it would cut "
+    "refused with PERMISSION_DENIED, before anything happens and before any hold, where it would cut "
     "the runtime's own link to the phone (adb over Wi-Fi, Termux's wireless debugging, an Iris app "
     "connected over the network), naming the link, unless the owner set allow_cutting_link = true."
 )

@@ -310,6 +310,7 @@ class OwnerSettings(Section):
     allow_shell: bool
     url_schemes: frozenset[str]
     error_dialogs: str
+    allow_cutting_link: bool
 
     def checks(self) -> list[tuple[str, str]]:
         found = []

@@ -164,6 +164,10 @@ class Settings:
     # (owner_controls.py): the Iris app, Termux, Settings, the permission controller, the
     # package installer and the system UI (the notification shade, the lock screen).
     owner_apps: frozenset[str] = field(default_factory=lambda: DEFAULT_OWNER_APPS)
+    # Whether SET_WIFI and SET_AIRPLANE_MODE may cut the runtime's own link to the phone (adb over
+    # Wi-Fi, Termux's wireless debugging, an Iris app connected over the network): off, they are
+    # refused (PERMISSION_DENIED) naming the link (kernel/links.py).
+    allow_cutting_link: bool = False
     # The phone's memory ([memory] in config.toml, PHONEUSE_MEMORY_* in the environment): the
     # region numbers without a country code are read in when the SIM does not say, how many
     # days messages and calls are kept (0: no limit), and whether the runtime feeds it.

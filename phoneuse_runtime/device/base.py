@@ -355,6 +355,37 @@ class RecordedFile:
     via: str
 
 
+# --- the phone's settings (issue 27) -------------------------------------------
+Switch = Literal["wifi", "bluetooth", "airplane_mode", "auto_rotate"]
+SWITCH_NAMES: dict[str, str] = {
+    "wifi": "Wi-Fi",
+    "bluetooth": "Bluetooth",
+    "airplane_mode": "airplane mode",
+    "auto_rotate": "auto-rotate",
+}
+Stream = Literal["music", "ring", "alarm", "notification"]
+# off: every interruption; priority: the owner's priority ones; alarms: alarms only; total: none.
+DndMode = Literal["off", "priority", "alarms", "total"]
+
+
+@dataclass(frozen=True)
+class Volume:
+    """A stream's volume index and its range, as the phone reports them."""
+
+    level: int
+    max: int
+    min: int = 0
+
+
+@dataclass(frozen=True)
+class Brightness:
+    """The screen's brightness setting: its level (0..255) and whether adaptive brightness is on
+    (None where the backend cannot say)."""
+
+    level: int | None
+    auto: bool | None
+
+
 def _no_check(_node: UiNode) -> None:
     return None
 
@@ -813,3 +844,40 @@ class Device(abc.ABC):
         """Stops the recording (or takes the one that reached its limit) and answers its file;
         INVALID_PARAMS when there is none."""
         raise Unsupported(f"{self.kind} cannot record the screen; use adb (screenrecord)")
+
+    # --- the phone's settings (issue 27: SET_WIFI ... SET_AUTO_ROTATE) ----------------
+    # Each setter does the change and returns `via`; each reader reads it back from the phone.
+    # Where this phone (or this Android, from a shell or an app) cannot, Unsupported says what would.
+    async def set_switch(self, switch: Switch, enabled: bool) -> str:
+        """Turns Wi-Fi, Bluetooth, airplane mode or auto-rotate on or off."""
+        raise Unsupported(f"this device ({self.kind}) cannot turn {SWITCH_NAMES[switch]} on or off")
+
+    async def switch(self, switch: Switch) -> bool:
+        """Whether Wi-Fi, Bluetooth, airplane mode or auto-rotate is on, read from the phone."""
+        raise Unsupported(f"this device ({self.kind}) cannot read whether {SWITCH_NAMES[switch]} is on")
+
+    async def set_volume(self, stream: Stream, level: int) -> str:
+        """Sets a stream's volume index (0..its maximum, `volume(stream).max`)."""
+        raise Unsupported(f"this device ({self.kind}) cannot set the volume")
+
+    async def volume(self, stream: Stream) -> Volume:
+        raise Unsupported(f"this device ({self.kind}) cannot read the volume")
+
+    async def set_brightness(self, level: int | None, *, auto: bool) -> str:
+        """Adaptive brightness on (`auto`), or off at `level` (0..255; None keeps the level)."""
+        raise Unsupported(f"this device ({self.kind}) cannot set the brightness")
+
+    async def brightness(self) -> Brightness:
+        raise Unsupported(f"this device ({self.kind}) cannot read the brightness")
+
+    async def set_dnd(self, mode: DndMode) -> str:
+        raise Unsupported(f"this device ({self.kind}) cannot set Do Not Disturb")
+
+    async def dnd(self) -> DndMode:
+        raise Unsupported(f"this device ({self.kind}) cannot read Do Not Disturb")
+
+    def network_links(self) -> list[str]:
+        """The links by which the runtime reaches this phone over its Wi-Fi (adb over TCP, the
+        wireless debugging of Termux's own adb), each named for the owner; no I/O. Turning Wi-Fi
+        or airplane mode off would cut them (kernel/links.py)."""
+        return []

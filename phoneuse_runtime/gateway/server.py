@@ -13,6 +13,7 @@ revoke`, not one more of its frames is handled, however long its close takes."""
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 import sqlite3
 import time
@@ -147,6 +148,15 @@ class Gateway:
             events=[e for c in parts for e in c.events],
             policies=[p for c in parts for p in c.policies],
         )
+
+    def network_links(self) -> list[str]:
+        """The paired apps connected over the network (not from this machine's loopback): turning
+        the phone's Wi-Fi off could cut them (kernel/links.py), whichever phone the app runs on."""
+        return [
+            f"the Iris app {session.device_name or session.pairing_id!r} connected from {session.remote}"
+            for session in self.sessions.values()
+            if not session.closed and session.remote and not _is_loopback(session.remote)
+        ]
 
     def pairing_store(self, conn: Any) -> PairingStore:
         """The pairings on the database thread's connection, with the gateway's guess budget."""
@@ -490,3 +500,10 @@ def _only_ws_path(connection: ServerConnection, request: HttpRequest) -> HttpRes
     if request.path.split("?", 1)[0] != WS_PATH:
         return connection.respond(HTTPStatus.NOT_FOUND, f"the Iris gateway serves {WS_PATH}\n")
     return None
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host.removeprefix("::ffff:")).is_loopback
+    except ValueError:
+        return host == "localhost"

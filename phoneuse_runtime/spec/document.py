@@ -306,6 +306,11 @@ system UI `com.android.systemui`: the notification shade and the lock screen).
   roles such as the default SMS app, permissions, uninstalling) are `PERMISSION_DENIED`.
 - With `approve_ui_in` (e.g. `["com.whatsapp"]`), every UI action while one of those packages is
   in front is held for the owner's approval.
+- No action cuts the runtime's own link to the phone: SET_WIFI `enabled=false` and
+  SET_AIRPLANE_MODE (on or off) are `PERMISSION_DENIED`, before any hold, naming the link, while
+  the runtime reaches the phone over its Wi-Fi (adb over TCP off loopback or by an mDNS
+  `_adb-tls-connect` name, the Termux backend's own adb over wireless debugging, an Iris app
+  connected from a non-loopback address), unless the owner set `allow_cutting_link = true`.
 - The front is read by window, never by a package named anywhere in a line: the system's
   "isn't responding" or "keeps stopping" dialog (window "Application Not Responding: PKG") is
   the system's window (package `android`), whatever package its title names; the permission

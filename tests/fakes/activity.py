@@ -13,8 +13,7 @@ from . import apps, interaction, seed
 from .intents import CommandError, component_parts, exception, parse_intent, short_string
 from .shell import Proc
 from .state import PhoneState, short_component
-from .status_cmds import cmd_wifi
-from .userland import COMMANDS, command, path_of, state_of
+from .userland import CMD_SERVICES, COMMANDS, command, path_of, state_of
 
 # `pm list packages --show-versioncode`: Android 9 (P) on; before, pm refuses the option.
 VERSIONCODE_SDK = 28
@@ -261,8 +260,8 @@ async def cmd(p: Proc) -> int:
         return await COMMANDS[aliases[service]](
             Proc([aliases[service], *args[1:]], p.env, p.cwd, p.streams, p.io, p.shell)
         )
-    if service == "wifi":
-        return await cmd_wifi(p, args[1:])
+    if service in CMD_SERVICES:
+        return await CMD_SERVICES[service](p)
     if service == "statusbar":
         verb = args[1] if len(args) > 1 else ""
         if verb in ("expand-notifications", "expand-settings"):

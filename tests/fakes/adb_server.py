@@ -274,12 +274,17 @@ class BackgroundAdbd:
     while the daemon answers. The phone's methods run on that thread too."""
 
     def __init__(
-        self, phone: PhoneSide, *, features: Sequence[str] = DEFAULT_FEATURES, max_payload: int = MAX_PAYLOAD
+        self,
+        phone: PhoneSide,
+        *,
+        features: Sequence[str] = DEFAULT_FEATURES,
+        max_payload: int = MAX_PAYLOAD,
+        host: str = "127.0.0.1",
     ) -> None:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="fake-adbd", daemon=True)
         self._thread.start()
-        self.daemon = FakeAdbd(phone, features=features, max_payload=max_payload)
+        self.daemon = FakeAdbd(phone, features=features, max_payload=max_payload, host=host)
         try:
             self.run(self.daemon.start())
         except BaseException:
@@ -379,9 +384,11 @@ def fake_device(
     *,
     features: Sequence[str] = DEFAULT_FEATURES,
     max_payload: int = MAX_PAYLOAD,
+    host: str = "127.0.0.1",
 ) -> Iterator[FakeDevice]:
-    """Starts a daemon for `phone`, connects the server to it, and disconnects and stops it after."""
-    adbd = BackgroundAdbd(phone, features=features, max_payload=max_payload)
+    """Starts a daemon for `phone` (on `host`), connects the server to it, and disconnects and stops
+    it after."""
+    adbd = BackgroundAdbd(phone, features=features, max_payload=max_payload, host=host)
     try:
         server.connect(adbd.serial)
         yield FakeDevice(server, adbd)
@@ -398,7 +405,7 @@ class FakeDeviceFactory(Protocol):
     """What the `fake_device_factory` fixture gives a test."""
 
     def __call__(
-        self, phone: PhoneSide, *, features: Sequence[str] = ..., max_payload: int = ...
+        self, phone: PhoneSide, *, features: Sequence[str] = ..., max_payload: int = ..., host: str = ...
     ) -> FakeDevice: ...
 
 
@@ -432,10 +439,14 @@ def fake_device_factory(adb_server: AdbServer) -> Iterator[FakeDeviceFactory]:
     with ExitStack() as stack:
 
         def factory(
-            phone: PhoneSide, *, features: Sequence[str] = DEFAULT_FEATURES, max_payload: int = MAX_PAYLOAD
+            phone: PhoneSide,
+            *,
+            features: Sequence[str] = DEFAULT_FEATURES,
+            max_payload: int = MAX_PAYLOAD,
+            host: str = "127.0.0.1",
         ) -> FakeDevice:
             return stack.enter_context(
-                fake_device(adb_server, phone, features=features, max_payload=max_payload)
+                fake_device(adb_server, phone, features=features, max_payload=max_payload, host=host)
             )
 
         yield factory

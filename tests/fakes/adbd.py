@@ -663,8 +663,10 @@ class FakeAdbd:
         *,
         features: Sequence[str] = DEFAULT_FEATURES,
         max_payload: int = MAX_PAYLOAD,
+        host: str = "127.0.0.1",
     ) -> None:
         self.phone = phone
+        self.host = host  # another address than loopback: a phone adb reaches over Wi-Fi
         self.features = tuple(features)
         self.max_payload = max_payload
         self.port = 0
@@ -679,7 +681,7 @@ class FakeAdbd:
 
     @property
     def serial(self) -> str:
-        return f"127.0.0.1:{self.port}"
+        return f"{self.host}:{self.port}"
 
     @property
     def round_trips(self) -> int:
@@ -704,7 +706,7 @@ class FakeAdbd:
 
     async def start(self) -> None:
         """Listens on a free port (or, after the first start, the same port again)."""
-        self._server = await asyncio.start_server(self._on_client, "127.0.0.1", self.port)
+        self._server = await asyncio.start_server(self._on_client, self.host, self.port)
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def drop(self) -> None:

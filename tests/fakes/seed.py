@@ -162,6 +162,7 @@ def _settings() -> dict[str, dict[str, str]]:
             "adb_enabled": "1",
             "airplane_mode_on": "0",
             "bluetooth_on": "0",
+            "zen_mode": "0",
             "development_settings_enabled": "1",
             "device_name": "sdk_gphone64_x86_64",
             "mobile_data": "1",

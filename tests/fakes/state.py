@@ -514,6 +514,11 @@ class PhoneState:
     # pin, pattern, password: secure, which only the owner opens) and the shell's own processes.
     lock_screen: Literal["none", "swipe", "pin", "pattern", "password"] = "swipe"
     shell_processes: dict[int, ShellProcess] = field(default_factory=dict)
+    # --- the phone's settings (issue 27, settings_cmds.py) ---
+    # AudioService's volume index per stream (AudioManager.STREAM_*: 2 ring, 3 music, 4 alarm, 5 notification)
+    volumes: dict[int, int] = field(default_factory=lambda: {0: 4, 1: 5, 2: 5, 3: 5, 4: 6, 5: 5})
+    # MIUI's "USB debugging (Security settings)" off: every `settings put` fails with a SecurityException
+    settings_write_denied: bool = False
     _next: dict[str, int] = field(default_factory=dict)
 
     # --- small helpers ---------------------------------------------------------------

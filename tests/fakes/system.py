@@ -143,6 +143,14 @@ async def settings(p: Proc) -> int:
     elif verb == "get" and len(args) >= 3:
         await p.print(table.get(args[2], "null") + "\n")
     elif verb == "put" and len(args) >= 4:
+        if state.settings_write_denied:  # MIUI without "USB debugging (Security settings)"
+            await p.error(
+                "Exception occurred while executing 'put':\njava.lang.SecurityException: Permission denial: "
+                "writing to settings requires:android.permission.WRITE_SECURE_SETTINGS\n"
+                "\tat com.android.providers.settings.SettingsProvider.enforceWritePermission"
+                "(SettingsProvider.java:2214)\n"
+            )
+            return 255
         table[args[2]] = args[3]
     elif verb == "delete" and len(args) >= 3:
         await p.print(f"Deleted {int(table.pop(args[2], None) is not None)} rows\n")
@@ -415,7 +423,7 @@ async def logcat(p: Proc) -> int:
 async def svc(p: Proc) -> int:
     state = state_of(p)
     args = p.argv[1:]
-    keys = {"wifi": "wifi_on", "data": "mobile_data"}
+    keys = {"wifi": "wifi_on", "data": "mobile_data", "bluetooth": "bluetooth_on"}
     if len(args) == 2 and args[0] in keys and args[1] in ("enable", "disable"):
         state.settings.setdefault("global", {})[keys[args[0]]] = "1" if args[1] == "enable" else "0"
         return 0

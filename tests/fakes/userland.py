@@ -21,6 +21,8 @@ from .shell import Handler, Proc
 from .state import PhoneState
 
 COMMANDS: dict[str, Handler] = {}
+# `cmd SERVICE ...` for the services a module models (argv as given: ["cmd", SERVICE, ...]).
+CMD_SERVICES: dict[str, Handler] = {}
 
 
 class HasState(Protocol):
@@ -300,7 +302,7 @@ TOYBOX = {
 def load_all() -> dict[str, Handler]:
     """Registers every module's commands and returns the table."""
     # power_cmds extends wm, svc and dumpsys: it imports their modules before it registers its own.
-    from . import activity, dumpsys, power_cmds, status_cmds, system, toolbox, u2server
+    from . import activity, dumpsys, power_cmds, settings_cmds, status_cmds, system, toolbox, u2server
 
-    del activity, dumpsys, power_cmds, status_cmds, system, toolbox, u2server
+    del activity, dumpsys, power_cmds, settings_cmds, status_cmds, system, toolbox, u2server
     return COMMANDS

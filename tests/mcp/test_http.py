@@ -154,7 +154,7 @@ async def test_bad_arguments_are_invalid_params_and_nothing_runs(app: App, mode:
     async with connect(url_of(app), mode=mode) as client:
         unknown = await _refused(client, "set_alarum", {"hour": 7})
         assert unknown == (
-            "UNKNOWN_ACTION: no tool 'set_alarum'; did you mean set_alarm, set_clipboard? "
+            "UNKNOWN_ACTION: no tool 'set_alarum'; did you mean set_alarm, set_volume, set_clipboard? "
             "(tools/list lists them)"
         )
         wrong = await _refused(client, "set_alarm", {"hour": "7"})

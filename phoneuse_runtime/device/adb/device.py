@@ -29,7 +29,7 @@ import functools
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 from urllib.parse import quote as url_quote
 
@@ -37,7 +37,17 @@ import adbutils
 
 from phoneuse_runtime.config.addresses import server_address
 from phoneuse_runtime.config.settings import ConfigError
-from phoneuse_runtime.device.adb import apps, capture, dumpsys, forms, power, providers, record, status
+from phoneuse_runtime.device.adb import (
+    apps,
+    capture,
+    dumpsys,
+    forms,
+    power,
+    providers,
+    record,
+    status,
+    system_settings,
+)
 from phoneuse_runtime.device.adb.connection import (
     STATE_ADVICE,
     Client,
@@ -64,9 +74,11 @@ from phoneuse_runtime.device.adb.ui import (
 from phoneuse_runtime.device.adb.worker import Budget, Worker
 from phoneuse_runtime.device.base import (
     KEYCODES,
+    SWITCH_NAMES,
     ActedOn,
     Alarm,
     AppInfo,
+    Brightness,
     CalendarEvent,
     CallFilter,
     CallRecord,
@@ -76,6 +88,7 @@ from phoneuse_runtime.device.base import (
     Device,
     DeviceInfo,
     DeviceStatus,
+    DndMode,
     ElementAct,
     EventFilter,
     Foreground,
@@ -90,6 +103,9 @@ from phoneuse_runtime.device.base import (
     ShellResult,
     SmsFilter,
     SmsMessage,
+    Stream,
+    Switch,
+    Volume,
     saw_screen,
     wants_screen,
 )
@@ -1088,6 +1104,59 @@ class AdbDevice(Device):
             await self._call("leaving the phone as it was", leave, default_s=3.0)
         except RuntimeFailure as failure:
             log.warning("could not leave the phone as it was (%s)", failure.message)
+
+    # --- the phone's settings (issue 27): system_settings.py builds and reads the commands ------
+    def _settings_call(self, what: str, fn: Callable[[system_settings.Sh], T]) -> Awaitable[T]:
+        return self._call(what, lambda b: fn(functools.partial(self._sh, b)))
+
+    async def set_switch(self, switch: Switch, enabled: bool) -> str:
+        sdk = self._sdk()
+        return await self._settings_call(
+            f"turning {SWITCH_NAMES[switch]} {'on' if enabled else 'off'}",
+            lambda sh: system_settings.set_switch(sh, switch, enabled, sdk=sdk),
+        )
+
+    async def switch(self, switch: Switch) -> bool:
+        return await self._settings_call(
+            f"reading {SWITCH_NAMES[switch]}", lambda sh: system_settings.switch(sh, switch)
+        )
+
+    async def set_volume(self, stream: Stream, level: int) -> str:
+        sdk = self._sdk()
+        return await self._settings_call(
+            "setting the volume", lambda sh: system_settings.set_volume(sh, stream, level, sdk=sdk)
+        )
+
+    async def volume(self, stream: Stream) -> Volume:
+        sdk = self._sdk()
+        return await self._settings_call(
+            "reading the volume", lambda sh: system_settings.volume(sh, stream, sdk=sdk)
+        )
+
+    async def set_brightness(self, level: int | None, *, auto: bool) -> str:
+        return await self._settings_call(
+            "setting the brightness", lambda sh: system_settings.set_brightness(sh, level, auto=auto)
+        )
+
+    async def brightness(self) -> Brightness:
+        return await self._settings_call("reading the brightness", system_settings.brightness)
+
+    async def set_dnd(self, mode: DndMode) -> str:
+        sdk = self._sdk()
+        return await self._settings_call(
+            "setting Do Not Disturb", lambda sh: system_settings.set_dnd(sh, mode, sdk=sdk)
+        )
+
+    async def dnd(self) -> DndMode:
+        return await self._settings_call("reading Do Not Disturb", system_settings.dnd)
+
+    def network_links(self) -> list[str]:
+        serial = self.serial or self.named or ""
+        if is_network_serial(serial) and not is_local(serial.rpartition(":")[0].strip("[]")):
+            return [f"adb over Wi-Fi ({serial})"]
+        if "._adb-tls-connect." in serial or serial.endswith("._adb-tls-connect._tcp"):
+            return [f"adb over wireless debugging ({serial})"]
+        return []
 
 
 def _field_after(xml: str | None, was: UiNode) -> UiNode | None:

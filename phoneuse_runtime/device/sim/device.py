@@ -29,11 +29,12 @@ import dataclasses
 import pathlib
 import re
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from phoneuse_runtime.device.base import (
     Alarm,
     AppInfo,
+    Brightness,
     CalendarEvent,
     CallFilter,
     CallRecord,
@@ -43,6 +44,7 @@ from phoneuse_runtime.device.base import (
     Device,
     DeviceInfo,
     DeviceStatus,
+    DndMode,
     EventFilter,
     Foreground,
     Intent,
@@ -57,6 +59,9 @@ from phoneuse_runtime.device.base import (
     ShellResult,
     SmsFilter,
     SmsMessage,
+    Stream,
+    Switch,
+    Volume,
 )
 from phoneuse_runtime.device.sim import shell as sim_shell
 from phoneuse_runtime.device.sim.catalog import APPS, app_info
@@ -67,7 +72,7 @@ from phoneuse_runtime.device.sim.phone import SimPhone
 from phoneuse_runtime.device.sim.power import LockKind, SimPower, SimRecorder
 from phoneuse_runtime.device.sim.render import render_png
 from phoneuse_runtime.device.sim.seed import SEED, seed_state
-from phoneuse_runtime.device.sim.state import ChatMessage, SimState, render_state
+from phoneuse_runtime.device.sim.state import VOLUME_RANGES, ChatMessage, SimState, render_state
 from phoneuse_runtime.device.sim.status import SimBattery, sim_status
 from phoneuse_runtime.device.sim.ui_server import SimUiServer
 from phoneuse_runtime.device.sim.widgets import HEIGHT, WIDTH
@@ -130,6 +135,15 @@ _ROTATION = re.compile(r"<hierarchy\b[^>]*\brotation=\"(\d)\"")
 
 
 _SERVING = contextlib.nullcontext()  # a live UI server: nothing to do around the call
+
+
+# Each switch and the SimState field that holds it.
+_SWITCH_FIELDS: dict[str, str] = {
+    "wifi": "wifi_enabled",
+    "bluetooth": "bluetooth_enabled",
+    "airplane_mode": "airplane_mode",
+    "auto_rotate": "auto_rotate",
+}
 
 
 class _Operation:
@@ -495,6 +509,53 @@ class SimDevice(Device):
     async def get_clipboard(self) -> str:
         with self._op() as phone:
             return phone.state.clipboard
+
+    # --- the phone's settings (issue 27) ------------------------------------------
+    async def set_switch(self, switch: Switch, enabled: bool) -> str:
+        with self._op() as phone:
+            setattr(phone.state, _SWITCH_FIELDS[switch], enabled)
+            phone.state.dirty = True
+            return self.via
+
+    async def switch(self, switch: Switch) -> bool:
+        with self._op() as phone:
+            return bool(getattr(phone.state, _SWITCH_FIELDS[switch]))
+
+    async def set_volume(self, stream: Stream, level: int) -> str:
+        low, high = VOLUME_RANGES[stream]
+        if not low <= level <= high:
+            raise InvalidParams(f"level {level} is out of the {stream} stream's range [{low}..{high}]")
+        with self._op() as phone:
+            phone.state.volumes[stream] = level
+            phone.state.dirty = True
+            return self.via
+
+    async def volume(self, stream: Stream) -> Volume:
+        low, high = VOLUME_RANGES[stream]
+        with self._op() as phone:
+            return Volume(level=phone.state.volumes.get(stream, low), min=low, max=high)
+
+    async def set_brightness(self, level: int | None, *, auto: bool) -> str:
+        with self._op() as phone:
+            phone.state.brightness_auto = auto
+            if level is not None:
+                phone.state.brightness = level
+            phone.state.dirty = True
+            return self.via
+
+    async def brightness(self) -> Brightness:
+        with self._op() as phone:
+            return Brightness(level=phone.state.brightness, auto=phone.state.brightness_auto)
+
+    async def set_dnd(self, mode: DndMode) -> str:
+        with self._op() as phone:
+            phone.state.dnd = mode
+            phone.state.dirty = True
+            return self.via
+
+    async def dnd(self) -> DndMode:
+        with self._op() as phone:
+            return cast(DndMode, phone.state.dnd)
 
     async def notifications(self) -> list[Notification]:
         """Newest first."""

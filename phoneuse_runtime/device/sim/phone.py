@@ -254,7 +254,13 @@ class SimPhone:
         """`top` as the phone shows it in front, with the status bar over an app's screen."""
         view = top.render(self)
         if top.package != SYSTEMUI and top.system_bars:
-            bar = status_bar(wifi=self.state.wifi_enabled, airplane=self.state.airplane_mode)
+            state = self.state
+            bar = status_bar(
+                wifi=state.wifi_enabled,
+                airplane=state.airplane_mode,
+                bluetooth=state.bluetooth_enabled,
+                dnd=state.dnd != "off",
+            )
             view.root = UiNode(
                 class_name="hierarchy", bounds=(0, 0, WIDTH, HEIGHT), children=[view.root, bar]
             )

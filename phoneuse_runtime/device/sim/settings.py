@@ -197,6 +197,23 @@ def _section_items(key: str, state: SimState) -> list[tuple[str, str, Action | N
             ("Android version", "14", None, None),
             ("Build number", "UQ1A.240205.002", None, None),
         ]
+    if key == "connected":
+        return [("Bluetooth", "On" if state.bluetooth_enabled else "Off", None, state.bluetooth_enabled)]
+    if key == "sound":
+        dnd = {"off": "Off", "priority": "Priority only", "alarms": "Alarms only", "total": "Total silence"}
+        return [
+            *(
+                (f"{stream.capitalize()} volume", str(level), None, None)
+                for stream, level in state.volumes.items()
+            ),
+            ("Do Not Disturb", dnd.get(state.dnd, state.dnd), None, None),
+        ]
+    if key == "display":
+        return [
+            ("Brightness level", f"{round(state.brightness * 100 / 255)}%", None, None),
+            ("Adaptive brightness", "", None, state.brightness_auto),
+            ("Auto-rotate screen", "", None, state.auto_rotate),
+        ]
     return [("Nothing to change here in the simulator", "", None, None)]
 
 

@@ -39,6 +39,9 @@ if TYPE_CHECKING:
     from pydantic import TypeAdapter
 
 FORMAT_VERSION = 1
+# The sim's volume indexes at the start, and each stream's range (AudioService's defaults).
+DEFAULT_VOLUMES = {"music": 5, "ring": 5, "alarm": 6, "notification": 5}
+VOLUME_RANGES = {"music": (0, 15), "ring": (0, 7), "alarm": (1, 7), "notification": (0, 7)}
 REMEDY = "move it aside or delete it (the phone then starts as the seed phone), then start the server again"
 
 # What the world sends: the oldest go first.
@@ -187,6 +190,13 @@ class SimState:
     clipboard: str = ""
     wifi_enabled: bool = True
     airplane_mode: bool = False
+    # --- the phone's settings (issue 27: SET_BLUETOOTH ... SET_AUTO_ROTATE) ---
+    bluetooth_enabled: bool = False
+    auto_rotate: bool = True
+    volumes: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_VOLUMES))
+    brightness: int = 128  # 0..255
+    brightness_auto: bool = True
+    dnd: str = "off"  # off, priority, alarms, total
     next_ids: dict[str, int] = field(default_factory=dict)
     dirty: bool = False
     # thread_id -> number_key of its address, in thread order: found without parsing every address
@@ -492,6 +502,12 @@ class SimState:
             "clipboard": self.clipboard,
             "wifi_enabled": self.wifi_enabled,
             "airplane_mode": self.airplane_mode,
+            "bluetooth_enabled": self.bluetooth_enabled,
+            "auto_rotate": self.auto_rotate,
+            "volumes": dict(self.volumes),
+            "brightness": self.brightness,
+            "brightness_auto": self.brightness_auto,
+            "dnd": self.dnd,
             "next_ids": dict(self.next_ids),
         }
 
@@ -572,7 +588,7 @@ def render_state(data: dict[str, Any]) -> Iterator[str]:
 def _file_format() -> TypeAdapter[Any]:
     """What a state file must hold. Unknown keys are errors rather than dropped, since the next
     save would otherwise lose them. Built on first use: most starts have no file to read."""
-    from pydantic import BaseModel, ConfigDict, TypeAdapter
+    from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
     class StateFile(BaseModel):
         model_config = ConfigDict(extra="forbid", strict=True)
@@ -589,6 +605,15 @@ def _file_format() -> TypeAdapter[Any]:
         clipboard: str
         wifi_enabled: bool
         airplane_mode: bool
+        # absent from files written before the sim kept the phone's settings (issue 27)
+        bluetooth_enabled: bool = False
+        auto_rotate: bool = True
+        volumes: dict[Literal["music", "ring", "alarm", "notification"], int] = Field(
+            default_factory=lambda: dict(DEFAULT_VOLUMES)  # type: ignore[arg-type]
+        )
+        brightness: int = Field(default=128, ge=0, le=255)
+        brightness_auto: bool = True
+        dnd: Literal["off", "priority", "alarms", "total"] = "off"
         next_ids: dict[str, int]
 
     return TypeAdapter(StateFile)

@@ -268,7 +268,7 @@ def bubble_height(text: str) -> int:
     return 72 + 56 * lines
 
 
-def status_bar(*, wifi: bool, airplane: bool) -> UiNode:
+def status_bar(*, wifi: bool, airplane: bool, bluetooth: bool = False, dnd: bool = False) -> UiNode:
     """The system status bar window, drawn over every app."""
 
     def node(cls: str, bounds: Bounds, *, text: str = "", rid: str = "", desc: str = "") -> UiNode:
@@ -280,7 +280,11 @@ def status_bar(*, wifi: bool, airplane: bool) -> UiNode:
     bar.children.append(
         node(TEXT, (64, 36, 220, 96), text=time.strftime("%H:%M"), rid="com.android.systemui:id/clock")
     )
-    icons = node(LINEAR, (760, 36, 1016, 96), rid="com.android.systemui:id/system_icons")
+    icons = node(LINEAR, (620, 36, 1016, 96), rid="com.android.systemui:id/system_icons")
+    if dnd:
+        icons.children.append(node(IMAGE, (620, 36, 680, 96), desc="Do Not Disturb."))
+    if bluetooth:
+        icons.children.append(node(IMAGE, (690, 36, 750, 96), desc="Bluetooth on."))
     if airplane:
         icons.children.append(node(IMAGE, (760, 36, 820, 96), desc="Airplane mode."))
     elif wifi:

@@ -29,8 +29,10 @@ from phoneuse_runtime.config.settings import ConfigError
 from phoneuse_runtime.device.adb import status
 from phoneuse_runtime.device.adb.device import AdbDevice
 from phoneuse_runtime.device.base import (
+    SWITCH_NAMES,
     Alarm,
     AppInfo,
+    Brightness,
     CalendarEvent,
     CallFilter,
     CallRecord,
@@ -40,6 +42,7 @@ from phoneuse_runtime.device.base import (
     Device,
     DeviceInfo,
     DeviceStatus,
+    DndMode,
     EventFilter,
     Foreground,
     Intent,
@@ -53,8 +56,11 @@ from phoneuse_runtime.device.base import (
     ShellResult,
     SmsFilter,
     SmsMessage,
+    Stream,
+    Switch,
+    Volume,
 )
-from phoneuse_runtime.device.termux import commands, parse
+from phoneuse_runtime.device.termux import commands, parse, phone_settings
 from phoneuse_runtime.device.termux.events import STATE_CHECK_S, TermuxPollers
 from phoneuse_runtime.device.termux.selfadb import Pause, SelfAdb, pause
 from phoneuse_runtime.kernel.capabilities import (
@@ -508,6 +514,71 @@ class TermuxDevice(Device):
 
     async def stop_recording(self) -> RecordedFile:
         return await self._adb("stopping the screen recording").stop_recording()
+
+    # --- the phone's settings (issue 27): Termux:API where it can, else the phone's own adb -----
+    async def set_switch(self, switch: Switch, enabled: bool) -> str:
+        name = SWITCH_NAMES[switch]
+        if switch != "wifi" or self._adb_if_up() is not None:
+            return await self._adb(f"turning {name} on or off").set_switch(switch, enabled)
+        sdk = self._info.sdk if self._info is not None else 0
+        if 0 < sdk < phone_settings.ANDROID_10:
+            await commands.run_quiet("termux-wifi-enable", "true" if enabled else "false")
+            return "termux-wifi-enable"
+        raise Unsupported(
+            f"an app cannot turn Wi-Fi on or off from Android 10 on (this phone is SDK {sdk}), so "
+            f"Termux:API cannot; it needs {self._missing_adb()}"
+        )
+
+    async def switch(self, switch: Switch) -> bool:
+        return await self._adb(f"reading whether {SWITCH_NAMES[switch]} is on").switch(switch)
+
+    async def set_volume(self, stream: Stream, level: int) -> str:
+        await commands.run_quiet("termux-volume", stream, str(level))
+        return "termux-volume"
+
+    async def volume(self, stream: Stream) -> Volume:
+        found = phone_settings.volumes(await commands.run_json("termux-volume"))
+        if stream not in found:
+            raise DeviceUnavailable(f"termux-volume did not list the {stream} stream")
+        return found[stream]
+
+    async def set_brightness(self, level: int | None, *, auto: bool) -> str:
+        adb = self._adb_if_up()  # set where it is read back: adb says whether it is adaptive
+        if adb is not None:
+            return await adb.set_brightness(level, auto=auto)
+        if auto:
+            await self._brightness("auto")
+        else:
+            if level is None:  # manual at the level it has now
+                level = phone_settings.brightness_level(await self._brightness())
+            await self._brightness(str(level if level is not None else 128))
+        return "termux-brightness"
+
+    async def _brightness(self, *args: str) -> str:
+        out = await commands.run("termux-brightness", *args)
+        if out.stdout.strip().startswith("{"):
+            commands.parse_json(out)  # the permission error object, raised
+        return out.stdout
+
+    async def brightness(self) -> Brightness:
+        adb = self._adb_if_up()
+        if adb is not None:
+            return await adb.brightness()
+        return Brightness(level=phone_settings.brightness_level(await self._brightness()), auto=None)
+
+    async def set_dnd(self, mode: DndMode) -> str:
+        return await self._adb("setting Do Not Disturb").set_dnd(mode)
+
+    async def dnd(self) -> DndMode:
+        return await self._adb("reading Do Not Disturb").dnd()
+
+    def network_links(self) -> list[str]:
+        adb = self._adb_if_up()
+        if adb is None:
+            return []
+        return [
+            f"Termux's own adb ({adb.serial}), over wireless debugging, which Android turns off with Wi-Fi"
+        ]
 
     # --- power, for the pollers' backoff ------------------------------------------------------
     async def screen_on(self) -> bool | None:

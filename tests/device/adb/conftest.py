@@ -41,14 +41,19 @@ AdbServe = Callable[..., Awaitable[Served]]
 
 @pytest.fixture
 def serve_adb(make_client: ServerFactory, fake_device_factory: FakeDeviceFactory) -> AdbServe:
-    """`await serve_adb(phone=None, features=..., **settings)`: the app on `adb:SERIAL`."""
+    """`await serve_adb(phone=None, features=..., host=..., **settings)`: the app on `adb:SERIAL`
+    (`host`: the address the fake phone listens on, 127.0.0.1 unless a test needs another)."""
 
     async def start(
-        phone: FakePhone | None = None, *, features: Sequence[str] = DEFAULT_FEATURES, **settings: Any
+        phone: FakePhone | None = None,
+        *,
+        features: Sequence[str] = DEFAULT_FEATURES,
+        host: str = "127.0.0.1",
+        **settings: Any,
     ) -> Served:
         phone = phone or FakePhone()
         phone.state.features = list(features)
-        device = fake_device_factory(phone, features=features)
+        device = fake_device_factory(phone, features=features, host=host)
         settings.setdefault("poll_ms", 100)
         settings.setdefault("allow_shell", True)
         # make_client's `device` is a Device object, so the production factory builds it here

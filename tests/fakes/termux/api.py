@@ -29,6 +29,8 @@ PERMISSIONS = {
     "termux-telephony-call": ["android.permission.CALL_PHONE"],
     "termux-telephony-deviceinfo": ["android.permission.READ_PHONE_STATE"],
     "termux-wifi-connectioninfo": ["android.permission.ACCESS_FINE_LOCATION"],
+    # "Modify system settings": Settings.System.canWrite, checked before BrightnessAPI runs
+    "termux-brightness": ["android.permission.WRITE_SETTINGS"],
 }
 SMS_TYPES = {"all": 0, "inbox": 1, "sent": 2, "draft": 3, "outbox": 4, "failed": 5, "queued": 6}
 TYPE_NAMES = {1: "inbox", 2: "sent", 3: "draft", 4: "outbox", 5: "failed"}
@@ -279,6 +281,58 @@ def toast(name: str, argv: list[str], path: Path) -> None:
         state["toasts"].append(text)
 
 
+# --- the phone's settings (issue 27): VolumeAPI, BrightnessAPI, WifiAPI.onReceiveWifiEnable ---------
+VOLUME_STREAMS = ("alarm", "music", "notification", "ring", "system", "call")  # streamMap's order
+
+
+def volume(name: str, argv: list[str], path: Path) -> None:
+    with locked(path) as state:
+        if not argv:
+            _print_json(
+                [
+                    {"stream": s, "volume": state["volumes"][s][0], "max_volume": state["volumes"][s][1]}
+                    for s in VOLUME_STREAMS
+                ]
+            )
+            return
+        if len(argv) != 2 or not argv[1].isdigit():
+            print(f"Usage: {name} stream volume")
+            sys.exit(1)
+        if argv[0] not in VOLUME_STREAMS:
+            print(f"ERROR: Unknown stream: {argv[0]}")
+            return
+        level, top = int(argv[1]), state["volumes"][argv[0]][1]
+        state["volumes"][argv[0]][0] = max(0, min(level, top))  # setStreamVolume, clamped
+
+
+def brightness(name: str, argv: list[str], path: Path) -> None:
+    with locked(path) as state:
+        if not argv:
+            print(state["brightness"])
+        elif argv == ["auto"]:
+            state["brightness_auto"] = True
+            print("setting brightness  auto to true")
+            print(state["brightness"])
+        elif len(argv) == 1 and argv[0].isdigit():
+            state["brightness_auto"] = False
+            state["brightness"] = max(0, min(int(argv[0]), 255))
+            print("setting brightness  auto to false")
+            print(f"setting brightness to {state['brightness']}")
+        else:
+            print("ERROR: Arg must be a number between 0 - 255 or auto!")
+            print(f"Usage: {name} brightness")
+
+
+def wifi_enable(name: str, argv: list[str], path: Path) -> None:
+    if argv not in (["true"], ["false"]):
+        print(f"Usage: {name} [true | false]")
+        sys.exit(1)
+    with locked(path) as state:
+        sdk = int(state["props"].get("ro.build.version.sdk", "34"))
+        if sdk < 29:  # setWifiEnabled does nothing for an app from Android 10 on, and says nothing
+            state["wifi_enabled"] = argv == ["true"]
+
+
 def getprop(name: str, argv: list[str], path: Path) -> None:
     with locked(path) as state:
         props = state["props"]
@@ -303,5 +357,8 @@ COMMANDS = {
     "termux-wifi-connectioninfo": wifi_connectioninfo,
     "termux-open-url": open_url,
     "termux-toast": toast,
+    "termux-volume": volume,
+    "termux-brightness": brightness,
+    "termux-wifi-enable": wifi_enable,
     "getprop": getprop,
 }

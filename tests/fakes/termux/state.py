@@ -126,6 +126,18 @@ def seed() -> dict[str, Any]:
         "toasts": [],
         "calls_made": 0,
         "runs": [],
+        # the phone's settings (issue 27): stream -> [volume, max_volume], brightness 0..255
+        "volumes": {
+            "alarm": [6, 7],
+            "music": [5, 15],
+            "notification": [5, 7],
+            "ring": [5, 7],
+            "system": [5, 7],
+            "call": [4, 5],
+        },
+        "brightness": 102,
+        "brightness_auto": False,
+        "wifi_enabled": True,
     }
 
 

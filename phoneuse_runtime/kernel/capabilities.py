@@ -18,6 +18,7 @@ CLIPBOARD = "clipboard"
 NOTIFICATIONS = "notifications"
 SHELL = "shell"
 SIM = "sim"
+FILES = "files"  # issue 27: PUSH_FILE, PULL_FILE
 
 # capability -> (what it is, how a device gets it when it lacks it)
 CAPABILITIES: dict[str, tuple[str, str]] = {
@@ -42,6 +43,10 @@ CAPABILITIES: dict[str, tuple[str, str]] = {
     CLIPBOARD: ("read and set the clipboard", "install Termux:API, or use adb with a clipboard helper"),
     NOTIFICATIONS: ("list notifications", "grant notification access to Termux:API, or use adb"),
     SHELL: ("run shell commands as the shell user", "use adb (or Termux) and start serve with --allow-shell"),
+    FILES: (
+        "move files between the phone's shared storage and the runtime's files directory",
+        "use adb, or on Termux run termux-setup-storage (shared storage for Termux)",
+    ),
     SIM: ("simulate the outside world: incoming SMS, calls, notifications", "use --device sim"),
 }
 

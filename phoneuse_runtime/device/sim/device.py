@@ -29,7 +29,7 @@ import dataclasses
 import pathlib
 import re
 from collections.abc import Callable
-from typing import TypeVar
+from typing import BinaryIO, TypeVar
 
 from phoneuse_runtime.device.base import (
     Alarm,
@@ -47,6 +47,7 @@ from phoneuse_runtime.device.base import (
     Intent,
     IntentResult,
     Notification,
+    PhoneFile,
     Saved,
     Screenshot,
     ShellResult,
@@ -55,6 +56,7 @@ from phoneuse_runtime.device.base import (
 )
 from phoneuse_runtime.device.sim import shell as sim_shell
 from phoneuse_runtime.device.sim.catalog import APPS, app_info
+from phoneuse_runtime.device.sim.files import SimFiles
 from phoneuse_runtime.device.sim.home import CustomScreen
 from phoneuse_runtime.device.sim.intents import start_intent
 from phoneuse_runtime.device.sim.phone import SimPhone
@@ -154,6 +156,7 @@ class SimDevice(Device):
         self.writer: StateWriter | None = None
         self._comeback: asyncio.TimerHandle | None = None
         self.ui_server: SimUiServer | None = None  # SIM_UI_SERVER_DIES kills it
+        self.files = SimFiles.seeded()  # shared storage (files.py), not in the state file
 
     # --- lifecycle -------------------------------------------------------
     async def start(self, emit: EventSink, *, wanted: Callable[[str], bool] = _everything) -> None:
@@ -466,3 +469,29 @@ class SimDevice(Device):
             phone.show_custom(
                 CustomScreen(root, rotation=rotation, animate=animate, size=len(xml), secure=secure)
             )
+
+    # --- files (issue 27: PUSH_FILE, PULL_FILE) ----------------------------------------
+    async def resolve_path(self, path: str) -> str:
+        self._reachable()
+        return self.files.resolve(path)
+
+    async def file_info(self, path: str) -> PhoneFile:
+        self._reachable()
+        return self.files.info(path)
+
+    async def file_sha256(self, path: str) -> str:
+        self._reachable()
+        return self.files.sha256(path)
+
+    async def read_file(self, path: str, offset: int, length: int) -> bytes:
+        self._reachable()
+        return self.files.read(path)[offset : offset + length]
+
+    async def pull_file(self, path: str, dest: BinaryIO, *, limit: int) -> int:
+        self._reachable()
+        return self.files.pull(path, dest, limit=limit)
+
+    async def write_file(self, path: str, source: pathlib.Path | bytes, *, append: bool = False) -> None:
+        self._reachable()
+        data = source if isinstance(source, bytes) else await asyncio.to_thread(source.read_bytes)
+        self.files.write(path, data, append=append)

@@ -79,7 +79,10 @@ async def test_a_named_file_is_pushed_whole_and_checked_by_sha256(client: Client
 async def test_bad_calls_get_their_codes(client: Client) -> None:
     assert await client.fail("PULL_FILE", {"path": "/sdcard/Download/none.txt"}) == "INVALID_PARAMS"
     assert await client.fail("PULL_FILE", {"path": "/sdcard/Download"}) == "INVALID_PARAMS"
-    assert await client.fail("PUSH_FILE", {"path": "/sdcard/x", "data_base64": "not base64!"}) == "INVALID_PARAMS"
+    assert (
+        await client.fail("PUSH_FILE", {"path": "/sdcard/x", "data_base64": "not base64!"})
+        == "INVALID_PARAMS"
+    )
     both = {"path": "/sdcard/x", "data_base64": "AA==", "name": "a"}
     assert await client.fail("PUSH_FILE", both) == "INVALID_PARAMS"
     assert await client.fail("PUSH_FILE", {"path": "/sdcard/x", "name": "missing.bin"}) == "INVALID_PARAMS"

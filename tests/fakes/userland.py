@@ -296,7 +296,7 @@ TOYBOX = {
 
 def load_all() -> dict[str, Handler]:
     """Registers every module's commands and returns the table."""
-    from . import activity, dumpsys, system, toolbox, u2server
+    from . import activity, dumpsys, files_cmds, system, toolbox, u2server
 
-    del activity, dumpsys, system, toolbox, u2server
+    del activity, dumpsys, files_cmds, system, toolbox, u2server
     return COMMANDS

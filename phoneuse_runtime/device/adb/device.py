@@ -30,14 +30,15 @@ import logging
 import os
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from pathlib import Path
+from typing import Any, BinaryIO, TypeVar
 from urllib.parse import quote as url_quote
 
 import adbutils
 
 from phoneuse_runtime.config.addresses import server_address
 from phoneuse_runtime.config.settings import ConfigError
-from phoneuse_runtime.device.adb import apps, capture, dumpsys, forms, providers
+from phoneuse_runtime.device.adb import apps, capture, dumpsys, files, forms, providers
 from phoneuse_runtime.device.adb.connection import (
     STATE_ADVICE,
     Client,
@@ -80,6 +81,7 @@ from phoneuse_runtime.device.base import (
     Intent,
     IntentResult,
     Notification,
+    PhoneFile,
     Saved,
     Screenshot,
     ShellResult,
@@ -96,6 +98,7 @@ from phoneuse_runtime.kernel.capabilities import (
     CALLS,
     CLIPBOARD,
     CONTACTS,
+    FILES,
     NOTIFICATIONS,
     SCREENSHOT,
     SHELL,
@@ -124,7 +127,7 @@ _TYPED_SCREEN: contextvars.ContextVar[str | None] = contextvars.ContextVar(
 T = TypeVar("T")
 
 CAPABILITIES = frozenset(
-    {UI, SCREENSHOT, APPS, SMS, CALLS, CONTACTS, CALENDAR, ALARMS, CLIPBOARD, NOTIFICATIONS, SHELL}
+    {UI, SCREENSHOT, APPS, SMS, CALLS, CONTACTS, CALENDAR, ALARMS, CLIPBOARD, NOTIFICATIONS, SHELL, FILES}
 )
 
 LINK_CHECK_S = 1.0  # how often a connected phone's state is checked
@@ -951,6 +954,35 @@ class AdbDevice(Device):
             return self._sh(Budget(min(budget.until, time.monotonic() + timeout_s)), command)
 
         return await self._call("running the shell command", run, default_s=timeout_s)
+
+    # --- files (issue 27: PUSH_FILE, PULL_FILE; files.py) ------------------------------
+    async def resolve_path(self, path: str) -> str:
+        return await self._call("resolving a path", lambda b: files.resolve(b, self._sh, path))
+
+    async def file_info(self, path: str) -> PhoneFile:
+        return await self._call("reading a file's size", lambda b: files.info(b, self._sh, path))
+
+    async def file_sha256(self, path: str) -> str:
+        return await self._call(
+            "hashing a file", lambda b: files.sha256(b, self._sh, self._device().sync, path), default_s=120.0
+        )
+
+    async def read_file(self, path: str, offset: int, length: int) -> bytes:
+        return await self._call(
+            "reading a file", lambda b: files.read(b, self._device(), path, offset, length), default_s=60.0
+        )
+
+    async def pull_file(self, path: str, dest: BinaryIO, *, limit: int) -> int:
+        return await self._call(
+            "pulling a file", lambda b: files.pull(self._device().sync, path, dest, limit), default_s=600.0
+        )
+
+    async def write_file(self, path: str, source: Path | bytes, *, append: bool = False) -> None:
+        await self._call(
+            "pushing a file",
+            lambda b: files.write(b, self._sh, self._device().sync, path, source, append=append),
+            default_s=600.0,
+        )
 
 
 def _field_after(xml: str | None, was: UiNode) -> UiNode | None:

@@ -21,6 +21,8 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
+from pathlib import Path
+from typing import BinaryIO
 
 from phoneuse_runtime.config.settings import ConfigError
 from phoneuse_runtime.device.adb.device import AdbDevice
@@ -40,13 +42,14 @@ from phoneuse_runtime.device.base import (
     Intent,
     IntentResult,
     Notification,
+    PhoneFile,
     Saved,
     Screenshot,
     ShellResult,
     SmsFilter,
     SmsMessage,
 )
-from phoneuse_runtime.device.termux import commands, parse
+from phoneuse_runtime.device.termux import commands, parse, storage
 from phoneuse_runtime.device.termux.events import STATE_CHECK_S, TermuxPollers
 from phoneuse_runtime.device.termux.selfadb import Pause, SelfAdb, pause
 from phoneuse_runtime.kernel.capabilities import (
@@ -56,6 +59,7 @@ from phoneuse_runtime.kernel.capabilities import (
     CALLS,
     CLIPBOARD,
     CONTACTS,
+    FILES,
     NOTIFICATIONS,
     SCREENSHOT,
     SHELL,
@@ -72,7 +76,7 @@ from phoneuse_runtime.util.tasks import cancel_and_wait
 log = logging.getLogger(__name__)
 
 # What Termux:API gives on its own, and what the phone's own adb adds.
-TERMUX_CAPABILITIES = frozenset({SMS, CALLS, CONTACTS, CLIPBOARD, NOTIFICATIONS, APPS})
+TERMUX_CAPABILITIES = frozenset({SMS, CALLS, CONTACTS, CLIPBOARD, NOTIFICATIONS, APPS, FILES})
 ADB_CAPABILITIES = frozenset({UI, SCREENSHOT, CALENDAR, ALARMS, SHELL})
 SELF_ADB_RETRY_S = 5.0  # the first wait before a missing self-adb is looked for again (selfadb.Backoff)
 SMS_WINDOW = 50  # rows read per look at the SMS store: new arrivals, a send being verified
@@ -403,6 +407,25 @@ class TermuxDevice(Device):
 
     async def shell(self, command: str, *, timeout_s: float) -> ShellResult:
         return await self._adb("the shell").shell(command, timeout_s=timeout_s)
+
+    # --- files (issue 27: PUSH_FILE, PULL_FILE; storage.py: ~/storage/shared) ----------------
+    async def resolve_path(self, path: str) -> str:
+        return await asyncio.to_thread(storage.resolve, path)
+
+    async def file_info(self, path: str) -> PhoneFile:
+        return await asyncio.to_thread(storage.info, path)
+
+    async def file_sha256(self, path: str) -> str:
+        return await asyncio.to_thread(storage.sha256, path)
+
+    async def read_file(self, path: str, offset: int, length: int) -> bytes:
+        return await asyncio.to_thread(storage.read, path, offset, length)
+
+    async def pull_file(self, path: str, dest: BinaryIO, *, limit: int) -> int:
+        return await asyncio.to_thread(storage.pull, path, dest, limit)
+
+    async def write_file(self, path: str, source: Path | bytes, *, append: bool = False) -> None:
+        await asyncio.to_thread(storage.write, path, source, append=append)
 
     # --- power, for the pollers' backoff ------------------------------------------------------
     async def screen_on(self) -> bool | None:

@@ -29,6 +29,7 @@ from phoneuse_runtime.util.tasks import cancel_and_wait
 
 if TYPE_CHECKING:
     from phoneuse_runtime.mcp.backends import GrpcBackend
+    from phoneuse_runtime.owner.paths import FILES_DIR
 
 log = logging.getLogger(__name__)
 
@@ -146,4 +147,5 @@ def _attach(settings: Settings, *, device_given: bool) -> GrpcBackend | None:
         registry=registry,
         capabilities=capabilities,
         device=served_settings.device,
+        files_dir=data_dir / FILES_DIR,
     )

@@ -49,13 +49,13 @@ PARTIAL = ".partial-"  # a pull being written, beside its target; runtime_name r
 SHA256 = r"^[0-9a-fA-F]{64}$"
 
 PATH_DOC = "the file on the phone, in shared storage: /sdcard/... or /storage/emulated/0/..."
-NAME_DOC = "a file name in the runtime's files directory (DATA_DIR/files/), no folders"
+NAME_DOC = "the runtime's files directory (DATA_DIR/files/): a plain file name, no folders"
 
 
 class PushFileParams(Params):
     path: str = Field(description=PATH_DOC, max_length=MAX_PATH_BYTES)
     name: str | None = Field(
-        None, description=f"push this file of {NAME_DOC}, whole", max_length=MAX_NAME_BYTES
+        None, description=f"push this file of {NAME_DOC}; it goes whole", max_length=MAX_NAME_BYTES
     )
     data_base64: str | None = Field(
         None,

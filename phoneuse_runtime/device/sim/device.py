@@ -493,5 +493,7 @@ class SimDevice(Device):
 
     async def write_file(self, path: str, source: pathlib.Path | bytes, *, append: bool = False) -> None:
         self._reachable()
-        data = source if isinstance(source, bytes) else await asyncio.to_thread(source.read_bytes)
-        self.files.write(path, data, append=append)
+        if not isinstance(source, bytes):
+            self.files.room_for(path, source.stat().st_size)  # a full phone refuses before it is read
+            source = await asyncio.to_thread(source.read_bytes)
+        self.files.write(path, source, append=append)

@@ -105,11 +105,14 @@ class SimFiles:
         if path in self.dirs:
             raise InvalidParams(f"{path}: Is a directory")
         old = self.files.get(path, b"") if append else b""
-        grows = len(old) + len(data) - len(self.files.get(path, b""))
-        if self.used() + grows > STORAGE_BYTES:
-            raise PermissionDenied(f"{path}: No space left on device")
+        self.room_for(path, len(old) + len(data))
         self.mkdirs(posixpath.dirname(path))
         self.files[path] = old + data
+
+    def room_for(self, path: str, size: int) -> None:
+        """ENOSPC unless the file `path` can become `size` bytes long."""
+        if self.used() - len(self.files.get(path, b"")) + size > STORAGE_BYTES:
+            raise PermissionDenied(f"{path}: No space left on device")
 
     def put(self, path: str, data: bytes) -> None:
         self.mkdirs(posixpath.dirname(path))

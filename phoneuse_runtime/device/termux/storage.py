@@ -1,5 +1,6 @@
 """Shared storage from inside Termux (PUSH_FILE, PULL_FILE): plain file I/O in the runtime's own
-process, through the link `termux-setup-storage` makes, `~/storage/shared` (to /storage/emulated/0).
+process, through the link `termux-setup-storage` makes, `~/storage/shared` (to /storage/emulated/0),
+or /storage/emulated/0 itself where Termux was given the storage permission another way.
 
 The phone's paths (/storage/emulated/0/...) map onto that link; symlinks are followed by the
 kernel (`os.path.realpath`) and a path whose real place is outside the shared storage comes back
@@ -25,11 +26,15 @@ SETUP = (
 
 
 def shared_root() -> Path:
-    """~/storage/shared, with its link followed; Unsupported until termux-setup-storage ran."""
+    """~/storage/shared, with its link followed, else /storage/emulated/0 itself where Termux may
+    read it (the storage permission granted by hand); Unsupported until one of them works."""
     link = Path.home() / "storage" / "shared"
-    if not link.is_dir():
-        raise Unsupported(SETUP)
-    return Path(os.path.realpath(link))
+    if link.is_dir():
+        return Path(os.path.realpath(link))
+    direct = Path(SHARED)
+    if direct.is_dir() and os.access(direct, os.R_OK | os.X_OK):
+        return direct
+    raise Unsupported(SETUP)
 
 
 def local(path: str) -> Path:

@@ -114,3 +114,18 @@ async def test_a_link_out_of_shared_storage_is_refused_on_the_phone(serve_adb: A
     assert await s.client.fail("PUSH_FILE", {"path": path, "data_base64": "AAAA"}) == "PERMISSION_DENIED"
     assert await s.client.fail("PULL_FILE", {"path": path}) == "PERMISSION_DENIED"
     assert s.phone.state.files.nodes.keys() == before.keys()
+
+
+async def test_a_phone_without_sha256sum_is_hashed_over_sync(serve_adb: AdbServe) -> None:
+    """Android 7's toybox (0.7.0) has md5sum and sha1sum but no sha256sum: the hash is taken as
+    the file streams by over sync, and the answer is the same."""
+    phone = phone_with_files()
+    phone.state.props["ro.build.version.sdk"] = "24"
+    phone.commands = {k: v for k, v in phone.commands.items() if k != "sha256sum"}
+    s = await serve_adb(phone)
+    video = phone.state.files.read(f"{SHARED}/DCIM/Camera/VID_1.mp4")
+    r = await s.client.ok("PULL_FILE", {"path": "/sdcard/DCIM/Camera/VID_1.mp4", "max_bytes": "1024"})
+    assert r["sha256"] == hashlib.sha256(video).hexdigest()
+    pushed = await s.client.ok("PUSH_FILE", {"path": "/sdcard/Download/b.bin", "data_base64": "aGVsbG8="})
+    assert pushed["verified"] and pushed["sha256"] == hashlib.sha256(b"hello").hexdigest()
+    assert ["sha256sum", f"{SHARED}/DCIM/Camera/VID_1.mp4"] in phone.state.log.commands

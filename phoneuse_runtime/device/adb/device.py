@@ -964,7 +964,9 @@ class AdbDevice(Device):
 
     async def file_sha256(self, path: str) -> str:
         return await self._call(
-            "hashing a file", lambda b: files.sha256(b, self._sh, self._device().sync, path), default_s=120.0
+            "hashing a file",
+            lambda b: files.sha256(b, self._sh, files.TimedSync(self._device(), b), path),
+            default_s=120.0,
         )
 
     async def read_file(self, path: str, offset: int, length: int) -> bytes:
@@ -974,13 +976,17 @@ class AdbDevice(Device):
 
     async def pull_file(self, path: str, dest: BinaryIO, *, limit: int) -> int:
         return await self._call(
-            "pulling a file", lambda b: files.pull(self._device().sync, path, dest, limit), default_s=600.0
+            "pulling a file",
+            lambda b: files.pull(files.TimedSync(self._device(), b), path, dest, limit),
+            default_s=600.0,
         )
 
     async def write_file(self, path: str, source: Path | bytes, *, append: bool = False) -> None:
         await self._call(
             "pushing a file",
-            lambda b: files.write(b, self._sh, self._device().sync, path, source, append=append),
+            lambda b: files.write(
+                b, self._sh, files.TimedSync(self._device(), b), path, source, append=append
+            ),
             default_s=600.0,
         )
 

@@ -20,10 +20,12 @@ and dd through the shell, adb's sync protocol for whole files.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import posixpath
+import struct
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
@@ -36,6 +38,27 @@ from phoneuse_runtime.kernel.errors import InvalidParams, PermissionDenied, Unsu
 from phoneuse_runtime.kernel.limits import clip
 
 Shell = Callable[[Budget, str], ShellResult]
+
+
+class TimedSync(adbutils.Sync):  # type: ignore[misc]  # adbutils ships no types
+    """adbutils' sync, each socket wait bounded by the call's budget. Its own opens the
+    connection with no timeout, so a phone that froze mid-transfer would hold the phone's worker
+    (and every call after it) for good; this one fails at the call's deadline instead. Overrides
+    the private `_prepare_sync` (tests/device/adb/test_adbutils_private.py holds it to adbutils)."""
+
+    def __init__(self, device: adbutils.AdbDevice, budget: Budget) -> None:
+        super().__init__(device)
+        self._budget = budget
+
+    @contextlib.contextmanager
+    def _prepare_sync(self, path: str, cmd: str) -> Iterator[adbutils.AdbConnection]:
+        with self._device.open_transport(timeout=self._budget.wait_s()) as c:
+            c.send_command("sync:")
+            c.check_okay()
+            encoded = path.encode("utf-8")
+            c.conn.send(cmd.encode("utf-8") + struct.pack("<I", len(encoded)) + encoded)
+            yield c
+
 
 MAX_CLIMB = 64  # folders a push may create below the nearest existing one
 MAX_BLOCK = 64 * 1024

@@ -494,6 +494,7 @@ class SimDevice(Device):
     async def write_file(self, path: str, source: pathlib.Path | bytes, *, append: bool = False) -> None:
         self._reachable()
         if not isinstance(source, bytes):
-            self.files.room_for(path, source.stat().st_size)  # a full phone refuses before it is read
+            size = (await asyncio.to_thread(source.stat)).st_size
+            self.files.room_for(path, size)  # a full phone refuses before it is read
             source = await asyncio.to_thread(source.read_bytes)
         self.files.write(path, source, append=append)

@@ -4,9 +4,11 @@ tests/fakes/files_cmds.py), on shell v1 and v2; each read back from the fake pho
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import os
+import time
 
 import pytest
 
@@ -129,3 +131,31 @@ async def test_a_phone_without_sha256sum_is_hashed_over_sync(serve_adb: AdbServe
     pushed = await s.client.ok("PUSH_FILE", {"path": "/sdcard/Download/b.bin", "data_base64": "aGVsbG8="})
     assert pushed["verified"] and pushed["sha256"] == hashlib.sha256(b"hello").hexdigest()
     assert ["sha256sum", f"{SHARED}/DCIM/Camera/VID_1.mp4"] in phone.state.log.commands
+
+
+async def test_a_phone_frozen_mid_pull_times_out_leaves_nothing_and_recovers(serve_adb: AdbServe) -> None:
+    """The phone freezes as the sync RECV of a whole-file pull arrives: the call fails at its
+    deadline, no partial file stays in DATA_DIR/files, and once the phone thaws the next pull works."""
+    s = await serve_adb(phone_with_files())
+    daemon = s.device.adbd.daemon
+
+    class FreezeOnRecv(list[str]):
+        def append(self, request: str) -> None:
+            super().append(request)
+            if request.startswith("RECV "):
+                daemon.hang()  # on the daemon's own thread, before it answers
+
+    daemon.sync_requests = FreezeOnRecv()
+    params = {"path": "/sdcard/DCIM/Camera/VID_1.mp4", "name": "v.mp4"}
+    assert await s.client.fail("PULL_FILE", params, timeout_ms=1500) == "TIMEOUT"
+    daemon.sync_requests = []
+    await asyncio.to_thread(s.device.adbd.resume)
+    files = s.client.app.runtime.settings.data_dir / "files"
+    give_up = time.monotonic() + 20
+    while True:  # the worker and the link come back in their own time
+        response = await s.client.execute("PULL_FILE", params, timeout_ms=5000)
+        if response.success or time.monotonic() > give_up:
+            break
+        await asyncio.sleep(0.2)
+    assert response.success, response.error
+    assert [p.name for p in files.iterdir()] == ["v.mp4"]

@@ -29,7 +29,6 @@ from phoneuse_runtime.util.tasks import cancel_and_wait
 
 if TYPE_CHECKING:
     from phoneuse_runtime.mcp.backends import GrpcBackend
-    from phoneuse_runtime.owner.paths import FILES_DIR
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +114,7 @@ def _attach(settings: Settings, *, device_given: bool) -> GrpcBackend | None:
     from phoneuse_runtime.auth.client import find_endpoint
     from phoneuse_runtime.device.backends import make_device
     from phoneuse_runtime.mcp.backends import GrpcBackend
+    from phoneuse_runtime.owner.paths import FILES_DIR
     from phoneuse_runtime.util.endpoint import served_by_live_server
 
     data_dir = settings.data_dir or default_data_dir()

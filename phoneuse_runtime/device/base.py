@@ -29,7 +29,7 @@ import abc
 import asyncio
 import contextvars
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, ClassVar, Literal
@@ -298,6 +298,19 @@ class PhoneFile:
 
 class FileTooLarge(Exception):
     """A file being pulled passed the bytes the caller would take (pull_file's `limit`)."""
+
+
+def copy_bounded(chunks: Iterable[bytes], dest: BinaryIO, *, limit: int, path: str) -> int:
+    """Writes `chunks` (a file as it streams from the phone) to `dest` and returns their size;
+    FileTooLarge, with exactly `limit` bytes written, where they pass it."""
+    size = 0
+    for chunk in chunks:
+        size += len(chunk)
+        if size > limit:
+            dest.write(chunk[: len(chunk) - (size - limit)])
+            raise FileTooLarge(path)
+        dest.write(chunk)
+    return size
 
 
 # --- filters for provider reads ---------------------------------------------

@@ -9,13 +9,12 @@ copied, ..." on stderr; sha256sum prints "HEX  NAME" (two spaces), "-" for stdin
 
 from __future__ import annotations
 
-import hashlib
 import posixpath
 import stat as st
 
 from .fs import canonical
 from .shell import Proc
-from .userland import TOYBOX, command, path_of, state_of
+from .userland import TOYBOX, _digest, command, path_of, state_of
 
 TYPES = {
     st.S_IFREG: "regular file",
@@ -88,20 +87,7 @@ async def stat_(p: Proc) -> int:
 
 @command("sha256sum")
 async def sha256sum(p: Proc) -> int:
-    names = [a for a in p.argv[1:] if not a.startswith("-")]
-    if not names:
-        await p.print(f"{hashlib.sha256(await p.stdin()).hexdigest()}  -\n")
-        return 0
-    status = 0
-    for name in names:
-        try:
-            data = state_of(p).files.read(path_of(p, name))
-        except OSError as exc:
-            await p.error(f"sha256sum: {name}: {exc.strerror}\n")
-            status = 1
-            continue
-        await p.print(f"{hashlib.sha256(data).hexdigest()}  {name}\n")
-    return status
+    return await _digest(p, "sha256")
 
 
 def _number(text: str) -> int:

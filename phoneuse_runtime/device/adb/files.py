@@ -33,7 +33,7 @@ import adbutils
 
 from phoneuse_runtime.device.adb.shell import command
 from phoneuse_runtime.device.adb.worker import Budget
-from phoneuse_runtime.device.base import FileTooLarge, PhoneFile, ShellResult
+from phoneuse_runtime.device.base import PhoneFile, ShellResult, copy_bounded
 from phoneuse_runtime.kernel.errors import InvalidParams, PermissionDenied, Unsupported
 from phoneuse_runtime.kernel.limits import clip
 
@@ -141,14 +141,7 @@ def read(budget: Budget, device: adbutils.AdbDevice, path: str, offset: int, len
 
 
 def pull(sync: adbutils.Sync, path: str, dest: BinaryIO, limit: int) -> int:
-    size = 0
-    for chunk in sync.iter_content(path):
-        size += len(chunk)
-        if size > limit:
-            dest.write(chunk[: len(chunk) - (size - limit)])
-            raise FileTooLarge(path)
-        dest.write(chunk)
-    return size
+    return copy_bounded(sync.iter_content(path), dest, limit=limit, path=path)
 
 
 def write(

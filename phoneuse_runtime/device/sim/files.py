@@ -14,7 +14,7 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from phoneuse_runtime.device.base import FileTooLarge, PhoneFile
+from phoneuse_runtime.device.base import PhoneFile, copy_bounded
 from phoneuse_runtime.kernel.errors import InvalidParams, PermissionDenied
 
 SHARED = "/storage/emulated/0"
@@ -93,11 +93,7 @@ class SimFiles:
         return hashlib.sha256(self.read(path)).hexdigest()
 
     def pull(self, path: str, dest: BinaryIO, *, limit: int) -> int:
-        data = self.read(path)
-        dest.write(data[:limit])
-        if len(data) > limit:
-            raise FileTooLarge(path)
-        return len(data)
+        return copy_bounded([self.read(path)], dest, limit=limit, path=path)
 
     def write(self, path: str, data: bytes, *, append: bool) -> None:
         if not any(path.startswith(root + "/") for root in WRITABLE):

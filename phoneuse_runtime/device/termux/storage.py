@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import BinaryIO
 
-from phoneuse_runtime.device.base import FileTooLarge, PhoneFile
+from phoneuse_runtime.device.base import PhoneFile, copy_bounded
 from phoneuse_runtime.kernel.errors import InvalidParams, PermissionDenied, Unsupported
 
 SHARED = "/storage/emulated/0"
@@ -91,15 +91,8 @@ def read(path: str, offset: int, length: int) -> bytes:
 
 
 def pull(path: str, dest: BinaryIO, limit: int) -> int:
-    size = 0
     with _opened(path, "rb") as f:
-        while block := f.read(BLOCK):
-            size += len(block)
-            if size > limit:
-                dest.write(block[: len(block) - (size - limit)])
-                raise FileTooLarge(path)
-            dest.write(block)
-    return size
+        return copy_bounded(iter(lambda: f.read(BLOCK), b""), dest, limit=limit, path=path)
 
 
 def write(path: str, source: Path | bytes, *, append: bool) -> None:

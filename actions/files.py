@@ -228,7 +228,7 @@ async def push_file(ctx: ActionContext, p: PushFileParams) -> PushFileResult:
         next_offset=after.size,
         sha256=sha,
         verified=verified,
-        via=ctx.device.via,
+        via=ctx.device.files_via or ctx.device.via,
     )
 
 
@@ -259,7 +259,7 @@ async def pull_file(ctx: ActionContext, p: PullFileParams) -> PullFileResult:
         eof=eof,
         data_base64=base64.b64encode(data).decode("ascii"),
         verified=verified,
-        via=ctx.device.via,
+        via=ctx.device.files_via or ctx.device.via,
     )
 
 
@@ -301,7 +301,7 @@ async def _pull_to_files(ctx: ActionContext, source: PhoneFile, name: str) -> Pu
         eof=True,
         data_base64=None,
         verified=got == size and local_sha == phone_sha,
-        via=ctx.device.via,
+        via=ctx.device.files_via or ctx.device.via,
     )
 
 

@@ -694,6 +694,8 @@ class Device(abc.ABC):
     # --- files (issue 27: PUSH_FILE, PULL_FILE) ----------------------------------------
     # Paths here are already held to owner/paths.py's rules by the caller; `resolve_path`'s answer
     # is checked again before any other of these is called with it.
+    files_via: ClassVar[str] = ""  # PUSH_FILE's and PULL_FILE's `via`, where it is not `via`
+
     async def resolve_path(self, path: str) -> str:
         """`path` with every symlink followed, as the phone sees it (`readlink -f`); a file not
         there yet resolves through its nearest existing folder."""

@@ -152,6 +152,7 @@ class AdbDevice(Device):
 
     kind = "adb"
     via = "uiautomator2"
+    files_via = "adb sync and toybox"
     guards_front = True  # every UI primitive checks what is in front itself (front_guard.py)
 
     def __init__(

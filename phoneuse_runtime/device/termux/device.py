@@ -102,6 +102,7 @@ class TermuxDevice(Device):
 
     kind = "termux"
     via = "termux-api"
+    files_via = "termux storage"
 
     def __init__(
         self,

@@ -70,6 +70,7 @@ async def test_a_whole_file_goes_both_ways_by_sync(serve_adb: AdbServe) -> None:
         "PULL_FILE", {"path": "/sdcard/Download/photos/Camera/VID_1.mp4", "name": "v.mp4"}
     )
     assert pulled["path"] == f"{SHARED}/DCIM/Camera/VID_1.mp4"  # the link followed on the phone
+    assert pulled["via"] == "adb sync and toybox"
     assert pulled["verified"] and pulled["sha256"] == hashlib.sha256(video).hexdigest()
     files = s.client.app.runtime.settings.data_dir / "files"
     assert (files / "v.mp4").read_bytes() == video

@@ -30,7 +30,7 @@ async def test_files_move_both_ways_and_are_read_back(serve_termux: TermuxServe,
     c = await serve_termux()
     r = await c.ok("PULL_FILE", {"path": "/sdcard/Download/a.txt"})
     assert base64.b64decode(r["data_base64"]) == b"from the phone\n" and r["verified"]
-    assert r["path"] == "/storage/emulated/0/Download/a.txt" and r["via"] == "termux-api"
+    assert r["path"] == "/storage/emulated/0/Download/a.txt" and r["via"] == "termux storage"
     saved = await c.ok("PULL_FILE", {"path": "/sdcard/Download/a.txt", "name": "a.txt"})
     assert saved["verified"]
     data = os.urandom(5000)

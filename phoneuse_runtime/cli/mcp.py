@@ -114,6 +114,7 @@ def _attach(settings: Settings, *, device_given: bool) -> GrpcBackend | None:
     from phoneuse_runtime.auth.client import find_endpoint
     from phoneuse_runtime.device.backends import make_device
     from phoneuse_runtime.mcp.backends import GrpcBackend
+    from phoneuse_runtime.owner.paths import FILES_DIR
     from phoneuse_runtime.util.endpoint import served_by_live_server
 
     data_dir = settings.data_dir or default_data_dir()
@@ -146,4 +147,5 @@ def _attach(settings: Settings, *, device_given: bool) -> GrpcBackend | None:
         registry=registry,
         capabilities=capabilities,
         device=served_settings.device,
+        files_dir=data_dir / FILES_DIR,
     )

@@ -85,6 +85,10 @@ class Settings:
     event_queue_size: int = 1024
     event_queue_bytes: int = 4 * 1024 * 1024
     query_max_limit: int = 200
+    # The runtime's files directory (DATA_DIR/files, PUSH_FILE's and PULL_FILE's side): at most
+    # this many bytes in all, so no agent fills the runtime's disk; and one push's bytes at most.
+    files_max_bytes: int = 1024 * 1024 * 1024
+    files_max_push_bytes: int = 256 * 1024 * 1024
     shutdown_grace_s: float = 5.0
     wait_poll_ms: int = 100
     # The adb backend: its adb server (HOST:PORT, or PORT on this host), and how often it polls

@@ -29,9 +29,10 @@ import abc
 import asyncio
 import contextvars
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal
+from pathlib import Path
+from typing import BinaryIO, ClassVar, Literal
 
 from phoneuse_runtime.kernel.errors import Unsupported
 from phoneuse_runtime.kernel.events import (
@@ -388,6 +389,36 @@ class Brightness:
 
 def _no_check(_node: UiNode) -> None:
     return None
+
+
+# --- files (issue 27: PUSH_FILE, PULL_FILE) ------------------------------------
+FILES_HINT = "use adb, Termux (with termux-setup-storage), or the sim"
+
+
+@dataclass(frozen=True)
+class PhoneFile:
+    """What is at a path on the phone: `kind` file (with its `size`), dir, or missing."""
+
+    path: str
+    kind: Literal["file", "dir", "missing", "other"]
+    size: int = 0
+
+
+class FileTooLarge(Exception):
+    """A file being pulled passed the bytes the caller would take (pull_file's `limit`)."""
+
+
+def copy_bounded(chunks: Iterable[bytes], dest: BinaryIO, *, limit: int, path: str) -> int:
+    """Writes `chunks` (a file as it streams from the phone) to `dest` and returns their size;
+    FileTooLarge, with exactly `limit` bytes written, where they pass it."""
+    size = 0
+    for chunk in chunks:
+        size += len(chunk)
+        if size > limit:
+            dest.write(chunk[: len(chunk) - (size - limit)])
+            raise FileTooLarge(path)
+        dest.write(chunk)
+    return size
 
 
 # --- filters for provider reads ---------------------------------------------
@@ -881,3 +912,35 @@ class Device(abc.ABC):
         wireless debugging of Termux's own adb), each named for the owner; no I/O. Turning Wi-Fi
         or airplane mode off would cut them (kernel/links.py)."""
         return []
+
+    # --- files (issue 27: PUSH_FILE, PULL_FILE) ----------------------------------------
+    # Paths here are already held to owner/paths.py's rules by the caller; `resolve_path`'s answer
+    # is checked again before any other of these is called with it.
+    files_via: ClassVar[str] = ""  # PUSH_FILE's and PULL_FILE's `via`, where it is not `via`
+
+    async def resolve_path(self, path: str) -> str:
+        """`path` with every symlink followed, as the phone sees it (`readlink -f`); a file not
+        there yet resolves through its nearest existing folder."""
+        raise Unsupported(f"{self.kind} cannot move files: {FILES_HINT}")
+
+    async def file_info(self, path: str) -> PhoneFile:
+        """What is at the resolved `path`: a file with its size, a folder, or nothing."""
+        raise Unsupported(f"{self.kind} cannot move files: {FILES_HINT}")
+
+    async def file_sha256(self, path: str) -> str:
+        """The file's SHA-256, hex, computed on the phone where it can be."""
+        raise Unsupported(f"{self.kind} cannot move files: {FILES_HINT}")
+
+    async def read_file(self, path: str, offset: int, length: int) -> bytes:
+        """At most `length` bytes of the file from `offset` (fewer at its end)."""
+        raise Unsupported(f"{self.kind} cannot move files: {FILES_HINT}")
+
+    async def pull_file(self, path: str, dest: BinaryIO, *, limit: int) -> int:
+        """Streams the whole file into `dest` and returns its size; FileTooLarge, having written
+        at most `limit` bytes, where it has more."""
+        raise Unsupported(f"{self.kind} cannot move files: {FILES_HINT}")
+
+    async def write_file(self, path: str, source: Path | bytes, *, append: bool = False) -> None:
+        """Writes `source` (a local file, streamed, or bytes) to the file, creating its folders,
+        replacing it or, with `append`, adding to its end."""
+        raise Unsupported(f"{self.kind} cannot move files: {FILES_HINT}")

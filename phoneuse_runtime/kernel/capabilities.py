@@ -21,6 +21,7 @@ SIM = "sim"
 # Issue 27, the screen's power and recording.
 POWER = "power"
 SCREEN_RECORD = "screen_record"
+FILES = "files"  # issue 27: PUSH_FILE, PULL_FILE
 
 # capability -> (what it is, how a device gets it when it lacks it)
 CAPABILITIES: dict[str, tuple[str, str]] = {
@@ -53,6 +54,10 @@ CAPABILITIES: dict[str, tuple[str, str]] = {
     SCREEN_RECORD: (
         "record the screen to an mp4 on the phone",
         "the runtime needs adb to the phone (screenrecord); on Termux, enable wireless debugging",
+    ),
+    FILES: (
+        "move files between the phone's shared storage and the runtime's files directory",
+        "use adb, or on Termux run termux-setup-storage (shared storage for Termux)",
     ),
     SIM: ("simulate the outside world: incoming SMS, calls, notifications", "use --device sim"),
 }

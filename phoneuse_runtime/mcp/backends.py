@@ -16,6 +16,7 @@ import logging
 import uuid
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 from phoneuse_runtime.kernel.callers import Caller
@@ -23,6 +24,7 @@ from phoneuse_runtime.kernel.errors import FAILURES, Internal, RuntimeFailure
 from phoneuse_runtime.kernel.events import Event
 from phoneuse_runtime.kernel.registry import Registry
 from phoneuse_runtime.kernel.runtime import ActionCall, ActionOutcome, QueryCall, QueryPage, Runtime
+from phoneuse_runtime.owner.paths import FILES_DIR
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +39,7 @@ class Backend(Protocol):
     registry: Registry
     capabilities: frozenset[str]
     device: str
+    files_dir: Path | None  # the runtime's DATA_DIR/files, its phoneuse://files/ resources
 
     async def execute(self, principal: str, call: ActionCall) -> ActionOutcome:
         """Raises RuntimeFailure (BAD_REQUEST) for a malformed call; other failures are the outcome's."""
@@ -71,6 +74,7 @@ class LocalBackend:
         self.registry = self.runtime.registry
         self.capabilities = self.runtime.device.capabilities
         self.device = self.device or self.runtime.settings.device
+        self.files_dir: Path | None = self.runtime.settings.data_dir / FILES_DIR
 
     async def execute(self, principal: str, call: ActionCall) -> ActionOutcome:
         return await self.runtime.execute(Caller(FRONTEND, principal), call)
@@ -108,7 +112,14 @@ class GrpcBackend:
     """The running server, over gRPC: one channel, the server's token on every call."""
 
     def __init__(
-        self, address: str, token: str, *, registry: Registry, capabilities: frozenset[str], device: str
+        self,
+        address: str,
+        token: str,
+        *,
+        registry: Registry,
+        capabilities: frozenset[str],
+        device: str,
+        files_dir: Path | None = None,
     ):
         import grpc
 
@@ -117,6 +128,7 @@ class GrpcBackend:
         self.registry = registry
         self.capabilities = capabilities
         self.device = device
+        self.files_dir = files_dir  # the live server's of this host's data dir (cli/mcp.py)
         self._grpc = grpc
         self._channel = grpc.aio.insecure_channel(address)
         self._stub = pb_grpc.AndroidRuntimeStub(self._channel)

@@ -47,7 +47,7 @@ from phoneuse_runtime.kernel.events import Event
 from phoneuse_runtime.kernel.limits import MAX_EVENT_TYPES, MAX_NAME_CHARS, bad_timeout, too_long
 from phoneuse_runtime.kernel.registry import Registry
 from phoneuse_runtime.kernel.runtime import ActionCall, ActionOutcome, QueryCall
-from phoneuse_runtime.mcp import ANNOUNCE_GAP_S, EVENTS_KEPT, EVENTS_PAGE, EVENTS_URI
+from phoneuse_runtime.mcp import ANNOUNCE_GAP_S, EVENTS_KEPT, EVENTS_PAGE, EVENTS_URI, files
 from phoneuse_runtime.mcp.backends import FRONTEND, Backend, EventSource, event_json, known_types
 from phoneuse_runtime.mcp.tools import DEFAULT_TIMEOUT_MS, ArgumentError, Tool, ToolTable
 from phoneuse_runtime.owner.approval_text import prompt
@@ -457,6 +457,7 @@ class McpFace:
                     description="Every action, query, event, error code and limit as served here (Markdown).",
                     mime_type="text/markdown",
                 ),
+                *files.listed(self.backend.files_dir),
             ]
         )
 
@@ -471,7 +472,8 @@ class McpFace:
                     description="the events after a cursor (seq), optionally of some types only "
                     "(comma-separated)",
                     mime_type="application/json",
-                )
+                ),
+                files.TEMPLATE,
             ]
         )
 
@@ -481,6 +483,8 @@ class McpFace:
         uri = str(params.uri)
         if uri == SCREEN_URI:
             return await self._screen(ctx)
+        if uri.startswith(files.FILES_URI):
+            return await asyncio.to_thread(files.read, self.backend.files_dir, uri)
         if uri == SPEC_URI:
             text = self.render_spec(self.backend.registry)
             return types.ReadResourceResult(

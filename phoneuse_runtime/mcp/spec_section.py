@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from phoneuse_runtime.config.sections import MAX_MCP_SESSIONS
 from phoneuse_runtime.config.settings import Settings
+from phoneuse_runtime.kernel.limits import MIB
 from phoneuse_runtime.kernel.registry import Registry
 from phoneuse_runtime.mcp import ANNOUNCE_GAP_S, EVENTS_KEPT, EVENTS_PAGE, EVENTS_URI, MCP_PATH
+from phoneuse_runtime.mcp.files import MAX_RESOURCE_BYTES
 from phoneuse_runtime.mcp.tools import (
     ACTION_OPTIONS,
     DEFAULT_TIMEOUT_MS,
@@ -124,7 +126,11 @@ events, which name their caller. The face subscribes once, when a client first r
 
 Two more resources: `phoneuse://screen`, the screen now in the compact form (a `DUMP_UI` call of
 the reader's, under the same rules), and `phoneuse://spec`, this document as served (Markdown).
-Neither announces updates: read them when needed.
+Neither announces updates: read them when needed. And one per file of the runtime's files
+directory, `phoneuse://files/<name>` (what `PULL_FILE` saved with `name`; the template
+`phoneuse://files/{{name}}`): UTF-8 text as text, anything else as a blob, at most
+{MAX_RESOURCE_BYTES // MIB} MiB (a larger file is read from the phone in chunks with `pull_file`); a name
+that is no plain file name of that directory is INVALID_PARAMS naming its path rule.
 """
 
 

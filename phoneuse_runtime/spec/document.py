@@ -431,7 +431,11 @@ caller sends: the responses kept for replays at most `idempotency_max_entries`
 `gateway_chat_max_bytes` ({_mib(Settings.gateway_chat_max_bytes)}) of text and are kept
 `gateway_chat_retention_days` ({Settings.gateway_chat_retention_days}) days, each device's outbox at most
 `gateway_outbox_max_bytes` ({_mib(Settings.gateway_outbox_max_bytes)}), the oldest going first; the
-memory keeps messages and calls `memory.retention_days` ({Settings.memory_retention_days}) days. An
+memory keeps messages and calls `memory.retention_days` ({Settings.memory_retention_days}) days; the
+runtime's files directory (`DATA_DIR/files`, PULL_FILE's and PUSH_FILE's side) holds at most
+`files_max_bytes` ({_mib(Settings.files_max_bytes)}) in all, and one push carries at most
+`files_max_push_bytes` ({_mib(Settings.files_max_push_bytes)}): past either the call is refused and
+nothing is kept. An
 embeddings endpoint's answer is read up to {_mib(EMBEDDINGS_MAX_ANSWER_BYTES)}, with vectors of at most
 {EMBEDDINGS_MAX_DIMENSIONS} numbers, all of the dimension the first ones stored had. One-time codes
 and passwords in message text are masked (`[code]`, `[password]`) before any of it is stored.

@@ -78,16 +78,49 @@ class FileSystem:
     # --- queries -------------------------------------------------------------------
 
     def stat(self, path: str) -> Node | None:
-        path = canonical(path)
+        try:
+            path = self.follow(canonical(path))
+        except OSError:
+            return None
         if _under(path, PRIVATE):
             return None
         return self.nodes.get(path)
+
+    # --- symlinks (issue 27: the path rules resolve them on the phone) --------------------
+    def lstat(self, path: str) -> Node | None:
+        return self.nodes.get(canonical(path))
+
+    def symlink(self, target: str, path: str) -> None:
+        """`ln -s target path`: the link is stored as given, relative or absolute."""
+        self.nodes[canonical(path)] = Node(st.S_IFLNK | 0o777, target.encode())
+
+    def follow(self, path: str) -> str:
+        """`path` (canonical) with every link on it followed; a missing tail is kept. A component
+        inside an app's private directory cannot be looked at by the shell user (EACCES), and
+        more than 40 links is ELOOP, as the kernel says."""
+        parts = [p for p in path.split("/") if p]
+        done, hops = "/", 0
+        while parts:
+            here = posixpath.join(done, parts.pop(0))
+            if any(here.startswith(root) and here.count("/") > root.count("/") for root in PRIVATE):
+                raise PermissionError(13, "Permission denied", here)
+            node = self.nodes.get(canonical(here))
+            if node is None or not st.S_ISLNK(node.mode):
+                done = canonical(here)
+                continue
+            hops += 1
+            if hops > 40:
+                raise OSError(40, "Too many levels of symbolic links", path)
+            target = node.data.decode()
+            parts = [p for p in target.split("/") if p] + parts
+            done = "/" if target.startswith("/") else done
+        return done
 
     def exists(self, path: str) -> bool:
         return self.stat(path) is not None
 
     def read(self, path: str) -> bytes:
-        path = canonical(path)
+        path = self.follow(canonical(path))
         if _under(path, PRIVATE):
             raise PermissionError(13, "Permission denied", path)
         node = self.nodes.get(path)
@@ -121,7 +154,7 @@ class FileSystem:
 
     def write(self, path: str, data: bytes, mode: int = 0o100644, mtime: int | None = None) -> None:
         """Creates or replaces a file, creating missing parent directories (as adbd's push does)."""
-        path = canonical(path)
+        path = self.follow(canonical(path))
         self._check_writable(path)
         existing = self.nodes.get(path)
         if existing is not None and existing.is_dir:
@@ -131,7 +164,7 @@ class FileSystem:
         self.nodes[path] = Node(file_mode, bytes(data), mtime if mtime is not None else 1_700_000_000)
 
     def append(self, path: str, data: bytes) -> None:
-        path = canonical(path)
+        path = self.follow(canonical(path))
         node = self.nodes.get(path)
         old = node.data if node is not None and not node.is_dir else b""
         self.write(path, old + data, node.mode if node else 0o100644)

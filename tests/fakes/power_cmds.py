@@ -117,28 +117,6 @@ async def screenrecord(p: Proc) -> int:
         state.shell_processes.pop(pid, None)
 
 
-@command("stat")
-async def stat(p: Proc) -> int:
-    """toybox stat: `-c FORMAT` with %s (size), %n (name), %Y (mtime); else the long form's first lines."""
-    args = p.argv[1:]
-    fmt = None
-    if args[:1] == ["-c"] and len(args) >= 2:
-        fmt, args = args[1], args[2:]
-    status = 0
-    for name in args:
-        node = state_of(p).files.stat(path_of(p, name))
-        if node is None:
-            await p.error(f"stat: '{name}': No such file or directory\n")
-            status = 1
-            continue
-        if fmt is None:
-            await p.print(f"  File: {name}\n  Size: {len(node.data)}\n")
-        else:
-            text = fmt.replace("%s", str(len(node.data))).replace("%n", name).replace("%Y", str(node.mtime))
-            await p.print(text + "\n")
-    return status
-
-
 _wm = _system_module.wm
 
 

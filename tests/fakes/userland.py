@@ -302,7 +302,17 @@ TOYBOX = {
 def load_all() -> dict[str, Handler]:
     """Registers every module's commands and returns the table."""
     # power_cmds extends wm, svc and dumpsys: it imports their modules before it registers its own.
-    from . import activity, dumpsys, power_cmds, settings_cmds, status_cmds, system, toolbox, u2server
+    from . import (
+        activity,
+        dumpsys,
+        files_cmds,
+        power_cmds,
+        settings_cmds,
+        status_cmds,
+        system,
+        toolbox,
+        u2server,
+    )
 
-    del activity, dumpsys, power_cmds, settings_cmds, status_cmds, system, toolbox, u2server
+    del activity, dumpsys, files_cmds, power_cmds, settings_cmds, status_cmds, system, toolbox, u2server
     return COMMANDS

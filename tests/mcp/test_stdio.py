@@ -68,6 +68,13 @@ async def test_stdio_attaches_to_the_running_server(served: ServeProcess, mode: 
         assert "chat_reply" in tools  # the gateway's actions: what the server serves
         saved = await client.call_tool("remember", {"name": f"Attached {mode}", "tags": ["mcp"]})
         assert not saved.is_error, saved.content
+        # What the server pulled into its DATA_DIR/files is this face's resource too (issue 27).
+        pulled = await client.call_tool(
+            "pull_file", {"path": "/sdcard/Download/notes.txt", "name": f"{mode}.txt"}
+        )
+        assert not pulled.is_error, pulled.content
+        notes = (await client.read_resource(f"phoneuse://files/{mode}.txt")).contents[0]
+        assert notes.text.startswith("Buy milk")  # type: ignore[union-attr]
     # The server itself did it: its HTTP face finds what the stdio one stored.
     assert isinstance(served.record["mcp"], str)
     async with connect(served.record["mcp"], token=served.token) as http:

@@ -30,7 +30,8 @@ import logging
 import os
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from pathlib import Path
+from typing import Any, BinaryIO, TypeVar
 from urllib.parse import quote as url_quote
 
 import adbutils
@@ -41,6 +42,7 @@ from phoneuse_runtime.device.adb import (
     apps,
     capture,
     dumpsys,
+    files,
     forms,
     power,
     providers,
@@ -95,6 +97,7 @@ from phoneuse_runtime.device.base import (
     Intent,
     IntentResult,
     Notification,
+    PhoneFile,
     PowerState,
     RecordedFile,
     Recording,
@@ -118,6 +121,7 @@ from phoneuse_runtime.kernel.capabilities import (
     CALLS,
     CLIPBOARD,
     CONTACTS,
+    FILES,
     NOTIFICATIONS,
     POWER,
     SCREEN_RECORD,
@@ -149,7 +153,7 @@ _TYPED_SCREEN: contextvars.ContextVar[str | None] = contextvars.ContextVar(
 T = TypeVar("T")
 
 CAPABILITIES = frozenset(
-    {UI, SCREENSHOT, APPS, SMS, CALLS, CONTACTS, CALENDAR, ALARMS, CLIPBOARD, NOTIFICATIONS, SHELL}
+    {UI, SCREENSHOT, APPS, SMS, CALLS, CONTACTS, CALENDAR, ALARMS, CLIPBOARD, NOTIFICATIONS, SHELL, FILES}
     | {POWER, SCREEN_RECORD}  # issue 27
 )
 
@@ -175,6 +179,7 @@ class AdbDevice(Device):
 
     kind = "adb"
     via = "uiautomator2"
+    files_via = "adb sync and toybox"
     guards_front = True  # every UI primitive checks what is in front itself (front_guard.py)
 
     def __init__(
@@ -1157,6 +1162,41 @@ class AdbDevice(Device):
         if "._adb-tls-connect." in serial or serial.endswith("._adb-tls-connect._tcp"):
             return [f"adb over wireless debugging ({serial})"]
         return []
+
+    # --- files (issue 27: PUSH_FILE, PULL_FILE; files.py) ------------------------------
+    async def resolve_path(self, path: str) -> str:
+        return await self._call("resolving a path", lambda b: files.resolve(b, self._sh, path))
+
+    async def file_info(self, path: str) -> PhoneFile:
+        return await self._call("reading a file's size", lambda b: files.info(b, self._sh, path))
+
+    async def file_sha256(self, path: str) -> str:
+        return await self._call(
+            "hashing a file",
+            lambda b: files.sha256(b, self._sh, files.TimedSync(self._device(), b), path),
+            default_s=120.0,
+        )
+
+    async def read_file(self, path: str, offset: int, length: int) -> bytes:
+        return await self._call(
+            "reading a file", lambda b: files.read(b, self._device(), path, offset, length), default_s=60.0
+        )
+
+    async def pull_file(self, path: str, dest: BinaryIO, *, limit: int) -> int:
+        return await self._call(
+            "pulling a file",
+            lambda b: files.pull(files.TimedSync(self._device(), b), path, dest, limit),
+            default_s=600.0,
+        )
+
+    async def write_file(self, path: str, source: Path | bytes, *, append: bool = False) -> None:
+        await self._call(
+            "pushing a file",
+            lambda b: files.write(
+                b, self._sh, files.TimedSync(self._device(), b), path, source, append=append
+            ),
+            default_s=600.0,
+        )
 
 
 def _field_after(xml: str | None, was: UiNode) -> UiNode | None:

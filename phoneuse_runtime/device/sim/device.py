@@ -29,7 +29,7 @@ import dataclasses
 import pathlib
 import re
 from collections.abc import Callable
-from typing import TypeVar, cast
+from typing import BinaryIO, TypeVar, cast
 
 from phoneuse_runtime.device.base import (
     Alarm,
@@ -50,6 +50,7 @@ from phoneuse_runtime.device.base import (
     Intent,
     IntentResult,
     Notification,
+    PhoneFile,
     Plugged,
     PowerState,
     RecordedFile,
@@ -66,6 +67,7 @@ from phoneuse_runtime.device.base import (
 from phoneuse_runtime.device.sim import shell as sim_shell
 from phoneuse_runtime.device.sim.catalog import APPS, app_info
 from phoneuse_runtime.device.sim.dialogs import DialogKind, DialogScreen
+from phoneuse_runtime.device.sim.files import SimFiles
 from phoneuse_runtime.device.sim.home import CustomScreen
 from phoneuse_runtime.device.sim.intents import start_intent
 from phoneuse_runtime.device.sim.phone import SimPhone
@@ -185,6 +187,7 @@ class SimDevice(Device):
         self.battery = SimBattery()  # SIM_SET_BATTERY sets it (issue 27)
         self.power = SimPower()  # issue 27: the screen's power and lock, not kept in the state file
         self.recorder = SimRecorder()
+        self.files = SimFiles.seeded()  # shared storage (files.py), not in the state file
 
     # --- lifecycle -------------------------------------------------------
     async def start(self, emit: EventSink, *, wanted: Callable[[str], bool] = _everything) -> None:
@@ -614,3 +617,32 @@ class SimDevice(Device):
             phone.show_custom(
                 CustomScreen(root, rotation=rotation, animate=animate, size=len(xml), secure=secure)
             )
+
+    # --- files (issue 27: PUSH_FILE, PULL_FILE) ----------------------------------------
+    async def resolve_path(self, path: str) -> str:
+        self._reachable()
+        return self.files.resolve(path)
+
+    async def file_info(self, path: str) -> PhoneFile:
+        self._reachable()
+        return self.files.info(path)
+
+    async def file_sha256(self, path: str) -> str:
+        self._reachable()
+        return self.files.sha256(path)
+
+    async def read_file(self, path: str, offset: int, length: int) -> bytes:
+        self._reachable()
+        return self.files.read(path)[offset : offset + length]
+
+    async def pull_file(self, path: str, dest: BinaryIO, *, limit: int) -> int:
+        self._reachable()
+        return self.files.pull(path, dest, limit=limit)
+
+    async def write_file(self, path: str, source: pathlib.Path | bytes, *, append: bool = False) -> None:
+        self._reachable()
+        if not isinstance(source, bytes):
+            size = (await asyncio.to_thread(source.stat)).st_size
+            self.files.room_for(path, size)  # a full phone refuses before it is read
+            source = await asyncio.to_thread(source.read_bytes)
+        self.files.write(path, source, append=append)

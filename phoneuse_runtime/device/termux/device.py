@@ -24,6 +24,8 @@ import os
 import pathlib
 import time
 from collections.abc import Callable
+from pathlib import Path
+from typing import BinaryIO
 
 from phoneuse_runtime.config.settings import ConfigError
 from phoneuse_runtime.device.adb import status
@@ -48,6 +50,7 @@ from phoneuse_runtime.device.base import (
     Intent,
     IntentResult,
     Notification,
+    PhoneFile,
     PowerState,
     RecordedFile,
     Recording,
@@ -60,7 +63,7 @@ from phoneuse_runtime.device.base import (
     Switch,
     Volume,
 )
-from phoneuse_runtime.device.termux import commands, parse, phone_settings
+from phoneuse_runtime.device.termux import commands, parse, phone_settings, storage
 from phoneuse_runtime.device.termux.events import STATE_CHECK_S, TermuxPollers
 from phoneuse_runtime.device.termux.selfadb import Pause, SelfAdb, pause
 from phoneuse_runtime.kernel.capabilities import (
@@ -70,6 +73,7 @@ from phoneuse_runtime.kernel.capabilities import (
     CALLS,
     CLIPBOARD,
     CONTACTS,
+    FILES,
     NOTIFICATIONS,
     POWER,
     SCREEN_RECORD,
@@ -88,7 +92,7 @@ from phoneuse_runtime.util.tasks import cancel_and_wait
 log = logging.getLogger(__name__)
 
 # What Termux:API gives on its own, and what the phone's own adb adds.
-TERMUX_CAPABILITIES = frozenset({SMS, CALLS, CONTACTS, CLIPBOARD, NOTIFICATIONS, APPS})
+TERMUX_CAPABILITIES = frozenset({SMS, CALLS, CONTACTS, CLIPBOARD, NOTIFICATIONS, APPS, FILES})
 ADB_CAPABILITIES = frozenset({UI, SCREENSHOT, CALENDAR, ALARMS, SHELL, POWER, SCREEN_RECORD})
 SELF_ADB_RETRY_S = 5.0  # the first wait before a missing self-adb is looked for again (selfadb.Backoff)
 SMS_WINDOW = 50  # rows read per look at the SMS store: new arrivals, a send being verified
@@ -133,6 +137,7 @@ class TermuxDevice(Device):
 
     kind = "termux"
     via = "termux-api"
+    files_via = "termux storage"
 
     def __init__(
         self,
@@ -579,6 +584,25 @@ class TermuxDevice(Device):
         return [
             f"Termux's own adb ({adb.serial}), over wireless debugging, which Android turns off with Wi-Fi"
         ]
+
+    # --- files (issue 27: PUSH_FILE, PULL_FILE; storage.py: ~/storage/shared) ----------------
+    async def resolve_path(self, path: str) -> str:
+        return await asyncio.to_thread(storage.resolve, path)
+
+    async def file_info(self, path: str) -> PhoneFile:
+        return await asyncio.to_thread(storage.info, path)
+
+    async def file_sha256(self, path: str) -> str:
+        return await asyncio.to_thread(storage.sha256, path)
+
+    async def read_file(self, path: str, offset: int, length: int) -> bytes:
+        return await asyncio.to_thread(storage.read, path, offset, length)
+
+    async def pull_file(self, path: str, dest: BinaryIO, *, limit: int) -> int:
+        return await asyncio.to_thread(storage.pull, path, dest, limit)
+
+    async def write_file(self, path: str, source: Path | bytes, *, append: bool = False) -> None:
+        await asyncio.to_thread(storage.write, path, source, append=append)
 
     # --- power, for the pollers' backoff ------------------------------------------------------
     async def screen_on(self) -> bool | None:

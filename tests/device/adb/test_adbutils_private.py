@@ -43,3 +43,20 @@ def test_a_dead_server_is_an_error_not_a_start_server() -> None:
     # Nothing listens on the port now: the base class would run `adb start-server` and retry.
     with pytest.raises(adbutils.errors.AdbConnectionError, match="connect to adb server failed"):
         _Connection(host, port)
+
+
+def test_adbutils_sync_still_prepares_through_the_method_timed_sync_overrides() -> None:
+    """device/adb/files.py's TimedSync overrides Sync._prepare_sync(path, cmd), a context manager
+    every transfer (stat, push, iter_content) goes through."""
+    method = getattr(adbutils.Sync, "_prepare_sync", None)
+    assert method is not None, f"adbutils {adbutils.__version__} has no Sync._prepare_sync: see files.py"
+    assert list(inspect.signature(method).parameters) == ["self", "path", "cmd"], (
+        f"adbutils {adbutils.__version__} changed Sync._prepare_sync's signature: see files.py"
+    )
+    source = inspect.getsource(adbutils.Sync)
+    for use in (
+        'self._prepare_sync(path, "STAT")',
+        'self._prepare_sync(path, "SEND")',
+        'self._prepare_sync(path, "RECV")',
+    ):
+        assert use in source, f"adbutils {adbutils.__version__}'s Sync no longer does {use}: see files.py"

@@ -37,6 +37,14 @@ def test_actions_marks_what_termux_cannot_do_without_its_own_adb(capsys: pytest.
     assert main(["actions", "--device", "termux", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert listed["device"] == "termux"
-    assert listed["capabilities"] == ["apps", "calls", "clipboard", "contacts", "notifications", "sms"]
+    assert listed["capabilities"] == [
+        "apps",
+        "calls",
+        "clipboard",
+        "contacts",
+        "files",
+        "notifications",
+        "sms",
+    ]
     assert listed["actions"]["TAP"]["supported"] is False
     assert listed["actions"]["SEND_MESSAGE"]["supported"] is True

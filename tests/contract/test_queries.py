@@ -71,7 +71,7 @@ async def test_limit_is_clamped_to_the_maximum(frontend: FrontEnd) -> None:
             {"include_ui": "maybe"},
             0,
             "INVALID_PARAMS: include_ui: Input should be a valid boolean, unable to interpret input "
-            "(allowed: include_ui, offset, package, ui_format)",
+            "(allowed: include_ui, installed, offset, package, ui_format)",
         ),
     ],
     ids=["unspecified", "unknown-filter", "negative-offset", "bad-offset", "negative-limit", "bad-bool"],

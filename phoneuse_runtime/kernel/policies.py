@@ -38,6 +38,7 @@ class PolicyCall:
     effects: frozenset[str]
     deadline: float  # loop.time() at which the call times out
     _ask: Callable[[str], Awaitable[None]] = field(repr=False)
+    about: str = ""  # what the action's spec says of this call for its approver (`describe`)
 
     async def ask(self, reason: str) -> None:
         """Holds the call until a person approves it (returns) or denies it (Denied)."""

@@ -21,6 +21,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from phoneuse_runtime.config.settings import ConfigError
 from phoneuse_runtime.device.adb.device import AdbDevice
@@ -40,6 +41,7 @@ from phoneuse_runtime.device.base import (
     Intent,
     IntentResult,
     Notification,
+    PackageState,
     Saved,
     Screenshot,
     ShellResult,
@@ -403,6 +405,23 @@ class TermuxDevice(Device):
 
     async def shell(self, command: str, *, timeout_s: float) -> ShellResult:
         return await self._adb("the shell").shell(command, timeout_s=timeout_s)
+
+    # --- packages (issue 27): pm through the phone's own adb (an app's own pm may not install) ---
+    async def install_apk(self, *, local: Path | None = None, phone_path: str = "") -> str:
+        return await self._adb("installing an app").install_apk(local=local, phone_path=phone_path)
+
+    async def pull_apk(self, phone_path: str, dest: Path, *, max_bytes: int) -> None:
+        await self._adb("reading an APK").pull_apk(phone_path, dest, max_bytes=max_bytes)
+
+    async def uninstall_app(self, package: str) -> str:
+        return await self._adb("uninstalling an app").uninstall_app(package)
+
+    async def set_permission(self, package: str, permission: str, *, granted: bool) -> str:
+        what = "granting a permission" if granted else "revoking a permission"
+        return await self._adb(what).set_permission(package, permission, granted=granted)
+
+    async def package_state(self, package: str) -> PackageState | None:
+        return await self._adb("reading a package").package_state(package)
 
     # --- power, for the pollers' backoff ------------------------------------------------------
     async def screen_on(self) -> bool | None:

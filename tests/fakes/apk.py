@@ -9,9 +9,12 @@ empty strings, as resource shrinkers do, so only the resource map says which is 
 
 from __future__ import annotations
 
+import hashlib
 import io
 import struct
 import zipfile
+
+from .state import Package, PhoneState
 
 ANDROID_NS = "http://schemas.android.com/apk/res/android"
 NAME, VERSION_CODE, VERSION_NAME = 0x01010003, 0x0101021B, 0x0101021C
@@ -94,3 +97,27 @@ def build_apk(package: str, **manifest: object) -> bytes:
         apk.writestr("classes.dex", b"dex\n035\0" + package.encode())
         apk.writestr("resources.arsc", b"\x02\x00\x0c\x00")
     return out.getvalue()
+
+
+def catalog_apk(
+    state: PhoneState,
+    package: str,
+    *,
+    version_name: str = "1.0",
+    version_code: int = 1,
+    permissions: tuple[str, ...] = (),
+    label: str = "",
+) -> bytes:
+    """An APK the fake phone's `pm install` knows (by its md5, as it knows uiautomator2's): the
+    package it installs is the one its manifest declares, asking for the same permissions."""
+    data = build_apk(package, version_name=version_name, version_code=version_code, permissions=permissions)
+    state.apk_catalog[hashlib.md5(data).hexdigest()] = Package(
+        name=package,
+        label=label or package.rsplit(".", 1)[-1].title(),
+        system=False,
+        version_name=version_name,
+        version_code=version_code,
+        uid=10300 + len(state.apk_catalog),
+        requested=list(permissions),
+    )
+    return data

@@ -102,7 +102,10 @@ def default_components(settings: Settings, *, token: str, unix_socket: Path | No
         from phoneuse_runtime.gateway.server import Gateway
 
         parts.append(Gateway(settings))
-    parts.append(TerminalAnswers(settings.data_dir))  # the owner answers holds from the terminal too
+    # The owner answers holds from the terminal too; without the gateway (whose policy holds the
+    # owner_actions otherwise) it holds those itself, unless approvals are off.
+    held = settings.owner_actions if not settings.gateway and settings.approvals != "off" else frozenset()
+    parts.append(TerminalAnswers(settings.data_dir, holds=held))
     if settings.mcp_listen:  # the MCP front end over Streamable HTTP, off unless asked for
         from phoneuse_runtime.mcp import require_sdk
 

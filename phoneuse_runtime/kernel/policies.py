@@ -95,4 +95,4 @@ class AskFirst:
 
     async def check(self, call: PolicyCall) -> None:
         if call.name in self.names:
-            await call.ask(self.reason)
+            await call.ask(f"{self.reason}: {call.about}" if call.about else self.reason)

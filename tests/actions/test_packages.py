@@ -3,6 +3,8 @@ read back from the sim's package table, each refusal with its code, before the p
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 from pathlib import Path
 
@@ -11,6 +13,7 @@ import pytest
 from phoneuse_runtime.config.owner import IRIS_APP
 from tests.conftest import Client, ServerFactory
 from tests.fakes.apk import build_apk
+from tests.gateway.agent.test_terminal_approvals import cli
 
 P = "android.permission."
 
@@ -26,7 +29,7 @@ def drop(client: Client, name: str, data: bytes) -> Path:
 
 @pytest.fixture
 async def sim(make_client: ServerFactory) -> Client:
-    return await make_client()
+    return await make_client(approvals="off")  # the holds: tests/gateway/agent/test_package_approvals.py
 
 
 async def test_install_grant_revoke_uninstall_read_back(sim: Client) -> None:
@@ -129,3 +132,24 @@ async def test_the_owners_apps_are_refused_before_the_phone_is_touched(sim: Clie
                 await sim.fail(action, {"package": package, "permission": P + "CAMERA"})
                 == "PERMISSION_DENIED"
             )
+
+
+async def test_without_the_gateway_the_terminal_holds_the_owners_actions(make_client: ServerFactory) -> None:
+    client = await make_client()  # gateway off, approvals "paired": the owner_actions are held all the same
+    drop(client, "notes.apk", build_apk("com.example.notes", permissions=(P + "CAMERA",)))
+    call = asyncio.ensure_future(client.execute("INSTALL_APP", {"apk": "notes.apk"}, timeout_ms=20_000))
+    while True:  # the terminal's store lists the hold once the call reaches the policy
+        code, out, _ = await cli(client.app.runtime.settings.data_dir, "approvals", "list", "--json")
+        assert code == 0
+        if rows := json.loads(out):
+            break
+    assert rows[0]["action"] == "INSTALL_APP"
+    assert "com.example.notes" in rows[0]["reason"] and P + "CAMERA" in rows[0]["reason"]
+    code, _, err = await cli(
+        client.app.runtime.settings.data_dir, "approvals", "approve", rows[0]["approval_id"]
+    )
+    assert code == 0, err
+    response = await call
+    assert response.success, response.error
+    sms = await client.execute("SEND_MESSAGE", {"to": "+15551234", "body": "hi"})
+    assert sms.success, sms.error  # only the owner's actions: the rest is the gateway's to hold

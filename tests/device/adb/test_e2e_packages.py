@@ -34,7 +34,7 @@ def shell_log(s: Served) -> list[str]:
 async def test_install_grant_revoke_uninstall_on_the_phone(
     serve_adb: AdbServe, features: tuple[str, ...]
 ) -> None:
-    s = await serve_adb(features=features)
+    s = await serve_adb(features=features, approvals="off")
     c = s.client
     apk = catalog_apk(
         s.state, NOTES, version_name="2.1", version_code=21, permissions=(P + "CAMERA", P + "INTERNET")
@@ -61,7 +61,7 @@ async def test_install_grant_revoke_uninstall_on_the_phone(
 
 
 async def test_an_apk_on_the_phone_is_read_and_installed_from_a_copy(serve_adb: AdbServe) -> None:
-    s = await serve_adb()
+    s = await serve_adb(approvals="off")  # held: tests/gateway/agent/test_package_approvals.py
     apk = catalog_apk(s.state, NOTES, permissions=(P + "RECORD_AUDIO",))
     s.state.files.write(f"{SHARED}/Download/notes.apk", apk)
     done = await s.client.ok("INSTALL_APP", {"apk": "/sdcard/Download/notes.apk"}, timeout_ms=20_000)
@@ -76,7 +76,7 @@ async def test_an_apk_on_the_phone_is_read_and_installed_from_a_copy(serve_adb: 
 
 
 async def test_the_phones_refusals_in_pms_words(serve_adb: AdbServe) -> None:
-    s = await serve_adb()
+    s = await serve_adb(approvals="off")  # held: tests/gateway/agent/test_package_approvals.py
     c = s.client
     drop(s, "notes.apk", catalog_apk(s.state, NOTES, version_code=5, permissions=(P + "INTERNET",)))
     await c.ok("INSTALL_APP", {"apk": "notes.apk"}, timeout_ms=20_000)
@@ -100,7 +100,7 @@ async def test_the_phones_refusals_in_pms_words(serve_adb: AdbServe) -> None:
 
 
 async def test_the_owners_apps_never_reach_the_phone(serve_adb: AdbServe) -> None:
-    s = await serve_adb()
+    s = await serve_adb(approvals="off")  # held: tests/gateway/agent/test_package_approvals.py
     c = s.client
     drop(s, "iris.apk", catalog_apk(s.state, IRIS_APP, version_code=999))
     before = len(shell_log(s))

@@ -26,7 +26,7 @@ async def test_install_grant_uninstall_through_the_phones_own_adb(
     device = TermuxDevice(
         self_adb=fake.serial, adb_server=f"127.0.0.1:{fake.adb_port}", poll_ms=100, self_adb_retry_s=0.2
     )
-    client = await make_client(device=device, poll_ms=100)
+    client = await make_client(device=device, poll_ms=100, approvals="off")
     await wait_until(lambda: UI in device.capabilities, within_s=30)
     files = client.app.runtime.settings.data_dir / "files"
     files.mkdir(parents=True)
@@ -40,7 +40,7 @@ async def test_install_grant_uninstall_through_the_phones_own_adb(
 
 
 async def test_without_its_own_adb_termux_says_how_to_get_it(serve_termux: TermuxServe) -> None:
-    client = await serve_termux(self_adb="off")
+    client = await serve_termux(self_adb="off", approvals="off")
     response = await client.execute("UNINSTALL_APP", {"package": NOTES})
     assert response.error.startswith("UNSUPPORTED: ") and "the phone's own adb" in response.error
     response = await client.execute("GRANT_PERMISSION", {"package": NOTES, "permission": P + "CAMERA"})

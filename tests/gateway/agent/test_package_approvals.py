@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 
+from phoneuse_runtime.cli.doctor import approvals_check
 from phoneuse_runtime.config.owner import IRIS_APP
+from phoneuse_runtime.config.settings import Settings
 from phoneuse_runtime.device.sim.device import SimDevice
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 from tests.fakes.apk import build_apk
@@ -120,3 +123,11 @@ async def test_the_owners_apps_are_refused_before_any_hold(server: GatewayServer
     malformed.write_bytes(b"PK\x03\x04 not really")
     assert (await install(server, "bad.apk")).error.startswith("INVALID_PARAMS: ")
     assert server.app.runtime.approvals.pending() == []
+
+
+def test_doctor_says_the_owners_actions_wait_with_nothing_paired_or_no_gateway(tmp_path: Path) -> None:
+    unpaired = approvals_check(Settings(data_dir=tmp_path))
+    assert "nothing is held" in unpaired.detail and "INSTALL_APP" in unpaired.detail
+    alone = approvals_check(Settings(data_dir=tmp_path, gateway=False))
+    assert alone.status == "ok" and "INSTALL_APP" in alone.detail and "SEND_MESSAGE" not in alone.detail
+    assert approvals_check(Settings(data_dir=tmp_path, approvals="off")).status == "warn"

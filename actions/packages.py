@@ -22,7 +22,6 @@ import asyncio
 import hashlib
 import os
 import posixpath
-import re
 import shutil
 import stat
 import tempfile
@@ -37,19 +36,17 @@ from phoneuse_runtime.kernel.errors import Conflict, InvalidParams, PermissionDe
 from phoneuse_runtime.kernel.params import Params
 from phoneuse_runtime.kernel.registry import ActionContext, ActionResult, ActionSpec
 from phoneuse_runtime.owner.controls import package_refusal, permission_refusal
-from phoneuse_runtime.util.apk import ApkError, Manifest, read_apk
+from phoneuse_runtime.util.apk import PACKAGE_NAME, PERMISSION_NAME, ApkError, Manifest, read_apk
 
 FILES_DIR = "files"  # DATA_DIR/files: the runtime's own files (PUSH_FILE and PULL_FILE's too)
 # Where an APK on the phone may be named: its shared storage, and the shell user's own directory.
 PHONE_ROOTS = ("/sdcard/", "/storage/emulated/0/", "/data/local/tmp/")
 MAX_APK_BYTES = 1024 * 1024 * 1024  # the copy the runtime installs; Play's own limit is 4 GB with splits
 SHOWN_PERMISSIONS = 40  # in the approval's text; the result lists them all
-_PACKAGE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)+$")
-_PERMISSION = re.compile(r"^[A-Za-z][\w]*(\.[\w]+)+$")
 
 
 def _package(value: str) -> str:
-    if not _PACKAGE.match(value):
+    if not PACKAGE_NAME.match(value):
         raise ValueError(f"{value[:80]!r} is not an Android package name, e.g. com.example.app")
     return value
 
@@ -112,7 +109,7 @@ class PermissionParams(Params):
     @field_validator("permission")
     @classmethod
     def _permission(cls, value: str) -> str:
-        if not _PERMISSION.match(value):
+        if not PERMISSION_NAME.match(value):
             raise ValueError(
                 f"{value[:80]!r} is not an Android permission name, e.g. android.permission.CAMERA"
             )
@@ -224,14 +221,18 @@ def _check_install(ctx: ActionContext, p: InstallAppParams) -> None:
     _owners_package(ctx, _manifest(path, p.apk).package, what="the APK's package")
 
 
-def _describe_install(ctx: ActionContext, p: InstallAppParams) -> str:
+async def _describe_install(ctx: ActionContext, p: InstallAppParams) -> str:
     if p.on_phone:
         return (
             f"APK on the phone at {p.apk}: its package and permissions are read from it once approved, "
             "before anything is installed (one of the owner's apps is refused then)"
         )
     path = local_apk(ctx.settings, p.apk)
-    return describe_apk(p.apk, _manifest(path, p.apk), _sha256(path), path.stat().st_size)
+
+    def read() -> str:  # hashing a large APK is no work for the event loop
+        return describe_apk(p.apk, _manifest(path, p.apk), _sha256(path), path.stat().st_size)
+
+    return await asyncio.to_thread(read)
 
 
 def _copy(source: Path, dest: Path) -> None:

@@ -449,7 +449,7 @@ class Runtime:
         if spec.check is not None:
             spec.check(ctx, params)
         if spec.describe is not None:
-            ctx.about = call.about = spec.describe(ctx, params)
+            ctx.about = call.about = await spec.describe(ctx, params)
         if self.policies:
             call.phase = "policies"
             call.effects = spec.effects_of(params)

@@ -44,7 +44,9 @@ TYPE_INT_HEX = 0x11
 # android:name, android:versionCode, android:versionName (frameworks/base/core/res/res/values/public.xml)
 ATTR_IDS = {0x01010003: "name", 0x0101021B: "versionCode", 0x0101021C: "versionName"}
 PERMISSION_TAGS = ("uses-permission", "uses-permission-sdk-23", "uses-permission-sdk-m")
-_PACKAGE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)+$")
+# What Android accepts as a package name and how permission names are written (PackageParser).
+PACKAGE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)+$")
+PERMISSION_NAME = re.compile(r"^[A-Za-z][\w]*(\.[\w]+)+$")
 
 
 class ApkError(ValueError):
@@ -197,6 +199,6 @@ def _parse(data: bytes) -> Manifest:
         at += size
     if not seen_manifest:
         raise ApkError(f"its {MANIFEST} has no <manifest> element")
-    if not _PACKAGE.match(package):
+    if not PACKAGE_NAME.match(package):
         raise ApkError(f"its manifest names no valid package ({package[:80]!r})")
     return Manifest(package, version_name, version_code, tuple(permissions))

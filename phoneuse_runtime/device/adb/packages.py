@@ -24,9 +24,9 @@ from phoneuse_runtime.device.adb.apps import check_package
 from phoneuse_runtime.device.adb.shell import command
 from phoneuse_runtime.device.base import PackageState
 from phoneuse_runtime.kernel.errors import InvalidParams, PermissionDenied, RuntimeFailure, Unsupported
+from phoneuse_runtime.util.apk import PERMISSION_NAME
 
 REMOTE_DIR = "/data/local/tmp"  # the shell user's own directory, which pm may read
-_PERMISSION = re.compile(r"^[A-Za-z][\w]*(\.[\w]+)+$")
 _FAILURE = re.compile(r"Failure \[([^\]:]+)(?::\s*([^\]]*))?\]")
 _EXCEPTION = re.compile(r"\b(java\.lang\.\w+Exception|Error):\s*(.+)")
 _GRANTED = re.compile(r"^\s+([\w.]+): granted=(true|false)")
@@ -40,7 +40,7 @@ _BAD_APK = ("INSTALL_PARSE_FAILED", "INSTALL_FAILED_INVALID_APK", "INSTALL_FAILE
 
 def check_permission(permission: str) -> str:
     """A permission name as Android writes them; anything else never reaches a command line."""
-    if not _PERMISSION.match(permission):
+    if not PERMISSION_NAME.match(permission):
         raise InvalidParams(f"{permission!r} is not an Android permission name")
     return permission
 
@@ -150,7 +150,7 @@ def parse_package_dump(dump: str, package: str) -> PackageState | None:
         found = _GRANTED.match(line)
         if found:
             (granted if found.group(2) == "true" else denied).add(found.group(1))
-        elif section == "grantedPermissions" and _PERMISSION.match(stripped):
+        elif section == "grantedPermissions" and PERMISSION_NAME.match(stripped):
             granted.add(stripped)
     return PackageState(
         package=package,

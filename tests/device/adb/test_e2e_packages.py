@@ -12,6 +12,7 @@ from phoneuse_runtime.config.owner import IRIS_APP
 from tests.device.adb.conftest import AdbServe, Served
 from tests.fakes.apk import build_apk, catalog_apk
 from tests.fakes.fs import SHARED
+from tests.fakes.phone import FakePhone
 
 P = "android.permission."
 V1 = ("cmd",)
@@ -116,3 +117,19 @@ async def test_the_owners_apps_never_reach_the_phone(serve_adb: AdbServe) -> Non
             == "PERMISSION_DENIED"
         )
     assert shell_log(s)[before:] == []
+
+
+@pytest.mark.parametrize("sdk", ["29", "34"], ids=["android-10", "android-14"])
+async def test_an_install_time_permission_is_unsupported_in_either_android_s_words(
+    serve_adb: AdbServe, sdk: str
+) -> None:
+    """Android 12 added "requested by PKG" to the text; both are read as the same refusal."""
+    phone = FakePhone()
+    phone.state.props["ro.build.version.sdk"] = sdk
+    s = await serve_adb(phone, approvals="off")
+    drop(s, "notes.apk", catalog_apk(s.state, NOTES, permissions=(P + "INTERNET",)))
+    await s.client.ok("INSTALL_APP", {"apk": "notes.apk"}, timeout_ms=20_000)
+    response = await s.client.execute("REVOKE_PERMISSION", {"package": NOTES, "permission": P + "INTERNET"})
+    assert response.error.startswith("UNSUPPORTED: ") and "install-time permission" in response.error
+    assert ("requested by" in response.error) == (sdk == "34")
+    assert P + "INTERNET" in s.state.packages[NOTES].granted

@@ -50,7 +50,8 @@ async def test_the_iris_app_approves_an_install_that_names_apk_package_and_permi
     drop(server, "notes.apk")
     call = install(server)
     picker = (await app.next("picker.approval"))["payload"]
-    assert picker["action"] == "INSTALL_APP" and "apk=notes.apk" in picker["command"]
+    assert picker["action"] == "INSTALL_APP" and picker["command"] == "INSTALL_APP apk=notes.apk"
+    assert picker["target"] == "apk=notes.apk"  # the thing installed is the call's target, never cut
     assert names_everything(picker["reason"]), picker["reason"]
     assert "sha256" in picker["reason"] and NOTES in picker["description"]
     assert not call.done() and not await installed(server)
@@ -69,7 +70,7 @@ async def test_the_iris_app_denies_a_revoke(server: GatewayServer, app: IrisClie
         )
     )
     picker = (await app.next("picker.approval"))["payload"]
-    assert picker["action"] == "REVOKE_PERMISSION" and "package=com.whatsapp" in picker["command"]
+    assert picker["target"] == f"package=com.whatsapp permission={P}READ_CONTACTS"
     await app.send_frame("picker.select", {"picker_id": picker["picker_id"], "value": "deny"})
     assert (await call).error.startswith("DENIED: ")
 

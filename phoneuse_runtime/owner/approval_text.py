@@ -1,14 +1,14 @@
 """What the owner reads before answering an approval: what the call does and to whom, first.
 
-An approval shown in the order the params arrived, cut at a length, can hide its recipient:
-a padded `body` sent first pushed `to` past the cut. So the text is always laid out as the
-action, then its target (`to`, number, URL, package, component, intent action, data, APK,
-permission, the app it runs in), never cut, then the rest, cut to fit; every value with its
-control, format and bidi characters stripped (a right-to-left override could make `+1900...` read as something
+An approval shown in the order the params arrived, cut at a length, can hide its recipient: a
+padded `body` sent first pushed `to` past the cut. So the text is always laid out as the action,
+then its target (`to`, number, URL, package, component, intent action, data, APK, permission,
+the app it runs in), never cut, then the rest, cut to fit; every value with its control, format
+and bidi characters stripped (a right-to-left override could make `+1900...` read as something
 else). The Iris app's `picker.approval` and the terminal's `approvals list` both show it, and
-the frame carries the whole call beside it (`params`), one tap away; the MCP client's user, where
-the owner made them an approver (`mcp_client_is_owner`), reads the same line and every param
-(`prompt`).
+the frame carries the whole call beside it (`params`), one tap away; the MCP client's user,
+where the owner made them an approver (`mcp_client_is_owner`), reads the same line and every
+param (`prompt`).
 """
 
 from __future__ import annotations

@@ -980,7 +980,11 @@ class AdbDevice(Device):
 
     async def pull_apk(self, phone_path: str, dest: Path, *, max_bytes: int) -> None:
         def pull(budget: Budget) -> None:
-            info = self._device().sync.stat(phone_path)
+            info = self._device().sync.stat(phone_path)  # sync's STAT is an lstat
+            if stat.S_ISLNK(info.mode):
+                raise PermissionDenied(
+                    f"{phone_path} is a symlink: only a regular file is read, never where it points"
+                )
             if info.mode == 0 or not stat.S_ISREG(info.mode):
                 raise InvalidParams(f"{phone_path} is not a file on the phone")
             if info.size > max_bytes:

@@ -11,7 +11,7 @@ import pytest
 from phoneuse_runtime.config.owner import IRIS_APP
 from tests.device.adb.conftest import AdbServe, Served
 from tests.fakes.apk import build_apk, catalog_apk
-from tests.fakes.fs import SHARED
+from tests.fakes.fs import SHARED, Node
 from tests.fakes.phone import FakePhone
 
 P = "android.permission."
@@ -133,3 +133,14 @@ async def test_an_install_time_permission_is_unsupported_in_either_android_s_wor
     assert response.error.startswith("UNSUPPORTED: ") and "install-time permission" in response.error
     assert ("requested by" in response.error) == (sdk == "34")
     assert P + "INTERNET" in s.state.packages[NOTES].granted
+
+
+async def test_a_symlink_on_the_phone_is_refused_naming_the_rule(serve_adb: AdbServe) -> None:
+    s = await serve_adb(approvals="off")
+    apk = catalog_apk(s.state, NOTES)
+    s.state.files.write("/data/local/tmp/private.apk", apk)
+    # A link in shared storage to a file elsewhere (as `ln -s` leaves it): sync's STAT shows the link.
+    s.state.files.nodes[f"{SHARED}/Download/link.apk"] = Node(0o120777, b"/data/local/tmp/private.apk")
+    response = await s.client.execute("INSTALL_APP", {"apk": "/sdcard/Download/link.apk"})
+    assert response.error.startswith("PERMISSION_DENIED: ") and "symlink" in response.error
+    assert NOTES not in s.state.packages

@@ -70,6 +70,7 @@ def _check_listed_names(settings: Settings, registry: Registry) -> None:
     for setting, names in (
         ("allow_actions", settings.allow_actions),
         ("deny_actions", settings.deny_actions),
+        ("owner_actions", settings.owner_actions),  # held with the gateway or without it
     ):
         unknown = sorted(names - known)
         if unknown:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from phoneuse_runtime.config.owner import IRIS_APP
+from phoneuse_runtime.config.settings import ConfigError
 from tests.conftest import Client, ServerFactory
 from tests.fakes.apk import build_apk
 from tests.gateway.agent.test_terminal_approvals import cli
@@ -153,3 +154,8 @@ async def test_without_the_gateway_the_terminal_holds_the_owners_actions(make_cl
     assert response.success, response.error
     sms = await client.execute("SEND_MESSAGE", {"to": "+15551234", "body": "hi"})
     assert sms.success, sms.error  # only the owner's actions: the rest is the gateway's to hold
+
+
+async def test_a_misspelt_owner_action_is_a_config_error(make_client: ServerFactory) -> None:
+    with pytest.raises(ConfigError, match="owner_actions names no action or query: 'INSTAL_APP'"):
+        await make_client(owner_actions=frozenset({"INSTAL_APP"}))

@@ -120,13 +120,9 @@ class AgentPart:
 
     async def start(self, gateway: Gateway) -> None:
         settings = gateway.settings
-        for name, listed in (
-            ("approval_actions", settings.approval_actions),
-            ("owner_actions", settings.owner_actions),
-        ):
-            unknown = sorted(listed - set(gateway.runtime.registry.actions))
-            if unknown:
-                raise ConfigError(f"{name} names no action: {', '.join(unknown)}")
+        unknown = sorted(settings.approval_actions - set(gateway.runtime.registry.actions))
+        if unknown:
+            raise ConfigError(f"approval_actions names no action: {', '.join(unknown)}")
         self._gateway = gateway
         chat = find_chat(gateway.parts)
         if chat is None:  # a gateway assembled without the chat part: a programming error

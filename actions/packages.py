@@ -19,7 +19,6 @@ Every action answers with what the phone reads back afterwards (`verified`).
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import os
 import posixpath
 import shutil
@@ -36,7 +35,14 @@ from phoneuse_runtime.kernel.errors import Conflict, InvalidParams, PermissionDe
 from phoneuse_runtime.kernel.params import Params
 from phoneuse_runtime.kernel.registry import ActionContext, ActionResult, ActionSpec
 from phoneuse_runtime.owner.controls import package_refusal, permission_refusal
-from phoneuse_runtime.util.apk import PACKAGE_NAME, PERMISSION_NAME, ApkError, Manifest, read_apk
+from phoneuse_runtime.util.apk import (
+    PACKAGE_NAME,
+    PERMISSION_NAME,
+    ApkError,
+    Manifest,
+    file_sha256,
+    read_apk,
+)
 
 FILES_DIR = "files"  # DATA_DIR/files: the runtime's own files (PUSH_FILE and PULL_FILE's too)
 # Where an APK on the phone may be named: its shared storage, and the shell user's own directory.
@@ -187,14 +193,6 @@ def _manifest(path: Path, shown: str) -> Manifest:
         raise InvalidParams(f"apk {shown!r} is not an APK this runtime can read: {exc}") from exc
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as file:
-        while chunk := file.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def describe_apk(shown: str, manifest: Manifest, sha256: str, size: int) -> str:
     """What the owner reads: the APK, its package and version, and the permissions it asks for."""
     perms = list(manifest.permissions)
@@ -230,7 +228,7 @@ async def _describe_install(ctx: ActionContext, p: InstallAppParams) -> str:
     path = local_apk(ctx.settings, p.apk)
 
     def read() -> str:  # hashing a large APK is no work for the event loop
-        return describe_apk(p.apk, _manifest(path, p.apk), _sha256(path), path.stat().st_size)
+        return describe_apk(p.apk, _manifest(path, p.apk), file_sha256(path), path.stat().st_size)
 
     return await asyncio.to_thread(read)
 
@@ -259,7 +257,7 @@ async def install_app(ctx: ActionContext, p: InstallAppParams) -> InstallAppResu
             await asyncio.to_thread(_copy, local_apk(ctx.settings, p.apk), copy)
         manifest = await asyncio.to_thread(_manifest, copy, p.apk)
         _owners_package(ctx, manifest.package, what="the APK's package")  # a phone's APK: known only now
-        sha256 = await asyncio.to_thread(_sha256, copy)
+        sha256 = await asyncio.to_thread(file_sha256, copy)
         size = copy.stat().st_size
         if not p.on_phone and ctx.about and describe_apk(p.apk, manifest, sha256, size) != ctx.about:
             raise Conflict(

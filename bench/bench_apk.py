@@ -9,7 +9,6 @@ in the loop (before) and on a thread (now, `asyncio.to_thread`). Prints figures,
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import io
 import os
 import sys
@@ -20,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from phoneuse_runtime.util.apk import read_apk
+from phoneuse_runtime.util.apk import file_sha256, read_apk
 from tests.fakes.apk import manifest_xml
 
 PERMS = tuple(f"android.permission.P{i}" for i in range(40))
@@ -36,17 +35,9 @@ def apk_of(size_mb: int, folder: Path) -> Path:
     return path
 
 
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as file:
-        while chunk := file.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def describe(path: Path) -> str:
     manifest = read_apk(path)
-    return f"{manifest.package} {sha256(path)}"
+    return f"{manifest.package} {file_sha256(path)}"
 
 
 async def longest_stall(work: object, threaded: bool) -> float:
@@ -85,7 +76,7 @@ async def main() -> None:
                 read_apk(path)
             manifest_ms = (time.perf_counter() - t0) / 20 * 1000
             t0 = time.perf_counter()
-            sha256(path)
+            file_sha256(path)
             hash_ms = (time.perf_counter() - t0) * 1000
             before = await longest_stall(lambda p=path: describe(p), threaded=False)
             after = await longest_stall(lambda p=path: describe(p), threaded=True)

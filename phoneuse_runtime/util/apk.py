@@ -19,6 +19,7 @@ inflated), the strings and the permissions kept. Whatever is not an APK this can
 
 from __future__ import annotations
 
+import hashlib
 import re
 import struct
 import zipfile
@@ -59,6 +60,15 @@ class Manifest:
     version_name: str
     version_code: int | None
     permissions: tuple[str, ...]  # as the manifest lists them, each once
+
+
+def file_sha256(path: Path) -> str:
+    """The hex SHA-256 of a file, read a MiB at a time (an APK may be large)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as file:
+        while chunk := file.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def read_apk(path: Path, *, max_bytes: int = MAX_MANIFEST_BYTES) -> Manifest:

@@ -71,6 +71,7 @@ def _check_listed_names(settings: Settings, registry: Registry) -> None:
     for setting, names in (
         ("allow_actions", settings.allow_actions),
         ("deny_actions", settings.deny_actions),
+        ("owner_actions", settings.owner_actions),  # held with the gateway or without it
     ):
         unknown = sorted(names - known)
         if unknown:
@@ -103,7 +104,10 @@ def default_components(settings: Settings, *, token: str, unix_socket: Path | No
         from phoneuse_runtime.gateway.server import Gateway
 
         parts.append(Gateway(settings))
-    parts.append(TerminalAnswers(settings.data_dir))  # the owner answers holds from the terminal too
+    # The owner answers holds from the terminal too; without the gateway (whose policy holds the
+    # owner_actions otherwise) it holds those itself, unless approvals are off.
+    held = settings.owner_actions if not settings.gateway and settings.approvals != "off" else frozenset()
+    parts.append(TerminalAnswers(settings.data_dir, holds=held))
     if settings.owner.error_dialogs != "report":  # the runtime answers ANR and crash dialogs itself
         parts.append(ErrorDialogAnswers(settings.owner.error_dialogs))
     if settings.mcp_listen:  # the MCP front end over Streamable HTTP, off unless asked for

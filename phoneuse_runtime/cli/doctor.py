@@ -77,8 +77,18 @@ def approvals_check(settings: Settings) -> Check:
         return Check(
             "approvals", "warn", 'approvals = "off": nothing is held for the owner', 'approvals = "paired"'
         )
-    if settings.approvals == "always" or not settings.gateway:
-        return Check("approvals", "ok", f"approvals = {settings.approvals!r}: {listed} wait for the owner")
+    owners = ", ".join(sorted(settings.owner_actions)) or "nothing"
+    if not settings.gateway:  # the terminal holds the owner_actions itself (approval_store.py)
+        return Check(
+            "approvals",
+            "ok",
+            f"approvals = {settings.approvals!r} without the Iris gateway: {owners} wait for the owner, "
+            "who answers with `phoneuse-runtime approvals`",
+        )
+    if settings.approvals == "always":
+        return Check(
+            "approvals", "ok", f"approvals = {settings.approvals!r}: {listed}, {owners} wait for the owner"
+        )
     import sqlite3
 
     from phoneuse_runtime.gateway.agent.approvals import UNPAIRED_FIX, unpaired_note
@@ -100,8 +110,11 @@ def approvals_check(settings: Settings) -> Check:
             return Check("approvals", "fail", f"the pairing store {path} cannot be read: {exc}")
     note = unpaired_note(pairings, now_ms())
     if note is not None:  # a warning once something was paired: what was held is not any more
+        note += f" but the owner_actions ({owners}), which the terminal's `approvals` answers"
         return Check("approvals", "warn" if pairings else "ok", note, UNPAIRED_FIX)
-    return Check("approvals", "ok", f'approvals = "paired", an app is paired: {listed} wait for the owner')
+    return Check(
+        "approvals", "ok", f'approvals = "paired", an app is paired: {listed}, {owners} wait for the owner'
+    )
 
 
 def embeddings_checks(settings: Settings) -> list[Check]:

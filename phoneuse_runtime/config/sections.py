@@ -304,6 +304,7 @@ class OwnerSettings(Section):
     owner_apps: frozenset[str]
     approvals: str
     approval_actions: frozenset[str]
+    owner_actions: frozenset[str]
     approve_ui_in: frozenset[str]
     allow_actions: frozenset[str]
     deny_actions: frozenset[str]

@@ -161,6 +161,12 @@ class Settings:
     # device is paired) or "off"; and the actions held for an approval.
     approvals: str = "paired"
     approval_actions: frozenset[str] = frozenset({"SEND_MESSAGE", "MAKE_CALL", "SHELL", "START_INTENT"})
+    # The actions that are the owner's to decide (issue 27: installing, uninstalling, permissions):
+    # held under "paired" even while nothing is paired (the terminal's `approvals` answers), as
+    # under "always"; never under "off".
+    owner_actions: frozenset[str] = frozenset(
+        {"INSTALL_APP", "UNINSTALL_APP", "GRANT_PERMISSION", "REVOKE_PERMISSION"}
+    )
     # Packages in front of which every UI action (TAP, TYPE_TEXT, ...) is held for the owner's
     # approval, e.g. ["com.whatsapp"]; empty: none.
     approve_ui_in: frozenset[str] = frozenset()

@@ -50,6 +50,12 @@ from phoneuse_runtime.screen.ui import UiNode, parse_hierarchy
 # The `source` of the events a phone itself causes (connection changes, arrivals).
 SYSTEM_SOURCE = "android.system"
 
+# What the package primitives need where a backend lacks them (issue 27, packages).
+PACKAGES_NEED = (
+    "needs the package manager as adb's shell user: use --device adb, or on Termux enable wireless "
+    "debugging and pair the phone's own adb"
+)
+
 # Android KeyEvent codes for the names PRESS_KEY accepts.
 KEYCODES: dict[str, int] = {
     "HOME": 3,
@@ -303,6 +309,19 @@ class Saved:
 
     id: str
     via: str
+
+
+@dataclass(frozen=True)
+class PackageState:
+    """An installed package as the phone reports it: what INSTALL_APP and the permissions'
+    actions read back (issue 27, packages)."""
+
+    package: str
+    version_name: str = ""
+    version_code: int | None = None
+    system: bool = False
+    granted: frozenset[str] = frozenset()  # every permission granted now, install-time ones too
+    denied: frozenset[str] = frozenset()  # the runtime permissions it asked for and does not hold
 
 
 @dataclass(frozen=True)
@@ -944,3 +963,28 @@ class Device(abc.ABC):
         """Writes `source` (a local file, streamed, or bytes) to the file, creating its folders,
         replacing it or, with `append`, adding to its end."""
         raise Unsupported(f"{self.kind} cannot move files: {FILES_HINT}")
+
+    # --- packages (issue 27: install, uninstall, grant, revoke) ------------------------
+    # What the package manager does for the shell user; a backend without it says what would work.
+    async def install_apk(self, *, local: Path | None = None, phone_path: str = "") -> str:
+        """Installs (or replaces, keeping its data) the APK at `local` on this machine or at
+        `phone_path` on the phone; returns `via`. Unsupported, with the package manager's
+        reason, when the phone will not install it."""
+        raise Unsupported(f"{self.kind}: installing apps {PACKAGES_NEED}")
+
+    async def pull_apk(self, phone_path: str, dest: Path, *, max_bytes: int) -> None:
+        """Copies the APK at `phone_path` to `dest` on this machine (its manifest is read before it
+        is installed); InvalidParams for a missing file or one past `max_bytes`."""
+        raise Unsupported(f"{self.kind}: reading an APK on the phone {PACKAGES_NEED}")
+
+    async def uninstall_app(self, package: str) -> str:
+        """Uninstalls the package for every user; returns `via`."""
+        raise Unsupported(f"{self.kind}: uninstalling apps {PACKAGES_NEED}")
+
+    async def set_permission(self, package: str, permission: str, *, granted: bool) -> str:
+        """Grants or revokes a runtime permission; returns `via`."""
+        raise Unsupported(f"{self.kind}: granting and revoking permissions {PACKAGES_NEED}")
+
+    async def package_state(self, package: str) -> PackageState | None:
+        """The package as installed now, None when it is not."""
+        raise Unsupported(f"{self.kind}: reading a package's state {PACKAGES_NEED}")

@@ -44,6 +44,7 @@ class ActionContext(QueryContext):
     app_target: str | None
     request_id: str
     deadline: float  # loop.time() at which the call times out
+    about: str = ""  # the spec's `describe` of the call, what an approver read
 
 
 def missing_capability(device: Device, capability: str) -> str:

@@ -38,6 +38,7 @@ class PolicyCall:
     effects: frozenset[str]
     deadline: float  # loop.time() at which the call times out
     _ask: Callable[[str], Awaitable[None]] = field(repr=False)
+    about: str = ""  # what the action's spec says of this call for its approver (`describe`)
 
     async def ask(self, reason: str) -> None:
         """Holds the call until a person approves it (returns) or denies it (Denied)."""
@@ -94,4 +95,4 @@ class AskFirst:
 
     async def check(self, call: PolicyCall) -> None:
         if call.name in self.names:
-            await call.ask(self.reason)
+            await call.ask(f"{self.reason}: {call.about}" if call.about else self.reason)

@@ -88,6 +88,10 @@ class ActionSpec(Generic[P, R]):
     # --allow-shell, a URL scheme the server does not allow, an intent aimed at the owner's
     # controls). It must not touch the device: the call has no turn on the phone yet.
     check: Callable[[ActionContext, P], None] | None = None
+    # What the owner reads about the call beyond its params, run after `check` (so no device work
+    # either): INSTALL_APP's APK, its package and permissions. A hold's reason carries it (every
+    # approver shows the reason) and the handler finds it in `ctx.about`.
+    describe: Callable[[ActionContext, P], Awaitable[str]] | None = None
     # Whether the action drives the screen (taps, types, keys), or a function of its params that
     # says (PRESS_KEY HOME only leaves): for every caller but the owner it is refused while one of
     # the owner's controls is in front (owner/controls.py), and held while a package in

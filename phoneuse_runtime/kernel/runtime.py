@@ -103,6 +103,7 @@ class _Call:
     approvals: Approvals = field(repr=False)
     params: Params | None = None  # typed, once validated (always, by the time policies run)
     effects: frozenset[str] = frozenset()  # set before the policies run
+    about: str = ""  # the spec's `describe` of the call, set before the policies run
     started: float = 0.0  # loop.time() when the runtime took the call
     phase: str = "starting"
     holding: str | None = None  # the approval id while held
@@ -133,6 +134,7 @@ class _Call:
                 self.effects,
                 self.deadline,
                 self.ask,
+                self.about,
             )
         return view
 
@@ -446,6 +448,8 @@ class Runtime:
         )
         if spec.check is not None:
             spec.check(ctx, params)
+        if spec.describe is not None:
+            ctx.about = call.about = await spec.describe(ctx, params)
         if self.policies:
             call.phase = "policies"
             call.effects = spec.effects_of(params)

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from phoneuse_runtime.kernel.errors import Conflict
 from phoneuse_runtime.kernel.events import now_ms
+from phoneuse_runtime.kernel.policies import AskFirst
 from phoneuse_runtime.kernel.registry import Contribution
 from phoneuse_runtime.owner.approval_text import call_line, full_params
 from phoneuse_runtime.owner.approvals import Approvals, Hold, NoSuchApproval
@@ -169,8 +170,11 @@ class TerminalAnswers:
 
     name = "terminal"
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, *, holds: frozenset[str] = frozenset()) -> None:
         self.path = store_path(data_dir)
+        # The actions it holds itself (the `owner_actions` on a server without the Iris gateway,
+        # whose policy holds them otherwise): answered here, from the terminal.
+        self.holds = holds
         self.approvals: Approvals | None = None  # the runtime's, from start
         self._pool: ThreadPoolExecutor | None = None
         self._conn: sqlite3.Connection | None = None
@@ -181,7 +185,10 @@ class TerminalAnswers:
         self._closed = False
 
     def contribution(self) -> Contribution:
-        return Contribution()
+        if not self.holds:
+            return Contribution()
+        reason = "one of the owner_actions, which the owner answers (`phoneuse-runtime approvals`)"
+        return Contribution(policies=[AskFirst(self.holds, reason=reason)])
 
     async def start(self, runtime: Runtime) -> None:
         self.approvals = runtime.approvals

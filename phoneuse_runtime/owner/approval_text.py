@@ -1,14 +1,14 @@
 """What the owner reads before answering an approval: what the call does and to whom, first.
 
-An approval shown in the order the params arrived, cut at a length, can hide its recipient:
-a padded `body` sent first pushed `to` past the cut. So the text is always laid out as the
-action, then its target (`to`, number, URL, package, component, intent action, data, the app
-it runs in), never cut, then the rest, cut to fit; every value with its control, format and
-bidi characters stripped (a right-to-left override could make `+1900...` read as something
+An approval shown in the order the params arrived, cut at a length, can hide its recipient: a
+padded `body` sent first pushed `to` past the cut. So the text is always laid out as the action,
+then its target (`to`, number, URL, package, component, intent action, data, APK, permission,
+the app it runs in), never cut, then the rest, cut to fit; every value with its control, format
+and bidi characters stripped (a right-to-left override could make `+1900...` read as something
 else). The Iris app's `picker.approval` and the terminal's `approvals list` both show it, and
-the frame carries the whole call beside it (`params`), one tap away; the MCP client's user, where
-the owner made them an approver (`mcp_client_is_owner`), reads the same line and every param
-(`prompt`).
+the frame carries the whole call beside it (`params`), one tap away; the MCP client's user,
+where the owner made them an approver (`mcp_client_is_owner`), reads the same line and every
+param (`prompt`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,19 @@ from collections.abc import Mapping
 from phoneuse_runtime.kernel.limits import shorten
 
 # The params that say to whom or to what a call is aimed, in the order they are shown.
-TARGET_KEYS = ("to", "number", "url", "package", "component", "action", "data", "command", "name")
+TARGET_KEYS = (
+    "to",
+    "number",
+    "url",
+    "package",
+    "component",
+    "action",
+    "data",
+    "command",
+    "name",
+    "apk",  # INSTALL_APP's APK, and the permission granted or revoked (issue 27)
+    "permission",
+)
 PREVIEW_CHARS = 200  # the whole line; its head (action and target) is never cut
 
 

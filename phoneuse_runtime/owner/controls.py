@@ -105,6 +105,21 @@ def package_refusal(owner: OwnerSettings, package: str, *, what: str) -> str | N
     return None
 
 
+# Whoever holds these decides every app's permissions: never changed by an agent, whatever
+# `owner_apps` says (issue 27).
+PERMISSION_CONTROLLERS = frozenset(
+    {"com.google.android.permissioncontroller", "com.android.permissioncontroller"}
+)
+
+
+def permission_refusal(owner: OwnerSettings, package: str) -> str | None:
+    """Why `package`'s permissions may not be granted or revoked; None when they may: the
+    permission controller's, and those of the owner's controls (the Iris app, Termux, ...)."""
+    if package.strip() in PERMISSION_CONTROLLERS:
+        return f"{package.strip()} is the permission controller, which decides every app's permissions: {HOW}"
+    return package_refusal(owner, package, what="app")
+
+
 def intent_refusal(
     owner: OwnerSettings, *, action: str, package: str, component: str, data: str = ""
 ) -> str | None:

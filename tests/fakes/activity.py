@@ -6,10 +6,11 @@ Java exception (bad option, bad number) as "Exception occurred while executing" 
 
 from __future__ import annotations
 
+import copy
 import hashlib
 from pathlib import Path
 
-from . import apps, interaction, seed
+from . import apps, interaction, permissions, seed
 from .intents import CommandError, component_parts, exception, parse_intent, short_string
 from .shell import Proc
 from .state import PhoneState, short_component
@@ -134,6 +135,12 @@ def install(state: PhoneState, data: bytes) -> str:
     old = state.packages.get(pkg.name)
     if old is not None and old.system:
         return "Failure [INSTALL_FAILED_UPDATE_INCOMPATIBLE: Package signatures do not match the previously installed version]"  # noqa: E501
+    if old is not None and pkg.version_code < old.version_code:
+        return "Failure [INSTALL_FAILED_VERSION_DOWNGRADE]"
+    pkg = copy.deepcopy(pkg)  # the catalog's stays as the APK says
+    if old is not None:  # -r keeps the data, and what was granted
+        pkg.granted |= old.granted & set(pkg.requested)
+    permissions.installed(state, pkg)
     state.packages[pkg.name] = pkg
     apps.force_stop(state, pkg.name)
     return "Success"
@@ -191,6 +198,9 @@ async def pm(p: Proc) -> int:
         if sub == "uninstall":
             name = rest[-1] if rest else ""
             pkg = state.packages.get(name)
+            if pkg is None and "--user" in rest:  # PackageManagerShellCommand.runUninstall, per user
+                await p.print(f"Failure [not installed for {rest[rest.index('--user') + 1]}]\n")
+                return 1
             if pkg is None or pkg.system:
                 await p.print("Failure [DELETE_FAILED_INTERNAL_ERROR]\n")
                 return 1
@@ -202,10 +212,10 @@ async def pm(p: Proc) -> int:
             await p.print("Success\n" if rest and rest[-1] in state.packages else "Failed\n")
             return 0
         if sub in ("grant", "revoke"):
-            if len(rest) < 2 or rest[-2] not in state.packages:
-                raise CommandError(
-                    "java.lang.IllegalArgumentException", f"Unknown package: {rest[-2] if rest else ''}"
-                )
+            named = [a for a in rest if not a.startswith("-")]
+            if len(named) < 2:
+                raise CommandError("java.lang.IllegalArgumentException", "Unknown package: null")
+            permissions.change(state, named[-2], named[-1], grant=sub == "grant")
             return 0
         if sub in ("enable", "disable", "disable-user"):
             pkg = state.packages.get(rest[-1] if rest else "")

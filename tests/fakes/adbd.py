@@ -405,8 +405,13 @@ class _SyncSession:
         with contextlib.suppress(ConnectionResetError):
             await self._stream.write(b"FAIL" + _U32.pack(len(encoded)) + encoded)
 
+    def _lstat(self, path: str) -> FileStat | None:
+        """adbd's STAT (v1) and LST2 lstat the path; STA2 stats it (links followed)."""
+        lstat = getattr(self._phone, "lstat", None)
+        return lstat(path) if lstat is not None else self._phone.stat(path)
+
     async def _stat(self, path: str) -> bool:
-        info = self._phone.stat(path)
+        info = self._lstat(path)
         mode, size, mtime = (info.mode, info.size, info.mtime) if info else (0, 0, 0)
         await self._stream.write(b"STAT" + struct.pack("<III", mode, size & 0xFFFFFFFF, mtime))
         return True
@@ -416,8 +421,7 @@ class _SyncSession:
         return True
 
     async def _stat2_lstat(self, path: str) -> bool:
-        # The phone has no symlinks to tell apart, so lstat is stat.
-        await self._stream.write(_stat_v2(b"LST2", path, self._phone.stat(path)))
+        await self._stream.write(_stat_v2(b"LST2", path, self._lstat(path)))
         return True
 
     def _entries(self, path: str) -> list[tuple[str, FileStat]]:

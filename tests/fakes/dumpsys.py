@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 import zlib
 
-from . import apps, interaction, seed
+from . import apps, interaction, permissions, seed
 from .shell import Proc
 from .state import ActivityRecord, PhoneState, Task
 from .status_cmds import battery_dump
@@ -199,6 +199,7 @@ def package_dump(state: PhoneState, name: str) -> str:
     if pkg is None:
         return ""
     flags = "SYSTEM HAS_CODE ALLOW_CLEAR_USER_DATA" if pkg.system else "HAS_CODE ALLOW_CLEAR_USER_DATA"
+    above, in_user = permissions.dump_lines(pkg)
     launcher = ""
     if pkg.launcher:
         launcher = (
@@ -217,9 +218,10 @@ def package_dump(state: PhoneState, name: str) -> str:
         f"    pkgFlags=[ {flags} ]\n"
         "    timeStamp=2023-11-14 22:13:20\n    firstInstallTime=2023-11-14 22:13:20\n"
         "    lastUpdateTime=2023-11-14 22:13:20\n"
-        "    install permissions:\n      android.permission.INTERNET: granted=true\n"
+        f"{above}"
         "    User 0: ceDataInode=0 installed=true hidden=false suspended=false distractionFlags=0 stopped=false "  # noqa: E501
         f"notLaunched=false enabled={0 if pkg.enabled else 3} instant=false virtual=false\n"
+        f"{in_user}"
     )
 
 

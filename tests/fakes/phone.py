@@ -117,6 +117,13 @@ class FakePhone:
             return None
         return FileStat(node.mode, 4096 if node.is_dir else len(node.data), node.mtime)
 
+    def lstat(self, path: str) -> FileStat | None:
+        """The path itself, a symlink not followed (adbd's STAT and LST2 use lstat)."""
+        node = self.fs.lstat(path)
+        if node is None:
+            return None
+        return FileStat(node.mode, 4096 if node.is_dir else len(node.data), node.mtime)
+
     def read_file(self, path: str) -> bytes:
         return self.fs.read(path)
 

@@ -77,6 +77,10 @@ class Package:
     # Intents its launcher activity also handles: "ACTION" or "ACTION scheme", e.g.
     # "android.intent.action.VIEW https" makes it a second browser (and `am start` asks which).
     handles: list[str] = field(default_factory=list)
+    # issue 27, packages: the permissions its manifest asks for, and those granted now (install-time
+    # ones at install, runtime ones by `pm grant` or the user); permissions.py says which are which.
+    requested: list[str] = field(default_factory=list)
+    granted: set[str] = field(default_factory=set)
 
     @property
     def apk_path(self) -> str:

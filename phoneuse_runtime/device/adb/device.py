@@ -28,7 +28,9 @@ import contextvars
 import functools
 import logging
 import os
+import stat
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
@@ -44,6 +46,7 @@ from phoneuse_runtime.device.adb import (
     dumpsys,
     files,
     forms,
+    packages,
     power,
     providers,
     record,
@@ -97,6 +100,7 @@ from phoneuse_runtime.device.base import (
     Intent,
     IntentResult,
     Notification,
+    PackageState,
     PhoneFile,
     PowerState,
     RecordedFile,
@@ -132,6 +136,7 @@ from phoneuse_runtime.kernel.capabilities import (
 )
 from phoneuse_runtime.kernel.errors import (
     DeviceUnavailable,
+    InvalidParams,
     PermissionDenied,
     RuntimeFailure,
     Unsupported,
@@ -163,6 +168,7 @@ RECONNECT_FIRST_S = 0.25  # the reconnect backoff: doubles from here...
 RECONNECT_MAX_S = 2.0  # ...up to here
 CONNECT_S = 45.0  # for setting up a phone that answers (props, the uiautomator2 server)
 DEFAULT_CALL_S = 10.0  # a call's budget outside any action (pollers, start-up reads)
+INSTALL_S = 120.0  # an install's budget outside any action (pm verifies and dexopts a big APK)
 # From Android 11 `input` is `cmd input` (a binder call, no VM started): a guarded gesture or key
 # is then one shell script that checks the front and injects.
 INPUT_CMD_SDK = 30
@@ -1197,6 +1203,75 @@ class AdbDevice(Device):
             ),
             default_s=600.0,
         )
+
+    # --- packages (issue 27): pm as the shell user ------------------------------------------
+    async def install_apk(self, *, local: Path | None = None, phone_path: str = "") -> str:
+        def install(budget: Budget) -> str:
+            remote = phone_path
+            if local is not None:  # pushed where pm may read it, removed whatever happens
+                remote = f"{packages.REMOTE_DIR}/phoneuse-{uuid.uuid4().hex[:12]}.apk"
+                self._device().sync.push(local, remote)
+            try:
+                out = self._out(budget, packages.install_command(remote))
+            finally:
+                if local is not None:
+                    self._sh(budget, command("rm", "-f", remote))
+            failure = packages.pm_failure(out, what="pm install")
+            if failure is not None:
+                raise failure
+            self._apps = None  # the list of apps is read again
+            return "pm install"
+
+        return await self._call("installing an app", install, default_s=INSTALL_S)
+
+    async def pull_apk(self, phone_path: str, dest: Path, *, max_bytes: int) -> None:
+        def pull(budget: Budget) -> None:
+            info = self._device().sync.stat(phone_path)  # sync's STAT is an lstat
+            if stat.S_ISLNK(info.mode):
+                raise PermissionDenied(
+                    f"{phone_path} is a symlink: only a regular file is read, never where it points"
+                )
+            if info.mode == 0 or not stat.S_ISREG(info.mode):
+                raise InvalidParams(f"{phone_path} is not a file on the phone")
+            if info.size > max_bytes:
+                raise InvalidParams(f"{phone_path} is {info.size} bytes, past the {max_bytes} an APK may be")
+            self._device().sync.pull(phone_path, dest)
+
+        await self._call("reading an APK on the phone", pull, default_s=INSTALL_S)
+
+    async def uninstall_app(self, package: str) -> str:
+        def uninstall(budget: Budget) -> str:
+            out = self._out(budget, packages.uninstall_command(package))
+            failure = packages.pm_failure(out, what="pm uninstall")
+            if failure is not None:
+                raise failure
+            self._apps = None
+            return "pm uninstall"
+
+        return await self._call("uninstalling an app", uninstall)
+
+    async def set_permission(self, package: str, permission: str, *, granted: bool) -> str:
+        verb = "grant" if granted else "revoke"
+
+        def change(budget: Budget) -> str:
+            result = self._sh(budget, packages.permission_command(package, permission, granted=granted))
+            failure = packages.permission_failure(
+                result.exit_code, result.stdout + "\n" + result.stderr, what=f"pm {verb}"
+            )
+            if failure is not None:
+                raise failure
+            return f"pm {verb}"
+
+        return await self._call(f"pm {verb}", change)
+
+    async def package_state(self, package: str) -> PackageState | None:
+        def read(budget: Budget) -> PackageState | None:
+            if not packages.listed(self._sh(budget, packages.list_command(package)).stdout, package):
+                return None
+            dump = self._sh(budget, packages.dump_command(package)).stdout
+            return packages.parse_package_dump(dump, package) or PackageState(package)
+
+        return await self._call("reading a package", read)
 
 
 def _field_after(xml: str | None, was: UiNode) -> UiNode | None:

@@ -50,6 +50,7 @@ from phoneuse_runtime.device.base import (
     Intent,
     IntentResult,
     Notification,
+    PackageState,
     PhoneFile,
     Plugged,
     PowerState,
@@ -70,6 +71,7 @@ from phoneuse_runtime.device.sim.dialogs import DialogKind, DialogScreen
 from phoneuse_runtime.device.sim.files import SimFiles
 from phoneuse_runtime.device.sim.home import CustomScreen
 from phoneuse_runtime.device.sim.intents import start_intent
+from phoneuse_runtime.device.sim.packages import SimPackages
 from phoneuse_runtime.device.sim.phone import SimPhone
 from phoneuse_runtime.device.sim.power import LockKind, SimPower, SimRecorder
 from phoneuse_runtime.device.sim.render import render_png
@@ -79,10 +81,11 @@ from phoneuse_runtime.device.sim.status import SimBattery, sim_status
 from phoneuse_runtime.device.sim.ui_server import SimUiServer
 from phoneuse_runtime.device.sim.widgets import HEIGHT, WIDTH
 from phoneuse_runtime.kernel.capabilities import EVERYTHING
-from phoneuse_runtime.kernel.errors import DeviceUnavailable, InvalidParams, Timeout
+from phoneuse_runtime.kernel.errors import DeviceUnavailable, InvalidParams, Timeout, Unsupported
 from phoneuse_runtime.kernel.events import EventSink
 from phoneuse_runtime.screen.stale import check_front as stale_check
 from phoneuse_runtime.screen.ui import parse_hierarchy, to_hierarchy_xml
+from phoneuse_runtime.util.apk import ApkError, read_apk
 from phoneuse_runtime.util.files import StateWriter, remove_stale_temps
 from phoneuse_runtime.util.numbers import digits, same_number
 
@@ -188,6 +191,7 @@ class SimDevice(Device):
         self.power = SimPower()  # issue 27: the screen's power and lock, not kept in the state file
         self.recorder = SimRecorder()
         self.files = SimFiles.seeded()  # shared storage (files.py), not in the state file
+        self.packages = SimPackages()  # what INSTALL_APP installed, and every app's permissions
 
     # --- lifecycle -------------------------------------------------------
     async def start(self, emit: EventSink, *, wanted: Callable[[str], bool] = _everything) -> None:
@@ -394,7 +398,7 @@ class SimDevice(Device):
 
     async def installed_apps(self) -> list[AppInfo]:
         self._reachable()
-        return [app_info(app) for app in APPS]
+        return [app_info(app) for app in APPS] + self.packages.apps()
 
     async def foreground(self) -> Foreground:
         with self._op() as phone:
@@ -564,6 +568,36 @@ class SimDevice(Device):
         """Newest first."""
         with self._op() as phone:
             return copy.deepcopy(list(reversed(phone.state.notifications)))
+
+    # --- packages (issue 27): the sim's own table (packages.py) -----------------------------
+    async def install_apk(self, *, local: pathlib.Path | None = None, phone_path: str = "") -> str:
+        self._reachable()
+        if local is None:
+            raise Unsupported(
+                f"the sim has no shared storage to install {phone_path} from: put the APK in the "
+                "runtime's files directory (DATA_DIR/files) and name it by its file name"
+            )
+        try:
+            manifest = await asyncio.to_thread(read_apk, local)
+        except ApkError as exc:
+            raise InvalidParams(f"Failure [INSTALL_PARSE_FAILED_NOT_APK: {exc}]") from exc
+        self.packages.install(manifest)
+        return self.via
+
+    async def uninstall_app(self, package: str) -> str:
+        with self._op() as phone:
+            self.packages.uninstall(package)
+            phone.stop(package)
+        return self.via
+
+    async def set_permission(self, package: str, permission: str, *, granted: bool) -> str:
+        self._reachable()
+        self.packages.set_permission(package, permission, granted=granted)
+        return self.via
+
+    async def package_state(self, package: str) -> PackageState | None:
+        self._reachable()
+        return self.packages.state(package)
 
     async def shell(self, command: str, *, timeout_s: float) -> ShellResult:
         if timeout_s <= 0:

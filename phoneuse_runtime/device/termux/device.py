@@ -50,6 +50,7 @@ from phoneuse_runtime.device.base import (
     Intent,
     IntentResult,
     Notification,
+    PackageState,
     PhoneFile,
     PowerState,
     RecordedFile,
@@ -603,6 +604,23 @@ class TermuxDevice(Device):
 
     async def write_file(self, path: str, source: Path | bytes, *, append: bool = False) -> None:
         await asyncio.to_thread(storage.write, path, source, append=append)
+
+    # --- packages (issue 27): pm through the phone's own adb (an app's own pm may not install) ---
+    async def install_apk(self, *, local: Path | None = None, phone_path: str = "") -> str:
+        return await self._adb("installing an app").install_apk(local=local, phone_path=phone_path)
+
+    async def pull_apk(self, phone_path: str, dest: Path, *, max_bytes: int) -> None:
+        await self._adb("reading an APK").pull_apk(phone_path, dest, max_bytes=max_bytes)
+
+    async def uninstall_app(self, package: str) -> str:
+        return await self._adb("uninstalling an app").uninstall_app(package)
+
+    async def set_permission(self, package: str, permission: str, *, granted: bool) -> str:
+        what = "granting a permission" if granted else "revoking a permission"
+        return await self._adb(what).set_permission(package, permission, granted=granted)
+
+    async def package_state(self, package: str) -> PackageState | None:
+        return await self._adb("reading a package").package_state(package)
 
     # --- power, for the pollers' backoff ------------------------------------------------------
     async def screen_on(self) -> bool | None:

@@ -53,7 +53,9 @@ class OwnerApproval:
     (the default: while any app device is paired; the log and `doctor` say when the last
     pairing has expired), `always`, or `off`. Every refusal that needs no person runs first, so
     a refused action is never offered; calls the owner makes from the app (slash commands) are
-    not held."""
+    not held. The `owner_actions` (INSTALL_APP, UNINSTALL_APP, GRANT_PERMISSION, REVOKE_PERMISSION)
+    are held under `paired` even while nothing is paired (the terminal answers them), and their
+    reason says what the spec's `describe` says of the call (the APK, its package, its permissions)."""
 
     name = "owner-approval"
 
@@ -61,14 +63,14 @@ class OwnerApproval:
         self.part = part
         self.paired: bool | None = None  # whether an app device was paired at the last call
 
-    async def _active(self, call: PolicyCall) -> bool:
+    async def _active(self, call: PolicyCall, *, owners: bool = False) -> bool:
         """Whether calls are held now: not for the owner, nor with approvals off, nor (paired)
-        while no app device is paired."""
+        while no app device is paired, unless the call is one of the `owner_actions` (`owners`)."""
         gateway = self.part.gateway
         settings = gateway.settings
         if settings.approvals == "off" or call.caller.owner:
             return False
-        if settings.approvals == "paired":
+        if settings.approvals == "paired" and not owners:
             paired = bool(await gateway.paired_devices())
             if self.paired and not paired:
                 log.warning(
@@ -84,10 +86,14 @@ class OwnerApproval:
         return True
 
     async def check(self, call: PolicyCall) -> None:
-        held = (call.effects or frozenset({call.name})) & self.part.gateway.settings.approval_actions
-        if held and await self._active(call):
+        settings = self.part.gateway.settings
+        effects = call.effects or frozenset({call.name})
+        owners = effects & settings.owner_actions
+        held = effects & settings.approval_actions | owners
+        if held and await self._active(call, owners=bool(owners)):
             what = ", ".join(sorted(held))
-            await call.ask(f"{what} needs the owner's approval")
+            about = f": {call.about}" if call.about else ""
+            await call.ask(f"{what} needs the owner's approval{about}")
 
     async def hold_in_front(self, call: PolicyCall, package: str) -> str | None:
         if package not in self.part.gateway.settings.approve_ui_in or not await self._active(call):

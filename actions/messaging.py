@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from pydantic import Field
 
-from phoneuse_runtime.device.base import Intent, SmsFilter, SmsMessage
+from phoneuse_runtime.device.base import Contact, Intent, SmsFilter, SmsMessage
 from phoneuse_runtime.device.recipients import resolve_recipient
 from phoneuse_runtime.kernel.capabilities import APPS, SMS, UI
 from phoneuse_runtime.kernel.errors import DeviceUnavailable, InvalidParams, PermissionDenied, Unsupported
@@ -161,10 +161,22 @@ async def _send_chat(
     return (None if shown else "the message did not appear in the conversation"), opened.via
 
 
-async def send_message(ctx: ActionContext, p: SendMessageParams) -> SendMessageResult:
+async def _recipient(ctx: ActionContext, p: SendMessageParams) -> tuple[str, Contact | None]:
+    """The number `to` names and its contact; INVALID_PARAMS when it names none or several."""
     number, contact = await resolve_recipient(ctx.device, p.to)
     if not digits(number):
         raise InvalidParams(f"{clip(p.to)} is not a phone number")
+    return number, contact
+
+
+async def _check_recipient(ctx: ActionContext, p: SendMessageParams) -> None:
+    """Before any hold: no answer of the owner's makes a name that two contacts match a recipient."""
+    await _recipient(ctx, p)
+
+
+async def send_message(ctx: ActionContext, p: SendMessageParams) -> SendMessageResult:
+    # Resolved again: the contacts may have changed while the call was held.
+    number, contact = await _recipient(ctx, p)
     app = ctx.app_target or "sms"
     if app in SMS_APPS:
         message_id, error, via = await _send_sms(ctx, number, p.body)
@@ -194,5 +206,6 @@ ACTIONS = (
         SendMessageResult,
         "Send an SMS (default) or a chat message (app_target com.whatsapp), verified against the sent store",
         requires=frozenset({SMS}),
+        check=_check_recipient,
     ),
 )

@@ -86,8 +86,10 @@ class ActionSpec(Generic[P, R]):
     # Refusals that need no person, run once the params are valid and before the policies (so
     # before any hold): raise a RuntimeFailure (PERMISSION_DENIED for SHELL without
     # --allow-shell, a URL scheme the server does not allow, an intent aimed at the owner's
-    # controls). It must not touch the device: the call has no turn on the phone yet.
-    check: Callable[[ActionContext, P], None] | None = None
+    # controls). A check that must read the phone is a coroutine function (SEND_MESSAGE's
+    # recipient, resolved from the contacts: a name two contacts match is INVALID_PARAMS before
+    # anyone is asked). It may read but never act: the call has no turn on the phone yet.
+    check: Callable[[ActionContext, P], Awaitable[None] | None] | None = None
     # Whether the action drives the screen (taps, types, keys), or a function of its params that
     # says (PRESS_KEY HOME only leaves): for every caller but the owner it is refused while one of
     # the owner's controls is in front (owner/controls.py), and held while a package in

@@ -444,8 +444,8 @@ class Runtime:
             call.request_id,
             call.deadline,
         )
-        if spec.check is not None:
-            spec.check(ctx, params)
+        if spec.check is not None and (reading := spec.check(ctx, params)) is not None:
+            await reading  # a check that reads the phone (a recipient's contacts)
         if self.policies:
             call.phase = "policies"
             call.effects = spec.effects_of(params)

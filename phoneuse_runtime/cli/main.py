@@ -127,7 +127,12 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one subcommand
     ex.add_argument("action_type")
     ex.add_argument("params", nargs="*", metavar="key=value")
     ex.add_argument("--app", help="app_target, e.g. com.whatsapp")
-    ex.add_argument("--timeout-ms", type=int, default=30_000)
+    ex.add_argument(
+        "--timeout-ms",
+        type=int,
+        default=30_000,
+        help="how long the call may take, a wait for the owner's answer included (default: %(default)s)",
+    )
     ex.add_argument("--request-id", help="default: a new UUID")
 
     q = sub.add_parser("query", parents=[client], help="run a query and print the QueryResponse")
@@ -254,7 +259,10 @@ def _client(args: argparse.Namespace) -> int:
                 )
                 if args.app:
                     request.app_target = args.app
-                response = stub.Execute(request, metadata=metadata, timeout=args.timeout_ms / 1000 + 5)
+                from phoneuse_runtime.cli.held import HoldNotice
+
+                with HoldNotice(stub, metadata, request.request_id):  # says a hold on stderr
+                    response = stub.Execute(request, metadata=metadata, timeout=args.timeout_ms / 1000 + 5)
                 print(
                     safe_json(
                         {

@@ -283,22 +283,23 @@ async def test_a_held_query_past_its_deadline_is_a_timeout(make_frontend: FrontE
 
 
 @pytest.mark.parametrize(
-    ("action", "params"),
+    ("action", "params", "app", "code"),
     [
-        ("SEND_MESSAGE", {"to": "bob", "body": "hi"}),
-        ("MAKE_CALL", {"to": "bob"}),
-        ("SEND_MESSAGE", {"to": "nobody at all", "body": "hi"}),
+        ("SEND_MESSAGE", {"to": "bob", "body": "hi"}, None, "INVALID_PARAMS"),
+        ("MAKE_CALL", {"to": "bob"}, None, "INVALID_PARAMS"),
+        ("SEND_MESSAGE", {"to": "nobody at all", "body": "hi"}, None, "INVALID_PARAMS"),
+        ("SEND_MESSAGE", {"to": "+14155550101", "body": "hi"}, "com.example.chat", "UNSUPPORTED"),
     ],
 )
-async def test_a_recipient_that_names_no_one_contact_is_refused_before_any_hold(
-    make_frontend: FrontEndFactory, action: str, params: dict[str, str]
+async def test_a_call_no_answer_can_make_right_is_refused_before_any_hold(
+    make_frontend: FrontEndFactory, action: str, params: dict[str, str], app: str | None, code: str
 ) -> None:
     """ "bob" matches Bob Smith and Bobby Tables: INVALID_PARAMS at once, never held for an
     answer that could not make it right (issue 28 §8)."""
     frontend, events = await asking(make_frontend, action)
     sent = await sim(frontend).sms_messages(SmsFilter(box="sent"))
-    answer = await frontend.execute(action, params, timeout_ms=2000)
-    assert answer.code == "INVALID_PARAMS", answer.error
+    answer = await frontend.execute(action, params, timeout_ms=2000, app_target=app)
+    assert answer.code == code, answer.error
     assert approvals(frontend).pending() == []
     seen = []
     while (event := await events.next()).event_type != "TASK_COMPLETED":

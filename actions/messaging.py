@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from pydantic import Field
 
-from phoneuse_runtime.device.base import Intent, SmsFilter, SmsMessage
+from phoneuse_runtime.device.base import Contact, Intent, SmsFilter, SmsMessage
 from phoneuse_runtime.device.recipients import resolve_recipient
 from phoneuse_runtime.kernel.capabilities import APPS, SMS, UI
 from phoneuse_runtime.kernel.errors import DeviceUnavailable, InvalidParams, PermissionDenied, Unsupported
@@ -161,20 +161,43 @@ async def _send_chat(
     return (None if shown else "the message did not appear in the conversation"), opened.via
 
 
-async def send_message(ctx: ActionContext, p: SendMessageParams) -> SendMessageResult:
+async def _recipient(ctx: ActionContext, p: SendMessageParams) -> tuple[str, Contact | None]:
+    """The number `to` names and its contact; INVALID_PARAMS when it names none or several."""
     number, contact = await resolve_recipient(ctx.device, p.to)
     if not digits(number):
         raise InvalidParams(f"{clip(p.to)} is not a phone number")
+    return number, contact
+
+
+def _sender(ctx: ActionContext) -> tuple[str, ChatFlow | None]:
+    """The app that sends (app_target, "sms" by default) and its chat flow (None for SMS);
+    UNSUPPORTED for an app no flow is known for, or a chat app on a phone whose UI is not driven."""
     app = ctx.app_target or "sms"
     if app in SMS_APPS:
-        message_id, error, via = await _send_sms(ctx, number, p.body)
-    elif app in CHAT_APPS:
+        return app, None
+    if app in CHAT_APPS:
         ctx.require(UI, APPS)  # a chat app is driven through its screens
-        message_id = None
-        error, via = await _send_chat(ctx, app, CHAT_APPS[app], number, p.body)
+        return app, CHAT_APPS[app]
+    supported = ", ".join(sorted(SMS_APPS | CHAT_APPS.keys()))
+    raise Unsupported(f"cannot send messages with {app}; supported app_target values: {supported}")
+
+
+async def _check_send(ctx: ActionContext, p: SendMessageParams) -> None:
+    """Before any hold: no answer of the owner's makes an app the runtime cannot send with, or a
+    name that two contacts match, a recipient."""
+    _sender(ctx)
+    await _recipient(ctx, p)
+
+
+async def send_message(ctx: ActionContext, p: SendMessageParams) -> SendMessageResult:
+    # Resolved again: the contacts may have changed while the call was held.
+    number, contact = await _recipient(ctx, p)
+    app, flow = _sender(ctx)
+    if flow is None:
+        message_id, error, via = await _send_sms(ctx, number, p.body)
     else:
-        supported = ", ".join(sorted(SMS_APPS | CHAT_APPS.keys()))
-        raise Unsupported(f"cannot send messages with {app}; supported app_target values: {supported}")
+        message_id = None
+        error, via = await _send_chat(ctx, app, flow, number, p.body)
     return SendMessageResult(
         to=number,
         contact=contact.name if contact else None,
@@ -194,5 +217,6 @@ ACTIONS = (
         SendMessageResult,
         "Send an SMS (default) or a chat message (app_target com.whatsapp), verified against the sent store",
         requires=frozenset({SMS}),
+        check=_check_send,
     ),
 )

@@ -20,8 +20,13 @@ class MakeCallResult(ActionResult):
     state: str = Field(description="call state after dialing: offhook when the call is up")
 
 
+async def _check_recipient(ctx: ActionContext, p: MakeCallParams) -> None:
+    """Before any hold: no answer of the owner's makes a name that two contacts match a number."""
+    await resolve_recipient(ctx.device, p.to)
+
+
 async def make_call(ctx: ActionContext, p: MakeCallParams) -> MakeCallResult:
-    number, contact = await resolve_recipient(ctx.device, p.to)
+    number, contact = await resolve_recipient(ctx.device, p.to)  # again: held, the contacts may change
     via = await ctx.device.place_call(number)
     state = await ctx.device.call_state()
     return MakeCallResult(
@@ -49,6 +54,7 @@ ACTIONS = (
         MakeCallResult,
         "Dial a number or a contact",
         requires=frozenset({CALLS}),
+        check=_check_recipient,
     ),
     ActionSpec(
         "END_CALL",

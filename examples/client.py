@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import threading
 import time
 import uuid
@@ -36,14 +37,18 @@ from phoneuse_runtime.auth.tokens import read_token_file
 from phoneuse_runtime.config.settings import default_data_dir
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 from phoneuse_runtime.rpc import protocol_pb2_grpc as pb_grpc
-from phoneuse_runtime.util.endpoint import find_server
+from phoneuse_runtime.util.endpoint import NoEndpoint, find_server
 
 RETRY_ON = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 
 
 def connect(data_dir: Path) -> tuple[grpc.Channel, tuple[tuple[str, str], ...]]:
     """A channel to the server and the metadata that every call carries."""
-    address = os.environ.get("PHONEUSE_SERVER") or find_server(data_dir)  # never guessed
+    try:
+        address = os.environ.get("PHONEUSE_SERVER") or find_server(data_dir)  # never guessed
+    except NoEndpoint as exc:  # no live server recorded there: say so at once, and how to start one
+        print(f"client.py: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
     token = os.environ.get("PHONEUSE_TOKEN") or read_token_file(data_dir)
     if not token:
         raise SystemExit(f"no token: set PHONEUSE_TOKEN, or run `phoneuse-runtime serve` once ({data_dir})")
@@ -134,6 +139,13 @@ def main() -> int:
         )
         stream = stub.Subscribe(events, metadata=auth, timeout=args.wait_s)
         stream.initial_metadata()  # the subscription is live: nothing after this is missed
+        waits_for = " or ".join([", ".join(events.event_types[:-1]), events.event_types[-1]])
+        print(
+            f"waiting up to {args.wait_s:g} s for {waits_for}"
+            + ("" if args.sim else " (send the phone an SMS, or run with --sim to make one arrive)"),
+            file=sys.stderr,
+            flush=True,
+        )
         if args.sim:
             # Another thread, as the outside world would: this one reads the stream.
             threading.Thread(
@@ -150,6 +162,7 @@ def main() -> int:
         except grpc.RpcError as exc:
             if exc.code() != grpc.StatusCode.DEADLINE_EXCEEDED:  # --wait-s passed: not an error
                 raise
+            print(f"no event came within {args.wait_s:g} s", file=sys.stderr)
     return 0
 
 

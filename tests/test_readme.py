@@ -61,3 +61,8 @@ def test_the_termux_install_is_the_script_not_pypi() -> None:
 def test_the_client_example_is_linked_and_timeout_ms_is_called_out() -> None:
     assert "[`examples/client.py`](examples/client.py)" in README
     assert "timeout_ms must be > 0, got 0" in README
+
+
+def test_the_client_examples_run_line_is_in_the_readme() -> None:
+    """The example had no run line (issue 28 §10): the README's is the one tested with --sim."""
+    assert "python3 examples/client.py --sim" in README

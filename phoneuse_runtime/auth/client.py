@@ -21,18 +21,51 @@ class NoToken(NoEndpoint):
     """There is no token to call the server with, or the token file cannot be used."""
 
 
+# A fleet's door routes each call by this header (fleet/door.py: HEADER): a serial or a
+# device's name, at most 128 characters.
+PHONE_HEADER = "x-phoneuse-device"
+PHONE_MAX = 128
+
+
+class BadPhone(NoEndpoint):
+    """The phone named for a fleet's door cannot be sent as its header."""
+
+
 @dataclass(frozen=True)
 class Endpoint:
-    """The address to call ("HOST:PORT" or "unix:/PATH") and the bearer token to send."""
+    """The address to call ("HOST:PORT" or "unix:/PATH"), the bearer token to send, and, through
+    a fleet's door, the phone the calls are for ("" when none is named)."""
 
     address: str
     token: str
+    phone: str = ""
+
+    def metadata(self) -> tuple[tuple[str, str], ...]:
+        """A call's metadata: the token, and the phone's header when one is named."""
+        auth = (("authorization", f"Bearer {self.token}"),)
+        return auth + (((PHONE_HEADER, self.phone),) if self.phone else ())
 
 
-def find_endpoint(data_dir: Path, *, server: str | None = None, token: str | None = None) -> Endpoint:
+def phone_problem(phone: str) -> str | None:
+    """Why `phone` cannot name a fleet's phone in its header, else None."""
+    if len(phone) > PHONE_MAX:
+        return f"a phone's serial or name has at most {PHONE_MAX} characters, got {len(phone)}"
+    if not all("!" <= c <= "~" for c in phone):
+        return "a phone's serial or name is printable ASCII without spaces (as `fleet.json` lists them)"
+    return None
+
+
+def find_endpoint(
+    data_dir: Path, *, server: str | None = None, token: str | None = None, phone: str | None = None
+) -> Endpoint:
     """The server to call and its token: `server` and `token` (the flags), else `PHONEUSE_SERVER`
-    and `PHONEUSE_TOKEN`, else the live server recorded in `data_dir` and its token file. Raises
-    NoServer when no live server is recorded there, NoToken when there is no token to send."""
+    and `PHONEUSE_TOKEN`, else the live server recorded in `data_dir` and its token file; and the
+    phone of a fleet, `phone` (the flag) else `PHONEUSE_PHONE`. Raises NoServer when no live
+    server is recorded there, NoToken when there is no token to send, BadPhone for a phone no
+    header can carry."""
+    named = phone or os.environ.get("PHONEUSE_PHONE") or ""
+    if (problem := phone_problem(named)) is not None:
+        raise BadPhone(f"--phone / PHONEUSE_PHONE: {problem}")
     address = server or os.environ.get("PHONEUSE_SERVER") or find_server(data_dir)
     try:
         found = token or os.environ.get("PHONEUSE_TOKEN") or read_token_file(data_dir)
@@ -43,4 +76,4 @@ def find_endpoint(data_dir: Path, *, server: str | None = None, token: str | Non
             "no token: pass --token, set PHONEUSE_TOKEN, "
             f"or run `serve` once to create {token_path(data_dir)}"
         )
-    return Endpoint(address, found)
+    return Endpoint(address, found, named)

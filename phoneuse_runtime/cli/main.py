@@ -61,6 +61,13 @@ def _client_parent() -> argparse.ArgumentParser:
         "--token", help="bearer token (default: $PHONEUSE_TOKEN, then the data dir's token file)"
     )
     parent.add_argument("--data-dir", type=Path, help="where the server keeps its token and address")
+    parent.add_argument(
+        "--phone",
+        metavar="SERIAL_OR_NAME",
+        help="through a fleet's door: the phone to call, sent as x-phoneuse-device (its serial or "
+        "its name in fleet.json: emulator-5556, sim-2); with a fleet token, `fleet token new NAME` "
+        "(default: $PHONEUSE_PHONE)",
+    )
     return parent
 
 
@@ -126,7 +133,12 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one subcommand
     ex.add_argument("action_type")
     ex.add_argument("params", nargs="*", metavar="key=value")
     ex.add_argument("--app", help="app_target, e.g. com.whatsapp")
-    ex.add_argument("--timeout-ms", type=int, default=30_000)
+    ex.add_argument(
+        "--timeout-ms",
+        type=int,
+        default=30_000,
+        help="how long the call may take, a wait for the owner's answer included (default: %(default)s)",
+    )
     ex.add_argument("--request-id", help="default: a new UUID")
 
     q = sub.add_parser("query", parents=[client], help="run a query and print the QueryResponse")
@@ -225,7 +237,7 @@ def _endpoint(args: argparse.Namespace) -> Endpoint:
     data_dir = args.data_dir or default_data_dir()
     if args.token:
         print(f"phoneuse-runtime: warning: {PS_SHOWS_FLAG % token_path(data_dir)}", file=sys.stderr)
-    return find_endpoint(data_dir, server=args.server, token=args.token)
+    return find_endpoint(data_dir, server=args.server, token=args.token, phone=args.phone)
 
 
 def _client(args: argparse.Namespace) -> int:
@@ -239,7 +251,7 @@ def _client(args: argparse.Namespace) -> int:
     except NoEndpoint as exc:
         print(f"phoneuse-runtime: {printable(str(exc))}", file=sys.stderr)
         return 2
-    metadata = (("authorization", f"Bearer {endpoint.token}"),)
+    metadata = endpoint.metadata()
     with grpc.insecure_channel(endpoint.address) as channel:
         stub = pb_grpc.AndroidRuntimeStub(channel)
         try:
@@ -254,7 +266,10 @@ def _client(args: argparse.Namespace) -> int:
                 )
                 if args.app:
                     request.app_target = args.app
-                response = stub.Execute(request, metadata=metadata, timeout=args.timeout_ms / 1000 + 5)
+                from phoneuse_runtime.cli.held import HoldNotice
+
+                with HoldNotice(stub, metadata, request.request_id):  # says a hold on stderr
+                    response = stub.Execute(request, metadata=metadata, timeout=args.timeout_ms / 1000 + 5)
                 print(
                     safe_json(
                         {

@@ -26,12 +26,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from phoneuse_runtime.auth.client import PHONE_HEADER
 from phoneuse_runtime.util.children import die_with_parent
 from phoneuse_runtime.util.files import PRIVATE_UMASK, append_private, atomic_write_text, private_dir
 
 log = logging.getLogger(__name__)
 
-HEADER = "x-phoneuse-device"
+HEADER = PHONE_HEADER  # what the client commands send: `--phone`
 NGINX_VAR = "$http_x_phoneuse_device"
 # A Subscribe stream may stay quiet this long between two events (and a long Execute, e.g. a
 # WAIT_FOR, may take this long) before nginx gives up on it. The runtime pings its connections

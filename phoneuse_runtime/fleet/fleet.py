@@ -49,12 +49,19 @@ from phoneuse_runtime.util.device_names import (
     serial_problem,
 )
 from phoneuse_runtime.util.display import printable
+from phoneuse_runtime.util.extras import nats_py_problem
 from phoneuse_runtime.util.files import append_private, atomic_write_text, private_dir
 
 if TYPE_CHECKING:
     from phoneuse_runtime.nats.server_process import NatsServer
 
 log = logging.getLogger(__name__)
+
+WITHOUT_NATS_PY = (
+    "nats-py is not installed: the fleet runs without NATS (each runtime keeps its leases in "
+    "its own memory; no fleet-wide events); for them, pip install '.[nats]' from a checkout "
+    "(or pip install nats-py), or run with --no-nats to say so"
+)
 
 RECORD_FILE = "fleet.json"
 NGINX_BACKOFF_MAX_S = 30.0
@@ -269,7 +276,7 @@ class Fleet:
         nats = None
         try:
             if self.nats_url is None and s.nats:
-                nats = await self._start_nats()
+                nats = await self._own_nats()
             door.write([])
             await door.check()
             await door.start([])
@@ -301,6 +308,14 @@ class Fleet:
             lock.close()
             log.info("the fleet stopped")
         return 0
+
+    async def _own_nats(self) -> NatsServer | None:
+        """The fleet's own nats-server, started; None on the plain install (no nats-py), whose
+        phones serve all the same, said once."""
+        if nats_py_problem() is not None:
+            log.warning(WITHOUT_NATS_PY)
+            return None
+        return await self._start_nats()
 
     async def _start_nats(self) -> NatsServer:
         # Part B's launcher (phoneuse_runtime/nats/server_process.py); imported here so that a

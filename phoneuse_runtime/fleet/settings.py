@@ -122,6 +122,15 @@ def _stream_problems(settings: FleetSettings) -> list[tuple[str, str]]:
     return [(name, what) for name, what in found if what]
 
 
+def _nats_problems(settings: FleetSettings) -> list[tuple[str, str]]:
+    """A NATS server named by url needs nats-py to be reached: said before anything starts (a
+    fleet that runs its own nats-server goes on without NATS instead, fleet.py)."""
+    from phoneuse_runtime.util.extras import nats_py_problem
+
+    problem = nats_py_problem() if settings.nats_url else None
+    return [("nats_url", problem)] if problem else []
+
+
 def load_fleet_settings(flags: dict[str, Any], *, config_file: Path | None = None) -> FleetSettings:
     """Flags (None = not given) over PHONEUSE_FLEET_<NAME> over the file over defaults; one
     FleetConfigError lists every problem ("setting (where from): what is wrong")."""
@@ -146,7 +155,7 @@ def load_fleet_settings(flags: dict[str, Any], *, config_file: Path | None = Non
         names=_SCALARS,
         own=("phones",),
     )
-    checks = _count_problems(loaded.value) + _stream_problems(loaded.value)
+    checks = _count_problems(loaded.value) + _stream_problems(loaded.value) + _nats_problems(loaded.value)
     loaded.raise_problems(checks, FleetConfigError, "fleet settings")
     fixed = loaded.given("flag", "environment")
     return replace(loaded.value, config_file=path, fixed=fixed)

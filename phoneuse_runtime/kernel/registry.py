@@ -86,11 +86,13 @@ class ActionSpec(Generic[P, R]):
     # Refusals that need no person, run once the params are valid and before the policies (so
     # before any hold): raise a RuntimeFailure (PERMISSION_DENIED for SHELL without
     # --allow-shell, a URL scheme the server does not allow, an intent aimed at the owner's
-    # controls). It must not touch the device: the call has no turn on the phone yet.
-    check: Callable[[ActionContext, P], None] | None = None
-    # What the owner reads about the call beyond its params, run after `check` (so no device work
-    # either): INSTALL_APP's APK, its package and permissions. A hold's reason carries it (every
-    # approver shows the reason) and the handler finds it in `ctx.about`.
+    # controls). A check that must read the phone is a coroutine function (SEND_MESSAGE's
+    # recipient, resolved from the contacts: a name two contacts match is INVALID_PARAMS before
+    # anyone is asked). It may read but never act: the call has no turn on the phone yet.
+    check: Callable[[ActionContext, P], Awaitable[None] | None] | None = None
+    # What the owner reads about the call beyond its params, run after `check` (so it may read
+    # the phone, never act): INSTALL_APP's APK, its package and permissions. A hold's reason
+    # carries it (every approver shows the reason) and the handler finds it in `ctx.about`.
     describe: Callable[[ActionContext, P], Awaitable[str]] | None = None
     # Whether the action drives the screen (taps, types, keys), or a function of its params that
     # says (PRESS_KEY HOME only leaves): for every caller but the owner it is refused while one of

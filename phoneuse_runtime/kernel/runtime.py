@@ -446,8 +446,8 @@ class Runtime:
             call.request_id,
             call.deadline,
         )
-        if spec.check is not None:
-            spec.check(ctx, params)
+        if spec.check is not None and (reading := spec.check(ctx, params)) is not None:
+            await reading  # a check that reads the phone (a recipient's contacts)
         if spec.describe is not None:
             ctx.about = call.about = await spec.describe(ctx, params)
         if self.policies:

@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from phoneuse_runtime.device.base import SmsFilter
 from phoneuse_runtime.kernel.errors import Conflict
 from phoneuse_runtime.kernel.policies import AskFirst
 from phoneuse_runtime.owner.approvals import Approvals, NoSuchApproval, how_to_answer
@@ -279,3 +280,31 @@ async def test_a_held_query_past_its_deadline_is_a_timeout(make_frontend: FrontE
     resolved = await until(events, "APPROVAL_RESOLVED", approval_id=requested["approval_id"])
     assert (resolved.payload["outcome"], resolved.payload["by"]) == ("expired", "")
     assert approvals(frontend).pending() == []
+
+
+@pytest.mark.parametrize(
+    ("action", "params", "app", "code"),
+    [
+        ("SEND_MESSAGE", {"to": "bob", "body": "hi"}, None, "INVALID_PARAMS"),
+        ("MAKE_CALL", {"to": "bob"}, None, "INVALID_PARAMS"),
+        ("SEND_MESSAGE", {"to": "nobody at all", "body": "hi"}, None, "INVALID_PARAMS"),
+        ("SEND_MESSAGE", {"to": "+14155550101", "body": "hi"}, "com.example.chat", "UNSUPPORTED"),
+    ],
+)
+async def test_a_call_no_answer_can_make_right_is_refused_before_any_hold(
+    make_frontend: FrontEndFactory, action: str, params: dict[str, str], app: str | None, code: str
+) -> None:
+    """ "bob" matches Bob Smith and Bobby Tables: INVALID_PARAMS at once, never held for an
+    answer that could not make it right (issue 28 §8)."""
+    frontend, events = await asking(make_frontend, action)
+    sent = await sim(frontend).sms_messages(SmsFilter(box="sent"))
+    answer = await frontend.execute(action, params, timeout_ms=2000, app_target=app)
+    assert answer.code == code, answer.error
+    assert approvals(frontend).pending() == []
+    seen = []
+    while (event := await events.next()).event_type != "TASK_COMPLETED":
+        seen.append(event.event_type)
+    assert "APPROVAL_REQUESTED" not in seen, seen
+    assert event.payload["request_id"] == answer.request_id
+    assert event.payload["held_ms"] == 0
+    assert await sim(frontend).sms_messages(SmsFilter(box="sent")) == sent

@@ -176,3 +176,18 @@ async def test_users_change_while_it_runs_and_jetstream_stays_on(tmp_path: Path)
 def test_a_bad_nats_user_is_refused_at_load(flags: dict[str, str], says: str) -> None:
     with pytest.raises(ConfigError, match=says):
         load_settings(flags)
+
+
+def test_a_stop_as_asked_says_so_not_its_exit_status(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """nats-server exits 1 on SIGTERM after a clean shutdown: 'stopped (status 1)' read as a
+    failure at every clean fleet stop (issue 28 §10)."""
+    with (
+        caplog.at_level("INFO", logger="phoneuse_runtime.nats.server_process"),
+        nats_server_sync(tmp_path / "store") as srv,
+    ):
+        pid = srv.pid
+    said = [r.getMessage() for r in caplog.records if "stopped" in r.getMessage()]
+    assert said == [f"nats-server (pid {pid}) stopped cleanly on SIGTERM"]
+    assert all(r.levelname == "INFO" for r in caplog.records)

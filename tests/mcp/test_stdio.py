@@ -218,7 +218,12 @@ def _without_sdk(*argv: str, data_dir: Path) -> subprocess.CompletedProcess[str]
         f"sys.exit(main({list(argv)!r}))\n"
     )
     return subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=subprocess_env(data_dir), timeout=60
+        [sys.executable, "-c", code],
+        stdin=subprocess.DEVNULL,  # `mcp` answers a client on stdin with the hint too
+        capture_output=True,
+        text=True,
+        env=subprocess_env(data_dir),
+        timeout=60,
     )
 
 
@@ -227,7 +232,8 @@ def test_without_the_sdk_mcp_and_mcp_listen_say_how_to_get_it(tmp_path: Path) ->
         done = _without_sdk(*argv, data_dir=tmp_path / "data")
         assert done.returncode == 2, done
         assert done.stderr == f"phoneuse-runtime: {INSTALL_HINT}\n"
-        assert "pip install 'phoneuse-runtime[mcp]'" in done.stderr
+        assert "pip install '.[mcp]'" in done.stderr  # what works from a checkout (issue 28 item 1)
+        assert "-py3-none-any.whl[mcp]'" in done.stderr  # and from a wheel: not PyPI's name
     # and everything else runs without it
     listed = _without_sdk("actions", data_dir=tmp_path / "data")
     assert listed.returncode == 0, listed.stderr

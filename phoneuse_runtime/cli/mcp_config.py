@@ -22,6 +22,7 @@ from typing import Any
 from phoneuse_runtime.auth.tokens import read_token_file, token_path
 from phoneuse_runtime.cli.options import DEVICE_HELP, data_dir_parent
 from phoneuse_runtime.config.settings import ConfigError, default_data_dir, load_settings
+from phoneuse_runtime.mcp import MCP_PATH
 from phoneuse_runtime.util.display import printable
 from phoneuse_runtime.util.endpoint import NoServer, find_mcp_url
 from phoneuse_runtime.util.files import StateFileError
@@ -120,7 +121,7 @@ def _http(data_dir: Path, running_url: str | None, listen: str, *, show_token: b
     if running_url is not None:
         url = running_url
     elif listen:
-        url = f"http://{listen}/mcp"
+        url = f"http://{listen}{MCP_PATH}"
     else:
         raise ConfigError(
             f"no server serves MCP over HTTP for {data_dir}: start `phoneuse-runtime serve "

@@ -48,14 +48,20 @@ def add_parser(sub: Any) -> None:
         help="never attach: run the runtime in this process even if a server runs",
     )
     add_log_level(cmd, default="WARNING")
+    from phoneuse_runtime.cli.mcp_config import add_parser as add_config_parser
+
+    add_config_parser(cmd.add_subparsers(dest="mcp_command", metavar="config"))
 
 
 def main(args: argparse.Namespace) -> int:
+    if getattr(args, "mcp_command", None) == "config":
+        from phoneuse_runtime.cli.mcp_config import main as config_main
+
+        return config_main(args)
     try:
         require_sdk()
     except McpMissing:
-        print(f"phoneuse-runtime: {INSTALL_HINT}", file=sys.stderr)
-        return 2
+        return _cannot_serve(INSTALL_HINT)
     from phoneuse_runtime.util.display import PrintableFormatter
 
     handler = logging.StreamHandler(sys.stderr)
@@ -65,22 +71,38 @@ def main(args: argparse.Namespace) -> int:
 
     quiet_libraries()
     flags = {"device": args.device, "data_dir": args.data_dir, "sim_state": args.sim_state}
+    began: list[bool] = []  # not empty once the MCP session runs
     try:
         settings = device_settings(flags, config_file=args.config)
-        return asyncio.run(_run(settings, standalone=args.standalone, device_given=args.device is not None))
+        given = args.device is not None
+        return asyncio.run(_run(settings, standalone=args.standalone, device_given=given, began=began))
     except (ConfigError, NoEndpoint, OSError) as exc:
-        print(f"phoneuse-runtime: {printable(str(exc))}", file=sys.stderr)
-        return 2
+        if began:
+            print(f"phoneuse-runtime: {printable(str(exc))}", file=sys.stderr)
+            return 2
+        return _cannot_serve(str(exc))
     except KeyboardInterrupt:
         return 0
 
 
-async def _run(settings: Settings, *, standalone: bool, device_given: bool) -> int:
+def _cannot_serve(reason: str) -> int:
+    """Says why on stderr, and to the client too (its requests answered with the reason) unless
+    stdin is a terminal: a client shows its user what the server answered, not its stderr."""
+    print(f"phoneuse-runtime: {printable(reason)}", file=sys.stderr)
+    if not sys.stdin.isatty():
+        from phoneuse_runtime.mcp.unserved import refuse_stdio
+
+        refuse_stdio(printable(reason), stdin=sys.stdin.buffer, stdout=sys.stdout.buffer)
+    return 2
+
+
+async def _run(settings: Settings, *, standalone: bool, device_given: bool, began: list[bool]) -> int:
     from phoneuse_runtime.mcp.stdio import serve_stdio
     from phoneuse_runtime.spec.document import render_spec
 
     attached = None if standalone else _attach(settings, device_given=device_given)
     if attached is not None:
+        began.append(True)
         try:
             await serve_stdio(attached, render_spec=render_spec)
         finally:
@@ -93,6 +115,7 @@ async def _run(settings: Settings, *, standalone: bool, device_given: bool) -> i
         log.info(
             "no server ran for %s: serving the phone (%s) in this process", settings.data_dir, settings.device
         )
+        began.append(True)
         loop = asyncio.get_running_loop()
         backend = LocalBackend(served.app.runtime)
         owner = settings.mcp.client_is_owner

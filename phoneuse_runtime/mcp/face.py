@@ -180,7 +180,7 @@ class McpFace:
             on_read_resource=self._read_resource,
             on_subscribe_resource=self._subscribe,
             on_unsubscribe_resource=self._unsubscribe,
-            on_subscriptions_listen=self.listen,
+            on_subscriptions_listen=self._listen,
             get_tool_input_schema=self._input_schema,
         )
 
@@ -555,6 +555,15 @@ class McpFace:
         await self.events.start()
         self._watchers.add(ctx.session)
         return types.EmptyResult()
+
+    async def _listen(
+        self, ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
+        """2026-07-28's subscriptions/listen: a listen to the events starts them as a read or a
+        resources/subscribe does (before its acknowledgement: every event after it is announced)."""
+        if EVENTS_URI in (params.notifications.resource_subscriptions or ()):
+            await self.events.start()
+        return await self.listen(ctx, params)  # other URIs are honored and never fire, as the SDK does
 
     async def _unsubscribe(
         self, ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams

@@ -23,6 +23,7 @@ from phoneuse_runtime.config.sections import McpSettings
 from phoneuse_runtime.kernel.registry import Contribution
 from phoneuse_runtime.kernel.runtime import Runtime
 from phoneuse_runtime.mcp import MCP_PATH
+from phoneuse_runtime.util.listen import listening_socket, split_address
 
 if TYPE_CHECKING:
     from phoneuse_runtime.mcp.face import RenderSpec
@@ -161,13 +162,10 @@ class McpHttpServer:
             session_idle_timeout=self.session_idle_s,
         )
         app = Guard(starlette, tokens=self.tokens, allowed_origins=self.allowed_origins)
-        host, _, port = self.address.rpartition(":")
-        host = host.strip("[]") or "127.0.0.1"
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        host, port = split_address(self.address)
+        sock = listening_socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
         try:
-            sock.bind((host, int(port)))
+            sock.bind((host, port))
         except OSError as exc:
             sock.close()
             raise OSError(f"cannot listen for MCP on {self.address}: {exc.strerror or exc}") from exc
@@ -190,6 +188,17 @@ class McpHttpServer:
     def url(self) -> str:
         host = self.address.rpartition(":")[0] or "127.0.0.1"
         return f"http://{host}:{self.port}{MCP_PATH}"
+
+    def connection_sockets(self) -> list[socket.socket]:
+        """The sockets of the connections open now (what their options are: tests/mcp/test_http.py)."""
+        state = getattr(self._server, "server_state", None)
+        found = []
+        for connection in getattr(state, "connections", ()):
+            transport = getattr(connection, "transport", None)
+            sock = transport.get_extra_info("socket") if transport is not None else None
+            if sock is not None:
+                found.append(sock)
+        return found
 
     async def stop(self, *, grace_s: float) -> None:
         if self._server is None or self._task is None:

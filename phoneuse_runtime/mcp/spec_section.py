@@ -22,13 +22,19 @@ DEFAULT_IDLE_S = Settings.mcp_session_idle_s
 INTRO = f"""## The MCP front end
 
 The same runtime as a Model Context Protocol server (`phoneuse_runtime/mcp/`, the `mcp` extra:
-`pip install 'phoneuse-runtime[mcp]'`). Two transports:
+`pip install '.[mcp]'` in a checkout, `pip install 'WHEEL[mcp]'` from a built wheel).
+`phoneuse-runtime mcp config claude-desktop|claude-code|cursor` prints a client's snippet with
+the absolute path of this install's executable and the data dir (`--http` the Streamable HTTP
+form, whose token only `--show-token` puts in it). Two transports:
 
 - **stdio**: `phoneuse-runtime mcp [--device D] [--data-dir DIR]`. It attaches to the running
   server of its data dir (a gRPC client over its Unix socket, with the data dir's token; the tools
   are what that server records in `server.json`: its device and the names it serves). When none
   runs it serves the phone itself, as `serve` would (token, socket, record, components), so that
-  the next `mcp` or client attaches to it. Logs go to stderr only.
+  the next `mcp` or client attaches to it. Logs go to stderr only. When it can serve neither way
+  (no server and no phone, a bad setting, no SDK), it says why on stderr and answers the client's
+  requests (`server/discover`, `initialize`) with a JSON-RPC error (-32603) whose message is
+  `phoneuse-runtime cannot serve: <why>`, then exits with status 2.
 - **Streamable HTTP**: `serve --mcp-listen HOST:PORT` (setting `mcp_listen`; off by default) at
   `{MCP_PATH}`. Every request carries `Authorization: Bearer <token>` (the gRPC token, checked
   against its hash; never in the URL): without it, or with a wrong one, `401` and nothing runs. A

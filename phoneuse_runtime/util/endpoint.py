@@ -268,6 +268,18 @@ def find_gateway(data_dir: Path) -> str | None:
     return gateway
 
 
+def find_mcp_url(data_dir: Path) -> str | None:
+    """The URL the live server serves MCP (Streamable HTTP) at, as bound; None when it serves none
+    (`serve` without --mcp-listen). Raises NoServer when no live server is recorded in `data_dir`."""
+    raw = _live_record(data_dir, "start one with `phoneuse-runtime serve --mcp-listen 127.0.0.1:8766`")
+    url = raw.get("mcp")
+    if url is None:
+        return None
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        raise NoServer(f"{data_dir / SERVER_FILE} names no MCP URL")
+    return url
+
+
 def served_by_live_server(data_dir: Path) -> tuple[str | None, list[str] | None]:
     """The device the live server in `data_dir` serves and the names of its actions and queries,
     as it recorded them (None where its record does not say). Raises NoServer as find_server does."""

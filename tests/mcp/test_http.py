@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from mcp.shared.exceptions import MCPError
 from phoneuse_runtime.app import App
 from phoneuse_runtime.device.sim.device import SimDevice
 from phoneuse_runtime.kernel.callers import Caller
+from phoneuse_runtime.mcp.http import McpHttpServer
 
 from .helpers import INITIALIZE, MODES, TOKEN, connect, raw_post, start_app, url_of
 
@@ -250,3 +252,18 @@ async def test_the_mcp_caller_is_the_front_end_and_principal(app: App) -> None:
         assert payload["caller"] == {"frontend": "mcp", "principal": "agent"}
         break
     app.runtime.unsubscribe(events)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_connections_send_small_writes_at_once(app: App, mode: str) -> None:
+    """uvicorn writes an answer's head and body apart; with Nagle on, the body waited for the
+    client's delayed ACK (~40 ms a call on loopback, bench/bench_mcp.py): every connection the
+    server accepts has TCP_NODELAY, as asyncio sets it on the sockets it knows to be TCP."""
+    part = app.components["mcp"]
+    assert isinstance(part, McpHttpServer)
+    async with connect(url_of(app), mode=mode) as client:
+        assert not (await client.call_tool("set_clipboard", {"text": "x"})).is_error
+        sockets = part.connection_sockets()
+        assert sockets, "the client's connection is open"
+        for sock in sockets:
+            assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0, sock

@@ -110,6 +110,32 @@ async def test_an_attached_stdio_client_gets_the_server_s_events(served: ServePr
     assert message["payload"]["body"] == "attached ✓"  # type: ignore[index]
 
 
+@pytest.mark.parametrize("attached", [False, True], ids=["standalone", "attached"])
+async def test_a_listen_before_any_read_gets_the_updates(
+    served: ServeProcess, tmp_path: Path, attached: bool
+) -> None:
+    """2026-07-28 (issue 28 item 5): subscriptions/listen to the events, with no read of the
+    resource before it, starts the events as a read does: the SMS's update arrives."""
+    data_dir = served.data_dir if attached else tmp_path / "data"
+    extra = () if attached else ("--device", "sim")
+    async with spawned(data_dir, *extra) as client, client.listen(resource_subscriptions=[EVENTS_URI]) as sub:
+        assert client.protocol_version == "2026-07-28"
+        updates: asyncio.Queue[str] = asyncio.Queue()
+
+        async def pump() -> None:
+            async for event in sub:
+                updates.put_nowait(getattr(event, "uri", ""))
+
+        task = asyncio.get_running_loop().create_task(pump())
+        sms = await client.call_tool("sim_receive_sms", {"from": "+14155550123", "body": "listen first"})
+        assert not sms.is_error, sms.content
+        assert await asyncio.wait_for(updates.get(), 10) == EVENTS_URI
+        body = json.loads((await client.read_resource(f"{EVENTS_URI}?after=0")).contents[0].text)  # type: ignore[union-attr]
+        task.cancel()
+    bodies = [e["payload"].get("body") for e in body["events"] if e["event_type"] == "MESSAGE_RECEIVED"]
+    assert "listen first" in bodies, body
+
+
 async def test_stdio_runs_the_runtime_itself_when_no_server_runs(tmp_path: Path) -> None:
     """One runtime per phone: the first `mcp` serves the data dir, the next one attaches to it."""
     data_dir = tmp_path / "data"
@@ -199,7 +225,12 @@ def _without_sdk(*argv: str, data_dir: Path) -> subprocess.CompletedProcess[str]
         f"sys.exit(main({list(argv)!r}))\n"
     )
     return subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=subprocess_env(data_dir), timeout=60
+        [sys.executable, "-c", code],
+        stdin=subprocess.DEVNULL,  # `mcp` answers a client on stdin with the hint too
+        capture_output=True,
+        text=True,
+        env=subprocess_env(data_dir),
+        timeout=60,
     )
 
 
@@ -208,7 +239,8 @@ def test_without_the_sdk_mcp_and_mcp_listen_say_how_to_get_it(tmp_path: Path) ->
         done = _without_sdk(*argv, data_dir=tmp_path / "data")
         assert done.returncode == 2, done
         assert done.stderr == f"phoneuse-runtime: {INSTALL_HINT}\n"
-        assert "pip install 'phoneuse-runtime[mcp]'" in done.stderr
+        assert "pip install '.[mcp]'" in done.stderr  # what works from a checkout (issue 28 item 1)
+        assert "-py3-none-any.whl[mcp]'" in done.stderr  # and from a wheel: not PyPI's name
     # and everything else runs without it
     listed = _without_sdk("actions", data_dir=tmp_path / "data")
     assert listed.returncode == 0, listed.stderr

@@ -11,8 +11,9 @@ INSTALL_APP's `apk` is a bare file name in the runtime's files directory (DATA_D
 `/`, no `..`, a regular file, not a symlink), whose manifest is read before the hold (util/apk.py),
 so the approval names the APK (its sha256), its package, version and permissions; or an absolute
 path on the phone under its shared storage (/sdcard/, /storage/emulated/0/) or /data/local/tmp/,
-read once approved, before anything is installed. Either way the runtime installs a private copy
-of the bytes it checked: an APK swapped after the owner read its approval is refused (CONFLICT).
+copied off the phone and read the same way before the hold (a read: no act). Either way the
+runtime installs a private copy of the bytes it checked: an APK swapped after the owner read its
+approval is refused (CONFLICT).
 Every action answers with what the phone reads back afterwards (`verified`).
 """
 
@@ -214,17 +215,34 @@ def _check_install(ctx: ActionContext, p: InstallAppParams) -> None:
 
 
 async def _describe_install(ctx: ActionContext, p: InstallAppParams) -> str:
-    if p.on_phone:
-        return (
-            f"APK on the phone at {p.apk}: its package and permissions are read from it once approved, "
-            "before anything is installed (one of the owner's apps is refused then)"
-        )
-    path = local_apk(ctx.settings, p.apk)
+    """What the owner is asked about, read before any hold: the APK's package, version and
+    permissions (an owner's app is refused here). An APK on the phone is copied off it to be
+    read (a read, never an act); the install copies it again and compares."""
+    if not p.on_phone:
+        path = local_apk(ctx.settings, p.apk)
 
-    def read() -> str:  # hashing a large APK is no work for the event loop
-        return describe_apk(p.apk, _manifest(path, p.apk), file_sha256(path), path.stat().st_size)
+        def read() -> str:  # hashing a large APK is no work for the event loop
+            manifest = _manifest(path, p.apk)
+            _owners_package(ctx, manifest.package, what="the APK's package")
+            return describe_apk(p.apk, manifest, file_sha256(path), path.stat().st_size)
 
-    return await asyncio.to_thread(read)
+        return await asyncio.to_thread(read)
+    work = await _workdir(ctx.settings.data_dir)
+    try:
+        copy = work / "app.apk"
+        await ctx.device.pull_apk(phone_apk(p.apk), copy, max_bytes=MAX_APK_BYTES)
+        manifest = await asyncio.to_thread(_manifest, copy, p.apk)
+        _owners_package(ctx, manifest.package, what="the APK's package")
+        sha256 = await asyncio.to_thread(file_sha256, copy)
+        return describe_apk(p.apk, manifest, sha256, copy.stat().st_size)
+    finally:
+        await asyncio.to_thread(shutil.rmtree, work, True)
+
+
+async def _workdir(data_dir: Path) -> Path:
+    """A private directory of the data dir for an APK's copy, which the caller removes."""
+    await asyncio.to_thread(data_dir.mkdir, parents=True, exist_ok=True)
+    return Path(await asyncio.to_thread(tempfile.mkdtemp, prefix=".install-", dir=data_dir))
 
 
 def _copy(source: Path, dest: Path) -> None:
@@ -240,9 +258,7 @@ def _copy(source: Path, dest: Path) -> None:
 
 
 async def install_app(ctx: ActionContext, p: InstallAppParams) -> InstallAppResult:
-    data_dir = ctx.settings.data_dir
-    await asyncio.to_thread(data_dir.mkdir, parents=True, exist_ok=True)
-    work = Path(await asyncio.to_thread(tempfile.mkdtemp, prefix=".install-", dir=data_dir))
+    work = await _workdir(ctx.settings.data_dir)
     try:
         copy = work / "app.apk"
         if p.on_phone:
@@ -250,10 +266,10 @@ async def install_app(ctx: ActionContext, p: InstallAppParams) -> InstallAppResu
         else:
             await asyncio.to_thread(_copy, local_apk(ctx.settings, p.apk), copy)
         manifest = await asyncio.to_thread(_manifest, copy, p.apk)
-        _owners_package(ctx, manifest.package, what="the APK's package")  # a phone's APK: known only now
+        _owners_package(ctx, manifest.package, what="the APK's package")  # swapped after the approval
         sha256 = await asyncio.to_thread(file_sha256, copy)
         size = copy.stat().st_size
-        if not p.on_phone and ctx.about and describe_apk(p.apk, manifest, sha256, size) != ctx.about:
+        if ctx.about and describe_apk(p.apk, manifest, sha256, size) != ctx.about:
             raise Conflict(
                 f"apk {p.apk!r} changed after it was read for the approval: nothing was installed; ask again"
             )
@@ -342,8 +358,8 @@ ACTIONS = (
         "breaking these rules is PERMISSION_DENIED, naming the rule. A local APK's binary manifest is "
         "read before the hold: a malformed one is INVALID_PARAMS, one whose package is one of "
         "`owner_apps` (the Iris app, Termux, ...) PERMISSION_DENIED, and the approval names the APK, "
-        "its sha256, package, version and permissions. An APK on the phone is read once approved, "
-        "before anything is installed. The runtime installs a private copy of the bytes it read "
+        "its sha256, package, version and permissions. An APK on the phone is copied off it and read "
+        "the same way before the hold. The runtime installs a private copy of the bytes it read "
         "(`pm install -r` on adb); an APK changed after the approval was read is CONFLICT. The "
         "phone's refusal (`Failure [INSTALL_FAILED_...]`) is UNSUPPORTED with pm's words.",
     ),

@@ -6,6 +6,8 @@ a word of it."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from phoneuse_runtime.config.owner import IRIS_APP
@@ -13,6 +15,7 @@ from tests.device.adb.conftest import AdbServe, Served
 from tests.fakes.apk import build_apk, catalog_apk
 from tests.fakes.fs import SHARED, Node
 from tests.fakes.phone import FakePhone
+from tests.waiting import wait_until
 
 P = "android.permission."
 V1 = ("cmd",)
@@ -144,3 +147,31 @@ async def test_a_symlink_on_the_phone_is_refused_naming_the_rule(serve_adb: AdbS
     response = await s.client.execute("INSTALL_APP", {"apk": "/sdcard/Download/link.apk"})
     assert response.error.startswith("PERMISSION_DENIED: ") and "symlink" in response.error
     assert NOTES not in s.state.packages
+
+
+async def test_an_apk_on_the_phone_is_read_before_the_hold_and_the_owner_is_asked_about_it(
+    serve_adb: AdbServe,
+) -> None:
+    """The owner's question about an APK on the phone names its package, version and permissions
+    (the APK copied off the phone and read before the hold); one swapped for another after the
+    question is CONFLICT, nothing installed."""
+    s = await serve_adb(approvals="always")
+    s.state.files.write(
+        f"{SHARED}/Download/notes.apk", catalog_apk(s.state, NOTES, permissions=(P + "RECORD_AUDIO",))
+    )
+    approvals = s.client.app.runtime.approvals
+    call = asyncio.ensure_future(
+        s.client.execute("INSTALL_APP", {"apk": "/sdcard/Download/notes.apk"}, timeout_ms=20_000)
+    )
+    await wait_until(lambda: bool(approvals.pending()), within_s=10)
+    [hold] = approvals.pending()
+    assert NOTES in hold.reason and P + "RECORD_AUDIO" in hold.reason, hold.reason
+    # Swapped while the owner reads: another APK in its place.
+    s.state.files.write(
+        f"{SHARED}/Download/notes.apk",
+        catalog_apk(s.state, NOTES, version_code=2, permissions=(P + "CAMERA",)),
+    )
+    approvals.answer(hold.approval_id, approved=True, by="owner")
+    response = await call
+    assert response.error.startswith("CONFLICT: "), response.error
+    assert not [cmd for cmd in shell_log(s) if "pm install" in cmd]

@@ -6,14 +6,13 @@ the package level, so the runtime runs without it and only `mcp` and `--mcp-list
 
 from __future__ import annotations
 
-from phoneuse_runtime import __version__
+from phoneuse_runtime.util.extras import WHEEL
 
 MCP_PATH = "/mcp"  # where the Streamable HTTP face answers
 EVENTS_URI = "phoneuse://events"
 EVENTS_KEPT = 256  # the recent events the events resource holds
 EVENTS_PAGE = 100  # at most this many per read of it
 ANNOUNCE_GAP_S = 0.1  # its subscribers are told of new events at most this often (the first at once)
-WHEEL = f"phoneuse_runtime-{__version__}-py3-none-any.whl"  # what `python -m build` makes
 # The package is not on PyPI: what works is the checkout's or a built wheel's extra.
 INSTALL_HINT = (
     "the MCP front end needs the MCP SDK, the mcp extra: in a checkout, pip install '.[mcp]'; "

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-INSTALL_HINT = "--nats-url needs nats-py: pip install 'phoneuse-runtime[nats]' (or pip install nats-py)"
+from phoneuse_runtime import __version__
+
+# The package is not on PyPI: what works from a checkout, and from the wheel `python -m build` makes.
+WHEEL = f"phoneuse_runtime-{__version__}-py3-none-any.whl"
+INSTALL_HINT = (
+    "--nats-url needs nats-py, the nats extra: in a checkout, pip install '.[nats]'; "
+    f"from a built wheel, pip install '{WHEEL}[nats]'"
+)
 
 
 def nats_py_problem() -> str | None:

@@ -14,9 +14,12 @@ async def test_the_approval_shows_the_recipient_first_and_uncut(
     """An agent with a valid token pads and disguises a held SEND_MESSAGE's recipient.
 
     A padded `body` sent first no longer pushes `to` past the cut; bidi and control
-    characters cannot disguise it; the whole call is in the frame."""
+    characters cannot disguise it; the whole call is in the frame. A recipient disguised with
+    them is no number and no contact: refused before anyone is asked (issue 28, item 8)."""
+    disguised = await server.grpc.execute("SEND_MESSAGE", {"body": "hi", "to": "+1900555\u202e0199"})
+    assert disguised.error.startswith("INVALID_PARAMS: no contact named"), disguised.error
     body = "See you at 8, love you " + "x" * 400 + "\u202e\x1b[2J"
-    to = "+1900555\u202e0199"
+    to = "+19005550199"
     call = _held(server, {"body": body, "to": to})
     picker = (await app.next("picker.approval"))["payload"]
     assert picker["command"].startswith("SEND_MESSAGE to=+19005550199 body=See you at 8")

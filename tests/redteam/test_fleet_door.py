@@ -88,7 +88,10 @@ def _loose(data_dir: Path) -> dict[str, str]:
     """Every entry under the fleet's data dir (itself included) that is not private: path -> mode."""
     wrong = {}
     for path in [data_dir, *data_dir.rglob("*")]:
-        info = path.lstat()
+        try:
+            info = path.lstat()
+        except FileNotFoundError:  # a running part's temporary file, renamed into place meanwhile
+            continue
         want = 0o700 if stat.S_ISDIR(info.st_mode) else 0o600
         if stat.S_IMODE(info.st_mode) != want:
             wrong[str(path.relative_to(data_dir))] = f"{stat.S_IMODE(info.st_mode):04o}"

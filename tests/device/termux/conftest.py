@@ -11,13 +11,25 @@ import pytest
 
 from phoneuse_runtime.config.settings import Settings
 from phoneuse_runtime.device.backends import make_device
+from phoneuse_runtime.device.termux.device import TermuxDevice
 from tests.conftest import Client, ServerFactory
-from tests.fakes.adb_server import adb_server, fake_device_factory
+from tests.fakes.adb_server import FakeDevice, adb_server, fake_device_factory
 from tests.fakes.termux.state import FakeTermux
 
 __all__ = ["adb_server", "fake_device_factory"]
 
 TermuxServe = Callable[..., Awaitable[Client]]
+
+
+def own_adb_device(fake: FakeDevice, *, self_adb: str | None = None, **options: Any) -> TermuxDevice:
+    """A Termux backend whose own adb is the fake phone `fake` behind the tests' adb server (its
+    serial unless `self_adb` says otherwise), polling every 100 ms and looking again every 0.2 s."""
+    options = {"poll_ms": 100, "self_adb_retry_s": 0.2, **options}
+    return TermuxDevice(
+        self_adb=fake.serial if self_adb is None else self_adb,
+        adb_server=f"127.0.0.1:{fake.adb_port}",
+        **options,
+    )
 
 
 @pytest.fixture

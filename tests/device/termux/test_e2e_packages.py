@@ -4,10 +4,9 @@ saying how to turn it on."""
 
 from __future__ import annotations
 
-from phoneuse_runtime.device.termux.device import TermuxDevice
 from phoneuse_runtime.kernel.capabilities import UI
 from tests.conftest import ServerFactory
-from tests.device.termux.conftest import TermuxServe
+from tests.device.termux.conftest import TermuxServe, own_adb_device
 from tests.fakes.adb_server import FakeDeviceFactory
 from tests.fakes.apk import catalog_apk
 from tests.fakes.phone import FakePhone
@@ -23,9 +22,7 @@ async def test_install_grant_uninstall_through_the_phones_own_adb(
 ) -> None:
     phone = FakePhone()
     fake = fake_device_factory(phone)
-    device = TermuxDevice(
-        self_adb=fake.serial, adb_server=f"127.0.0.1:{fake.adb_port}", poll_ms=100, self_adb_retry_s=0.2
-    )
+    device = own_adb_device(fake)
     client = await make_client(device=device, poll_ms=100, approvals="off")
     await wait_until(lambda: UI in device.capabilities, within_s=30)
     files = client.app.runtime.settings.data_dir / "files"

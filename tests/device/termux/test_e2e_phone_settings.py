@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from phoneuse_runtime.device.termux.device import TermuxDevice
 from phoneuse_runtime.device.termux.phone_settings import brightness_level, volumes
 from phoneuse_runtime.kernel.capabilities import UI
 from tests.conftest import ServerFactory
-from tests.device.termux.conftest import TermuxServe
+from tests.device.termux.conftest import TermuxServe, own_adb_device
 from tests.fakes.adb_server import FakeDeviceFactory
 from tests.fakes.phone import FakePhone
 from tests.fakes.termux.state import FakeTermux
@@ -97,9 +96,7 @@ async def test_through_the_phones_own_adb_and_never_cutting_it(
 ) -> None:
     phone = FakePhone()
     fake = fake_device_factory(phone)
-    device = TermuxDevice(
-        self_adb=fake.serial, adb_server=f"127.0.0.1:{fake.adb_port}", poll_ms=100, self_adb_retry_s=0.2
-    )
+    device = own_adb_device(fake)
     client = await make_client(device=device, poll_ms=100)
     await wait_until(lambda: UI in device.capabilities, within_s=30)
     result = await client.ok("SET_DO_NOT_DISTURB", {"mode": "alarms"})

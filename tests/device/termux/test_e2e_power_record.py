@@ -3,10 +3,9 @@ it answers (the adb backend, composed), UNSUPPORTED saying how to turn it on whe
 
 from __future__ import annotations
 
-from phoneuse_runtime.device.termux.device import TermuxDevice
 from phoneuse_runtime.kernel.capabilities import POWER, SCREEN_RECORD
 from tests.conftest import ServerFactory
-from tests.device.termux.conftest import TermuxServe
+from tests.device.termux.conftest import TermuxServe, own_adb_device
 from tests.fakes.adb_server import FakeDeviceFactory
 from tests.fakes.phone import FakePhone
 from tests.fakes.power_cmds import MP4_HEAD
@@ -20,13 +19,7 @@ async def test_power_and_recording_go_through_the_phones_own_adb(
     phone = FakePhone()
     phone.state.settings.setdefault("global", {})["stay_on_while_plugged_in"] = "0"
     fake = fake_device_factory(phone)
-    device = TermuxDevice(
-        self_adb=fake.serial,
-        adb_server=f"127.0.0.1:{fake.adb_port}",
-        poll_ms=100,
-        self_adb_retry_s=0.2,
-        keep_awake=True,
-    )
+    device = own_adb_device(fake, keep_awake=True)
     client = await make_client(device=device, poll_ms=100)
     await wait_until(lambda: {POWER, SCREEN_RECORD} <= device.capabilities, within_s=30)
     await wait_until(lambda: phone.state.setting("global", "stay_on_while_plugged_in") == "7", what="stay on")

@@ -12,8 +12,9 @@ from phoneuse_runtime.kernel.capabilities import UI
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 from tests.conftest import ServerFactory
 from tests.device.adb.test_e2e_faults import Events
+from tests.device.termux.conftest import own_adb_device
 from tests.fakes import seed
-from tests.fakes.adb_server import FakeDevice, FakeDeviceFactory
+from tests.fakes.adb_server import FakeDeviceFactory
 from tests.fakes.phone import FakePhone
 from tests.fakes.termux.state import FakeTermux
 from tests.fakes.u2server import kill_server
@@ -27,18 +28,12 @@ adb-99887766-Other0\t_adb-tls-connect._tcp.\t192.168.1.77:40001
 """
 
 
-def _termux_device(fake: FakeDevice, *, self_adb: str) -> TermuxDevice:
-    return TermuxDevice(
-        self_adb=self_adb, adb_server=f"127.0.0.1:{fake.adb_port}", poll_ms=100, self_adb_retry_s=0.2
-    )
-
-
 async def test_ui_goes_through_the_phones_own_adb_and_sms_through_termux(
     make_client: ServerFactory, fake_device_factory: FakeDeviceFactory, termux: FakeTermux
 ) -> None:
     phone = FakePhone()
     fake = fake_device_factory(phone)
-    device = _termux_device(fake, self_adb=fake.serial)
+    device = own_adb_device(fake)
     client = await make_client(device=device, poll_ms=100, allow_shell=True)
     await wait_until(lambda: UI in device.capabilities, within_s=30)
     dump = await client.ok("DUMP_UI")
@@ -71,7 +66,7 @@ async def test_self_adb_that_comes_up_later_gains_ui_with_device_connected(
     phone = FakePhone()
     fake = fake_device_factory(phone)
     fake.adbd.drop()  # wireless debugging is off: nothing answers on its port
-    device = _termux_device(fake, self_adb=fake.serial)
+    device = own_adb_device(fake)
     client = await make_client(device=device, poll_ms=100)
     events = Events(client, ["DEVICE_CONNECTED"])
     try:
@@ -93,7 +88,7 @@ async def test_auto_finds_a_device_the_adb_server_lists_on_this_phones_own_addre
     make_client: ServerFactory, fake_device_factory: FakeDeviceFactory, termux: FakeTermux
 ) -> None:
     fake = fake_device_factory(FakePhone())  # `adb connect 127.0.0.1:PORT`, as a user would
-    device = _termux_device(fake, self_adb="auto")
+    device = own_adb_device(fake, self_adb="auto")
     client = await make_client(device=device, poll_ms=100)
     await wait_until(lambda: UI in device.capabilities, within_s=30)
     assert device.self_adb.device is not None and device.self_adb.device.serial == fake.serial
@@ -124,7 +119,7 @@ async def test_auto_follows_wireless_debugging_to_its_new_port(
     make_client: ServerFactory, fake_device_factory: FakeDeviceFactory, termux: FakeTermux
 ) -> None:
     first = fake_device_factory(FakePhone())
-    device = _termux_device(first, self_adb="auto")
+    device = own_adb_device(first, self_adb="auto")
     client = await make_client(device=device, poll_ms=100)
     await wait_until(lambda: UI in device.capabilities, within_s=30)
     events = Events(client, ["DEVICE_CONNECTED", "DEVICE_DISCONNECTED"])
@@ -178,7 +173,7 @@ async def test_a_secure_window_and_a_large_panel_through_the_phones_own_adb(
     phone = FakePhone()
     phone.state.screen_size = (1440, 3200)
     fake = fake_device_factory(phone)
-    device = _termux_device(fake, self_adb=fake.serial)
+    device = own_adb_device(fake)
     client = await make_client(device=device, poll_ms=100)
     await wait_until(lambda: UI in device.capabilities, within_s=30)
     shot = await client.ok("SCREENSHOT")
@@ -197,7 +192,7 @@ async def test_the_ui_server_dying_is_handled_through_the_phones_own_adb(
     event on the runtime's bus, a read retried (whether refused or cut mid-answer)."""
     phone = FakePhone()
     fake = fake_device_factory(phone)
-    device = _termux_device(fake, self_adb=fake.serial)
+    device = own_adb_device(fake)
     client = await make_client(device=device, poll_ms=100)
     await wait_until(lambda: UI in device.capabilities, within_s=30)
     events = Events(client, ["ERROR"])
@@ -224,7 +219,7 @@ async def test_a_stale_tap_is_not_done_through_the_phones_own_adb(
 
     phone = FakePhone()
     fake = fake_device_factory(phone)
-    device = _termux_device(fake, self_adb=fake.serial)
+    device = own_adb_device(fake)
     client = await make_client(device=device, poll_ms=100)
     await wait_until(lambda: UI in device.capabilities, within_s=30)
     await client.ok("DUMP_UI")  # the launcher
@@ -244,7 +239,7 @@ async def test_a_dialog_is_one_event_from_the_phones_own_adb_and_the_screen(
 
     phone = FakePhone()
     fake = fake_device_factory(phone)
-    device = _termux_device(fake, self_adb=fake.serial)
+    device = own_adb_device(fake)
     client = await make_client(device=device, poll_ms=100)
     await wait_until(lambda: UI in device.capabilities, within_s=30)
     events = Events(client, ["SYSTEM_DIALOG"])

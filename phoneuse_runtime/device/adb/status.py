@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 
+from phoneuse_runtime.device.adb.power import parse_keyguard
 from phoneuse_runtime.device.adb.shell import command
 from phoneuse_runtime.device.base import BatteryStatus, DeviceInfo, DeviceStatus, Plugged
 
@@ -135,16 +136,11 @@ def parse_screen_on(text: str) -> bool | None:
     return _bool(fields.get("mScreenOn"))
 
 
-_KEYGUARD = re.compile(r"(?:^|\s)(mIsShowing|showing|mShowingLockscreen|isKeyguardShowing)=(true|false)\b")
-_KEYGUARD_ORDER = ("mIsShowing", "showing", "isKeyguardShowing", "mShowingLockscreen")
-
-
 def parse_locked(text: str) -> bool | None:
-    """Whether the keyguard shows, from `dumpsys window policy` (see the module's docstring)."""
-    found: dict[str, bool] = {}
-    for match in _KEYGUARD.finditer(text):
-        found.setdefault(match.group(1), match.group(2) == "true")
-    return next((found[k] for k in _KEYGUARD_ORDER if k in found), None)
+    """Whether the keyguard shows, from `dumpsys window policy`: power.parse_keyguard's reading
+    (the KeyguardServiceDelegate block, else the inline flags), one parser for DEVICE_STATUS and
+    UNLOCK."""
+    return parse_keyguard(text)[0]
 
 
 _CONNECTED = re.compile(r'^Wifi is connected to "(.*)"\s*$', re.MULTILINE)

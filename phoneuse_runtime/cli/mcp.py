@@ -104,7 +104,8 @@ async def _run(settings: Settings, *, standalone: bool, device_given: bool, bega
     if attached is not None:
         began.append(True)
         try:
-            await serve_stdio(attached, render_spec=render_spec)
+            owner = settings.mcp.client_is_owner  # its user answers through the approval store
+            await serve_stdio(attached, render_spec=render_spec, client_is_owner=owner)
         finally:
             await attached.close()
         return 0
@@ -171,4 +172,5 @@ def _attach(settings: Settings, *, device_given: bool) -> GrpcBackend | None:
         capabilities=capabilities,
         device=served_settings.device,
         files_dir=data_dir / FILES_DIR,
+        data_dir=data_dir,
     )

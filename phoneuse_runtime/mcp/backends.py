@@ -24,6 +24,7 @@ from phoneuse_runtime.kernel.errors import FAILURES, Internal, RuntimeFailure
 from phoneuse_runtime.kernel.events import Event
 from phoneuse_runtime.kernel.registry import Registry
 from phoneuse_runtime.kernel.runtime import ActionCall, ActionOutcome, QueryCall, QueryPage, Runtime
+from phoneuse_runtime.mcp.holds import FaceHolds, RuntimeHolds, StoreHolds
 from phoneuse_runtime.owner.paths import FILES_DIR
 
 log = logging.getLogger(__name__)
@@ -40,6 +41,7 @@ class Backend(Protocol):
     capabilities: frozenset[str]
     device: str
     files_dir: Path | None  # the runtime's DATA_DIR/files, its phoneuse://files/ resources
+    holds: FaceHolds | None  # the held calls the face may ask its client's user about (holds.py)
 
     async def execute(self, principal: str, call: ActionCall) -> ActionOutcome:
         """Raises RuntimeFailure (BAD_REQUEST) for a malformed call; other failures are the outcome's."""
@@ -70,7 +72,7 @@ class LocalBackend:
     device: str = ""
 
     def __post_init__(self) -> None:
-        self.approvals = self.runtime.approvals  # the face's elicitation answers holds here
+        self.holds: FaceHolds | None = RuntimeHolds(self.runtime.approvals)
         self.registry = self.runtime.registry
         self.capabilities = self.runtime.device.capabilities
         self.device = self.device or self.runtime.settings.device
@@ -120,6 +122,7 @@ class GrpcBackend:
         capabilities: frozenset[str],
         device: str,
         files_dir: Path | None = None,
+        data_dir: Path | None = None,
     ):
         import grpc
 
@@ -135,6 +138,11 @@ class GrpcBackend:
         from phoneuse_runtime.rpc.frontends import FRONTEND_KEY
 
         self._metadata = (("authorization", f"Bearer {token}"), (FRONTEND_KEY, FRONTEND))
+        # The server's holds of this face's calls, answered through the data dir's approval store
+        # as the terminal's `approvals` answers them (holds.py).
+        self.holds: FaceHolds | None = (
+            None if data_dir is None else StoreHolds(self._stub, self._metadata, data_dir)
+        )
 
     async def execute(self, principal: str, call: ActionCall) -> ActionOutcome:
         from phoneuse_runtime.rpc import protocol_pb2 as pb
@@ -216,6 +224,8 @@ class GrpcBackend:
         return _Source()
 
     async def close(self) -> None:
+        if self.holds is not None:
+            await self.holds.close()
         await self._channel.close()
 
 

@@ -13,9 +13,10 @@ notifications/resources/updated when events come.
 
 Approvals: the MCP client is the agent, so a held call waits for the owner (the Iris app, the
 terminal's `approvals`) like any other. Only where the owner's settings say this client's user is
-the owner (`mcp_client_is_owner`) is that user asked too, by elicitation; a 2026-07-28
-`requestState` is then one this face issued for that principal, sealed with an HMAC under a
-secret of this process, and any other is refused.
+the owner (`mcp_client_is_owner`) is that user asked too, by elicitation, about the face's own
+calls (holds.py: the runtime's holds here, or, attached, the server's, answered through the data
+dir's approval store); a 2026-07-28 `requestState` is then one this face issued for that
+principal, sealed with an HMAC under a secret of this process, and any other is refused.
 """
 
 from __future__ import annotations
@@ -41,17 +42,16 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from phoneuse_runtime import __version__
-from phoneuse_runtime.kernel.callers import Caller
 from phoneuse_runtime.kernel.errors import BadRequest, RuntimeFailure
 from phoneuse_runtime.kernel.events import Event
 from phoneuse_runtime.kernel.limits import MAX_EVENT_TYPES, MAX_NAME_CHARS, bad_timeout, too_long
 from phoneuse_runtime.kernel.registry import Registry
 from phoneuse_runtime.kernel.runtime import ActionCall, ActionOutcome, QueryCall
 from phoneuse_runtime.mcp import ANNOUNCE_GAP_S, EVENTS_KEPT, EVENTS_PAGE, EVENTS_URI, files
-from phoneuse_runtime.mcp.backends import FRONTEND, Backend, EventSource, event_json, known_types
+from phoneuse_runtime.mcp.backends import Backend, EventSource, event_json, known_types
+from phoneuse_runtime.mcp.holds import FaceHold, FaceHolds, TooLate
 from phoneuse_runtime.mcp.tools import DEFAULT_TIMEOUT_MS, ArgumentError, Tool, ToolTable
 from phoneuse_runtime.owner.approval_text import prompt
-from phoneuse_runtime.owner.approvals import Approvals, Hold, NoSuchApproval
 
 log = logging.getLogger(__name__)
 
@@ -161,12 +161,12 @@ class McpFace:
         self.events = EventLog(backend, principal, self._announce)
         # Calls of this face's callers held for an approval, by (principal, request_id): a client
         # that can elicit is asked too where the owner allows it (see _elicited).
-        self._held: dict[tuple[str, str], asyncio.Future[Hold]] = {}
+        self._held: dict[tuple[str, str], asyncio.Future[FaceHold]] = {}
         # The holds this face asked a client's user about, while pending: (principal, request_id).
         self._issued: dict[str, tuple[str, str]] = {}
-        self.approvals: Approvals | None = getattr(backend, "approvals", None)
-        if self.approvals is not None:
-            self.approvals.watch(self._on_hold)
+        self.holds: FaceHolds | None = backend.holds
+        if self.holds is not None:
+            self.holds.watch(self._on_hold)
         self._tools = [self._listed(tool) for tool in self.table.tools.values()]
         self.server: Server[Any] = Server(
             "phoneuse-runtime",
@@ -235,7 +235,7 @@ class McpFace:
             int(options.get("timeout_ms", DEFAULT_TIMEOUT_MS)),
             options.get("app_target"),
         )
-        asks = self.approvals is not None and self.client_is_owner
+        asks = self.holds is not None and self.client_is_owner
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
         if params.request_state is not None and not (asks and modern):
             raise invalid(STATE_REFUSED)  # none was given: nobody here is asked
@@ -268,14 +268,12 @@ class McpFace:
         return types.CallToolResult(content=_content(tool, result), structured_content=result, _meta=meta)
 
     # --- approvals by elicitation -----------------------------------------------
-    def _on_hold(self, hold: Hold, began: bool) -> None:
-        caller = hold.call.caller
+    def _on_hold(self, hold: FaceHold, began: bool) -> None:
+        """A hold of a call that came through this face (holds.py says which do) began or ended."""
         if not began:
             self._issued.pop(hold.approval_id, None)
             return
-        if caller.frontend != FRONTEND or caller.relayed:  # a gRPC client's word is not this face
-            return
-        waiting = self._held.get((caller.principal, hold.call.request_id))
+        waiting = self._held.get((hold.principal, hold.request_id))
         if waiting is not None and not waiting.done():
             waiting.set_result(hold)
 
@@ -295,9 +293,11 @@ class McpFace:
         the runtime, and the client's retry (with the answer, and the sealed `requestState` naming
         the call's request_id) joins it and gets its outcome."""
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        assert self.holds is not None
+        await self.holds.ready()  # before the call: its hold is heard however soon it begins
         loop = asyncio.get_running_loop()
         key = (principal, call.request_id)
-        held: asyncio.Future[Hold] = loop.create_future()
+        held: asyncio.Future[FaceHold] = loop.create_future()
         self._held[key] = held
         running = loop.create_task(self.backend.execute(principal, call))
         try:
@@ -354,24 +354,20 @@ class McpFace:
         ):
             raise invalid(STATE_REFUSED)
         call.request_id = request_id  # the held call's own: the retry joins it
-        assert self.approvals is not None
-        hold = next(
-            (
-                h
-                for h in self.approvals.pending()
-                if h.approval_id == approval_id
-                and self._issued.get(approval_id) == (principal, request_id)
-                and h.call.request_id == request_id
-                and h.call.caller == Caller(FRONTEND, principal)
-            ),
-            None,
-        )
+        assert self.holds is not None
+        hold = self.holds.pending(approval_id)
+        if not (
+            hold is not None
+            and self._issued.get(approval_id) == (principal, request_id)
+            and (hold.principal, hold.request_id) == (principal, request_id)
+        ):
+            hold = None
         response = (params.input_responses or {}).get("approve")
         if hold is not None and isinstance(response, types.ElicitResult):
-            self._apply(hold, response)
+            await self._apply(hold, response)
         return await self.backend.execute(principal, call)
 
-    async def _ask(self, ctx: ServerRequestContext[Any, Any], hold: Hold, principal: str) -> None:
+    async def _ask(self, ctx: ServerRequestContext[Any, Any], hold: FaceHold, principal: str) -> None:
         message, schema = _question(hold, principal)
         try:
             answer = await ctx.session.elicit_form(message, schema, related_request_id=ctx.request_id)
@@ -380,16 +376,16 @@ class McpFace:
                 "approval %s: the MCP client did not ask its user (%s)", hold.approval_id, type(exc).__name__
             )
             return
-        self._apply(hold, answer)
+        await self._apply(hold, answer)
 
-    def _apply(self, hold: Hold, answer: types.ElicitResult) -> None:
+    async def _apply(self, hold: FaceHold, answer: types.ElicitResult) -> None:
         if answer.action == "cancel":
             return
         approved = answer.action == "accept" and (answer.content or {}).get("approve") is True
-        assert self.approvals is not None
+        assert self.holds is not None
         try:
-            self.approvals.answer(hold.approval_id, approved=approved, by=ANSWERED_BY, digest=hold.digest)
-        except (NoSuchApproval, RuntimeFailure):  # answered first elsewhere, or no longer this call
+            await self.holds.answer(hold, approved=approved, by=ANSWERED_BY)
+        except TooLate:  # answered first elsewhere, or no longer this call
             log.info("approval %s: the MCP client's answer came too late", hold.approval_id)
 
     async def _query(
@@ -600,15 +596,14 @@ class McpFace:
         await self.events.close()
 
 
-def _question(hold: Hold, principal: str) -> tuple[str, dict[str, Any]]:
+def _question(hold: FaceHold, principal: str) -> tuple[str, dict[str, Any]]:
     """What the client's user is asked about a held call: the Iris app's text (approval_text.py:
     the action and its target first, never cut, every value stripped), then every param."""
-    call = hold.call
-    message = prompt(call.name, call.wire_params, call.app_target, who=principal, reason=hold.reason)
+    message = prompt(hold.name, hold.params, hold.app_target, who=principal, reason=hold.reason)
     schema = {
         "type": "object",
         "properties": {
-            "approve": {"type": "boolean", "title": "Approve", "description": f"run {call.name} as shown"}
+            "approve": {"type": "boolean", "title": "Approve", "description": f"run {hold.name} as shown"}
         },
         "required": ["approve"],
     }

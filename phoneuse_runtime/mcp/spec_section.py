@@ -110,7 +110,11 @@ session, principal and both ids) applies the answer and joins the call for its o
 `requestState` this server did not give, in that session, for that principal (hand-made, with
 another seal, from another process, or with the setting off) is `BAD_REQUEST: requestState is
 not one this server gave`, and nothing is answered; only holds of the face's own calls are asked
-about, never those of a gRPC client that says `x-phoneuse-frontend: mcp`. The first answer wins;
+about, never those of a gRPC client that says `x-phoneuse-frontend: mcp`. An attached stdio face
+asks too: it hears its calls' holds from the server's `APPROVAL_REQUESTED` events (those of
+`mcp:agent` whose request_id is a call of its own in flight) and writes its user's answer into
+the data dir's approval store, as `phoneuse-runtime approvals` does, bound to the digest shown; the
+server names the answerer `terminal (the MCP client's user)`. The first answer wins;
 the user's is bound to the call's digest; `decline` or `approve: false` denies; `cancel` leaves
 the other ways to answer.
 

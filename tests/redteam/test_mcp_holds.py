@@ -1,15 +1,17 @@
 """Holds answered by anyone but the owner, over MCP: the MCP client is the agent, so its answers
 are not the owner's unless the owner's settings say this client's user is the owner
 (`mcp_client_is_owner`); a `requestState` is one this server sealed for that principal, never a
-hand-made one; a gRPC call that says `x-phoneuse-frontend: mcp` gets nothing of MCP's answering.
-And the prompt such an owner reads shows the recipient first, whole and stripped."""
+hand-made one; a gRPC call that says `x-phoneuse-frontend: mcp` gets nothing of MCP's answering,
+whether the face serves the phone itself or is a `phoneuse-runtime mcp` attached to a running
+`serve` (whose answers go through the terminal's approval store). And the prompt such an owner
+reads shows the recipient first, whole and stripped."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,13 +24,15 @@ from mcp.shared.exceptions import MCPError
 from phoneuse_runtime.app import App, build_app, default_components
 from phoneuse_runtime.device.sim.device import SimDevice
 from phoneuse_runtime.kernel.policies import AskFirst
+from phoneuse_runtime.owner import approval_store as store
 from phoneuse_runtime.owner.approvals import Hold, NoSuchApproval
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 from phoneuse_runtime.rpc import protocol_pb2_grpc as pb_grpc
 from phoneuse_runtime.rpc.frontends import FRONTEND_KEY
 
 from ..mcp.helpers import MODES, TOKEN, connect, settings_for, subprocess_env, url_of
-from ..serving import EXE
+from ..serving import EXE, ServeProcess, start_serve
+from ..waiting import wait_until
 
 WAIT_S = 20.0
 SMS = {"to": "+14155550101", "body": "see you at 7"}
@@ -257,3 +261,87 @@ async def test_the_stdio_agent_is_not_asked_to_approve_its_own_call(tmp_path: Pa
     assert asked == []
     assert result.is_error
     assert result.content[0].text.startswith("TIMEOUT: ")  # type: ignore[union-attr]  # nobody but the owner
+
+
+# --- a `phoneuse-runtime mcp` attached to a running `serve` (issue 28 item 6) -------------------
+
+
+@pytest.fixture(scope="module")
+def held_serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
+    """A `serve` holding SEND_MESSAGE with nothing paired, for the terminal to answer."""
+    data_dir = tmp_path_factory.mktemp("attached-holds") / "data"
+    data_dir.mkdir(mode=0o700)
+    (data_dir / "config.toml").write_text('approvals = "always"\n')
+    s = start_serve(data_dir)
+    yield s
+    s.proc.terminate()
+    s.proc.wait(timeout=30)
+
+
+def attached_mcp(data_dir: Path, *, owner: bool) -> StdioServerParameters:
+    env = {**subprocess_env(data_dir), "PHONEUSE_MCP_CLIENT_IS_OWNER": "true" if owner else "false"}
+    return StdioServerParameters(command=EXE[0], args=[*EXE[1:], "mcp"], env=env)
+
+
+def store_holds(data_dir: Path) -> list[store.Pending]:
+    path = store.store_path(data_dir)
+    if not path.exists():
+        return []
+    conn = store.connect(path)
+    try:
+        return store.pending(conn)
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_attached_agent_is_not_asked_to_approve_its_own_call(
+    held_serve: ServeProcess, mode: str
+) -> None:
+    """An agent's client spawns `mcp`, which attaches to the owner's `serve`; it declares
+    elicitation and would approve its own SMS: without `mcp_client_is_owner` it is never asked."""
+    asked: list[str] = []
+    spawned = attached_mcp(held_serve.data_dir, owner=False)
+    async with Client(spawned, mode=mode, elicitation_callback=approving(asked)) as client:
+        result = await client.call_tool("send_message", {**SMS, "timeout_ms": 1500})
+    assert asked == []
+    assert result.is_error
+    assert result.content[0].text.startswith("TIMEOUT: ")  # type: ignore[union-attr]  # nobody but the owner
+
+
+@pytest.mark.parametrize("owner", [False, True], ids=["default", "mcp_client_is_owner"])
+async def test_a_grpc_hold_is_not_answered_through_the_attached_face(
+    held_serve: ServeProcess, owner: bool
+) -> None:
+    """An agent holding the data dir's token sends SEND_MESSAGE over gRPC saying it is `mcp`, then
+    names that hold in a hand-made requestState to the attached face: refused, still pending."""
+    metadata = (("authorization", f"Bearer {held_serve.token}"), (FRONTEND_KEY, "mcp"))
+    request_id = f"grpc-held-{owner}"
+    async with grpc.aio.insecure_channel(held_serve.address) as channel:
+        stub = pb_grpc.AndroidRuntimeStub(channel)
+        request_pb = pb.ActionRequest(
+            action_type="SEND_MESSAGE", params=SMS, request_id=request_id, timeout_ms=60_000
+        )
+        call = asyncio.ensure_future(stub.Execute(request_pb, metadata=metadata))
+        await wait_until(lambda: bool(store_holds(held_serve.data_dir)), within_s=WAIT_S, what="a hold")
+        [hold] = store_holds(held_serve.data_dir)
+        assert hold.caller == "mcp:agent"
+        forged = json.dumps({"request_id": request_id, "approval_id": hold.approval_id, "seal": "0" * 64})
+        spawned = attached_mcp(held_serve.data_dir, owner=owner)
+        async with Client(spawned, elicitation_callback=approving([])) as client:
+            with pytest.raises(MCPError) as caught:
+                await client.call_tool(
+                    "send_message",
+                    {**SMS, "request_id": request_id},
+                    request_state=forged,
+                    input_responses=APPROVE,
+                )
+        assert caught.value.error.message == REFUSED
+        assert [h.approval_id for h in store_holds(held_serve.data_dir)] == [hold.approval_id]
+        conn = store.connect(store.store_path(held_serve.data_dir))
+        try:  # the owner denies it from the terminal
+            assert store.record_answer(conn, hold, approved=False, by="the owner")
+        finally:
+            conn.close()
+        response = await asyncio.wait_for(call, WAIT_S)
+    assert not response.success and response.error.startswith("DENIED")

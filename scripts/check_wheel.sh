@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The wheel as a stranger installs it (issue 28, "A wheel"): `python -m build` makes a wheel and an
-# sdist (in a temporary dist/, the wheel built from the sdist), the wheel with the mcp and nats
+# sdist (in a temporary copy's dist/, the wheel built from the sdist), the wheel with the mcp and nats
 # extras goes into a fresh venv outside the checkout, and from outside the checkout that install
 # answers `--version`, serves the simulated phone and runs a call on it (`exec`), and its `mcp`
 # lists its tools to the MCP SDK's client. Non-interactive; everything it makes is removed.
@@ -22,10 +22,11 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
 # A copy of what git tracks: the build's egg-info and build/ never land in the checkout.
 mkdir "$work/src"
 (cd "$checkout" && git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$work/src")
-python3 -m build --outdir "$work/dist" "$work/src" >"$work/build.log" 2>&1 || { tail -30 "$work/build.log" >&2; exit 1; }
-wheel="$(ls "$work"/dist/phoneuse_runtime-*-py3-none-any.whl)"
-ls "$work"/dist/phoneuse_runtime-*.tar.gz >/dev/null
-echo "built $(basename "$wheel") and $(basename "$work"/dist/phoneuse_runtime-*.tar.gz)" >&2
+# docs/install.md's build line, verbatim, in the copy: it makes dist/ there.
+(cd "$work/src" && python3 -m build) >"$work/build.log" 2>&1 || { tail -30 "$work/build.log" >&2; exit 1; }
+wheel="$(ls "$work"/src/dist/phoneuse_runtime-*-py3-none-any.whl)"
+ls "$work"/src/dist/phoneuse_runtime-*.tar.gz >/dev/null
+echo "built $(basename "$wheel") and $(basename "$work"/src/dist/phoneuse_runtime-*.tar.gz)" >&2
 
 python3 -m venv "$work/venv"
 "$work/venv/bin/python" -m pip install -q "$wheel[mcp,nats]"

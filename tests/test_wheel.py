@@ -1,5 +1,5 @@
 """Built as wheels, as pip installs them: ours keeps the handler folders under the package's name,
-and a third party's plug-in, written as the README's "Writing an action" says, is served.
+and a third party's plug-in, written as docs/writing-an-action.md says, is served.
 
 Both wheels are built offline (`pip wheel --no-build-isolation`, with the setuptools this Python
 has), from copies in a temporary directory, so the checkout gains no build/ or egg-info.
@@ -60,11 +60,13 @@ def test_our_wheel_installs_actions_and_queries_under_the_package_name(tmp_path:
     assert not re.search(r"= (actions|queries)\.", points), points
 
 
-def _readme_plugin() -> str:
-    """The README's "Writing an action" module, as a reader would copy it."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Writing an action", 1)[1]
-    return section.split("```python\n", 1)[1].split("```", 1)[0]
+PAGE = ROOT / "docs" / "writing-an-action.md"
+
+
+def _documented_plugin() -> str:
+    """The module docs/writing-an-action.md gives, as a reader would copy it."""
+    page = PAGE.read_text(encoding="utf-8")
+    return page.split("```python\n", 1)[1].split("```", 1)[0]
 
 
 @pytest.fixture
@@ -77,12 +79,12 @@ def target(tmp_path: Path) -> Iterator[Path]:
         del sys.modules[name]
 
 
-async def test_a_third_party_wheel_written_as_the_readme_says_is_served(
+async def test_a_third_party_wheel_written_as_the_docs_say_is_served(
     tmp_path: Path, target: Path, make_client: ServerFactory
 ) -> None:
     project = tmp_path / "acme"
     project.mkdir()
-    (project / "acme_actions.py").write_text(_readme_plugin(), encoding="utf-8")
+    (project / "acme_actions.py").write_text(_documented_plugin(), encoding="utf-8")
     (project / "pyproject.toml").write_text(
         textwrap.dedent(
             """
@@ -99,7 +101,7 @@ async def test_a_third_party_wheel_written_as_the_readme_says_is_served(
 
             """
         )
-        + _readme_entry_points(),
+        + _documented_entry_points(),
         encoding="utf-8",
     )
     wheel = _wheel(project, tmp_path / "dist")
@@ -129,12 +131,11 @@ async def test_a_third_party_wheel_written_as_the_readme_says_is_served(
     assert await client.fail("ACME_ECHO", {"times": "2"}) == "INVALID_PARAMS"
 
 
-def _readme_entry_points() -> str:
-    """The entry-point table the README's "Writing an action" gives."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Writing an action", 1)[1].split("\n## ", 1)[0]
-    found = re.search(r"```toml\n(\[project\.entry-points[^`]*)```", section)
-    assert found is not None, "the README's Writing an action gives no entry-point table"
+def _documented_entry_points() -> str:
+    """The entry-point table docs/writing-an-action.md gives."""
+    page = PAGE.read_text(encoding="utf-8")
+    found = re.search(r"```toml\n(\[project\.entry-points[^`]*)```", page)
+    assert found is not None, "docs/writing-an-action.md gives no entry-point table"
     return found.group(1)
 
 

@@ -149,7 +149,7 @@ class Settings:
     mcp_allowed_origins: frozenset[str] = frozenset()
     # The MCP client is the agent: its user is asked to approve held calls (elicitation) only
     # when the owner says that user is the owner (e.g. on a laptop where the owner runs the agent
-    # themselves). On, the agent's client can approve the agent's own calls: see the README.
+    # themselves). On, the agent's client can approve the agent's own calls: see docs/mcp.md.
     mcp_client_is_owner: bool = False
     # Streamable HTTP sessions open at once (past it a new one is refused with 503), and the
     # seconds one may stay idle before it is closed: sized for a phone, not the SDK's 10,000/30 min.

@@ -8,7 +8,7 @@ another, and hostile input. Each asserts that nothing of the owner's was touched
 apps not driven nor brought to the front, no hold answered by anyone but the owner, no secret
 read or kept, no pairing or token taken, memory and disk bounded.
 
-Each file is one kind of attack; the README's "Security: the red team" table says how many each
+Each file is one kind of attack; the table in docs/security.md, "The red team", says how many each
 file runs, and test_census.py holds the table to what pytest collects. Run them alone with
 `python -m pytest -q tests/redteam`.
 """

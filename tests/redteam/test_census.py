@@ -1,4 +1,4 @@
-"""The census: the README's "Security: the red team" table says how many attacks each file of
+"""The census: the table of docs/security.md, "The red team", says how many attacks each file of
 tests/redteam runs, and this holds it to what pytest collects (parametrized cases counted one by
 one). A file added here, or a test added to a file, fails it until the table says so; its message
 prints the table as it should read."""
@@ -13,7 +13,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
-SECTION = "Security: the red team"
+PAGE = ROOT / "docs" / "security.md"
+SECTION = "The red team"
 ROW = re.compile(
     r"^\|\s*\[?`(?P<file>test_\w+\.py)`\]?(?:\([^)]*\))?\s*\|(?P<kind>[^|]*)\|\s*(?P<n>\d+)\s*\|$"
 )
@@ -21,13 +22,13 @@ TOTAL = re.compile(r"^\|\s*\*\*all\*\*\s*\|[^|]*\|\s*\*\*(?P<n>\d+)\*\*\s*\|$")
 
 
 def section() -> str:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert f"\n## {SECTION}\n" in readme, f"README.md has no '## {SECTION}' section"
-    return readme.split(f"\n## {SECTION}\n", 1)[1].split("\n## ", 1)[0]
+    page = PAGE.read_text(encoding="utf-8")
+    assert f"\n## {SECTION}\n" in page, f"docs/security.md has no '## {SECTION}' section"
+    return page.split(f"\n## {SECTION}\n", 1)[1].split("\n## ", 1)[0]
 
 
 def table() -> tuple[dict[str, tuple[str, int]], int | None]:
-    """The README's rows, file -> (what the file attacks, how many), and its total."""
+    """The page's rows, file -> (what the file attacks, how many), and its total."""
     rows: dict[str, tuple[str, int]] = {}
     total: int | None = None
     for line in section().splitlines():
@@ -69,19 +70,19 @@ def rendered(counts: Counter[str], kinds: dict[str, tuple[str, int]]) -> str:
     lines = ["| File | Attacks | Tests |", "| --- | --- | ---: |"]
     for name in sorted(counts):
         kind = kinds.get(name, ("(say what it attacks)", 0))[0]
-        lines.append(f"| [`{name}`](tests/redteam/{name}) | {kind} | {counts[name]} |")
+        lines.append(f"| [`{name}`](../tests/redteam/{name}) | {kind} | {counts[name]} |")
     lines.append(f"| **all** | | **{sum(counts.values())}** |")
     return "\n".join(lines)
 
 
-def test_the_readme_counts_every_attack_the_red_team_runs() -> None:
+def test_the_docs_count_every_attack_the_red_team_runs() -> None:
     """Each row's number, and the total, is what pytest collects in that file."""
     counts = collected()
     counts.pop(Path(__file__).name, None)  # the census itself is no attack
     rows, total = table()
     said = {name: n for name, (_, n) in rows.items()}
     assert said == dict(counts) and total == sum(counts.values()), (
-        f"README.md's '{SECTION}' table should read:\n\n{rendered(counts, rows)}\n"
+        f"docs/security.md's '{SECTION}' table should read:\n\n{rendered(counts, rows)}\n"
     )
 
 

@@ -244,7 +244,7 @@ async def _kv_writes_refused(js: Any) -> None:
 def test_the_events_reader_cannot_take_a_lease_forge_events_or_purge_the_stream(
     farm: RunningFleet, principals: tuple[str, str]
 ) -> None:
-    """An event reader holding the credentials the README hands out takes sim-1's lease from alice,
+    """An event reader holding the credentials docs/fleet.md hands out takes sim-1's lease from alice,
     forges MESSAGE_RECEIVED and LEASE_RELEASED, purges and deletes the stream: none of it goes through."""
     from nats.errors import Error as NatsError
     from nats.js.api import ConsumerConfig

@@ -150,7 +150,7 @@ def expire_all(data_dir: Path) -> None:
     conn.close()
 
 
-@pytest.mark.usefixtures("default_ports_taken")  # as when the README's own `serve` runs beside
+@pytest.mark.usefixtures("default_ports_taken")  # as when the quick start's own `serve` runs beside
 async def test_doctor_says_when_the_last_pairing_expired(make_gateway: GatewayFactory) -> None:
     server = await paired(make_gateway)
     code, out, err = await cli(server.data_dir, "doctor", "--json")

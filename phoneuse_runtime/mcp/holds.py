@@ -40,6 +40,8 @@ SERVER_PRINCIPAL = "agent"  # the data dir's token's principal: every call of an
 REQUESTED, RESOLVED = "APPROVAL_REQUESTED", "APPROVAL_RESOLVED"
 KEPT = 256  # the server's pending holds of mcp:agent an attached face keeps, newest
 READY_TIMEOUT_S = 10.0
+ROW_WAIT_S = 5.0  # how long an answer waits for the hold's row in the store (see answer)
+ROW_POLL_S = 0.02
 
 
 @dataclass(frozen=True)
@@ -174,12 +176,13 @@ class StoreHolds:
 
         try:
             async for event in stream:
-                self._heard(event.event_type, event.payload_json)
+                self.heard(event.event_type, event.payload_json)
         except grpc.aio.AioRpcError as error:
             if error.code() != grpc.StatusCode.CANCELLED:
                 log.warning("the server's approval events ended: %s", error.code().name)
 
-    def _heard(self, event_type: str, payload_json: str) -> None:
+    def heard(self, event_type: str, payload_json: str) -> None:
+        """One of the server's approval events (its payload as JSON)."""
         try:
             payload = json.loads(payload_json or "{}")
             caller = payload["caller"]
@@ -220,24 +223,38 @@ class StoreHolds:
         return self._pending.get(approval_id)
 
     async def answer(self, hold: FaceHold, *, approved: bool, by: str) -> None:
-        if not await asyncio.to_thread(self._write, hold, approved, by):
-            raise TooLate(hold.approval_id)
+        """The server announces a hold as it queues the hold's row for the store (on a thread of
+        its own), so a user who answers at once may find no row yet: the answer waits for it while
+        the hold is pending, at most ROW_WAIT_S."""
+        give_up = asyncio.get_running_loop().time() + ROW_WAIT_S
+        while True:
+            written = await asyncio.to_thread(self._write, hold, approved, by)
+            if written is not None:
+                if not written:
+                    raise TooLate(hold.approval_id)
+                return
+            if self.pending(hold.approval_id) is None or asyncio.get_running_loop().time() > give_up:
+                raise TooLate(hold.approval_id)
+            await asyncio.sleep(ROW_POLL_S)
 
-    def _write(self, hold: FaceHold, approved: bool, by: str) -> bool:
-        """The answer into the store, as `approvals approve` writes it; False when the store has no
-        such hold pending, or holds another call under its id."""
+    def _write(self, hold: FaceHold, approved: bool, by: str) -> bool | None:
+        """The answer into the store, as `approvals approve` writes it: True when written, False
+        when the store holds another call under the id or the hold was answered meanwhile, None
+        when the store has no row for it (yet)."""
         import sqlite3
 
         from phoneuse_runtime.owner import approval_store as store
 
         path = store.store_path(self._data_dir)
         if not path.exists():
-            return False
+            return None
         try:
             conn = store.connect(path)
             try:
                 row = next((p for p in store.pending(conn) if p.approval_id == hold.approval_id), None)
-                if row is None or row.digest != hold.digest:
+                if row is None:
+                    return False if store.still_held(conn, hold.approval_id) else None
+                if row.digest != hold.digest:
                     return False
                 return store.record_answer(conn, row, approved=approved, by=by)
             finally:

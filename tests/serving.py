@@ -17,6 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from phoneuse_runtime.owner import approval_store as store
+from phoneuse_runtime.owner.approval_store import Pending
+
 from .conftest import TOKEN
 
 EXE = [sys.executable, "-m", "phoneuse_runtime"]
@@ -140,3 +143,23 @@ def serve(
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def start_holding_serve(data_dir: Path) -> ServeProcess:
+    """A `serve` that holds SEND_MESSAGE for the owner with nothing paired (`approvals = "always"`
+    in the data dir's config.toml, which an attached `mcp` reads too): only the terminal answers."""
+    data_dir.mkdir(mode=0o700, parents=True)
+    (data_dir / "config.toml").write_text('approvals = "always"\n')
+    return start_serve(data_dir)
+
+
+def held_in_store(data_dir: Path) -> list[Pending]:
+    """What the owner's terminal shows held: the approval store `approvals list` reads."""
+    path = store.store_path(data_dir)
+    if not path.exists():
+        return []
+    conn = store.connect(path)
+    try:
+        return store.pending(conn)
+    finally:
+        conn.close()

@@ -19,9 +19,7 @@ import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
 
-from phoneuse_runtime.owner import approval_store as store
-
-from ..serving import EXE, ServeProcess, start_serve
+from ..serving import EXE, ServeProcess, held_in_store, start_holding_serve
 from ..waiting import wait_until
 from .helpers import MODES, subprocess_env
 
@@ -33,10 +31,7 @@ WAIT_S = 30.0
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
     """A `serve` that holds SEND_MESSAGE for the owner with nothing paired (`approvals = "always"`,
     the owner's config.toml, which the attached `mcp` reads too)."""
-    data_dir = tmp_path_factory.mktemp("attached-approvals") / "data"
-    data_dir.mkdir(mode=0o700)
-    (data_dir / "config.toml").write_text('approvals = "always"\n')
-    s = start_serve(data_dir)
+    s = start_holding_serve(tmp_path_factory.mktemp("attached-approvals") / "data")
     yield s
     s.proc.terminate()
     s.proc.wait(timeout=30)
@@ -64,15 +59,21 @@ def user(action: str, approve: bool | None = None) -> Any:
 
 
 def pending(data_dir: Path) -> list[str]:
-    """The approval ids the owner's terminal shows held (the store `approvals list` reads)."""
-    path = store.store_path(data_dir)
-    if not path.exists():
-        return []
-    conn = store.connect(path)
-    try:
-        return [p.approval_id for p in store.pending(conn)]
-    finally:
-        conn.close()
+    """The approval ids the owner's terminal shows held."""
+    return [p.approval_id for p in held_in_store(data_dir)]
+
+
+async def terminal(data_dir: Path, verb: str, approval_id: str) -> None:
+    """The owner answers from the terminal: `phoneuse-runtime approvals approve|deny ID`."""
+    done = await asyncio.to_thread(
+        subprocess.run,
+        [*EXE, "approvals", verb, approval_id],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(data_dir),
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -123,15 +124,7 @@ async def test_the_owner_answers_first_in_the_terminal_and_the_prompt_is_withdra
         call = asyncio.create_task(client.call_tool("send_message", {**SMS, "timeout_ms": 60_000}))
         await wait_until(lambda: bool(asked), within_s=WAIT_S, what="the user was asked")
         [held] = pending(served.data_dir)
-        done = await asyncio.to_thread(
-            subprocess.run,
-            [*EXE, "approvals", "approve", held],
-            capture_output=True,
-            text=True,
-            env=subprocess_env(served.data_dir),
-            timeout=60,
-        )
-        assert done.returncode == 0, done.stderr
+        await terminal(served.data_dir, "approve", held)
         result = await asyncio.wait_for(call, WAIT_S)
         await asyncio.wait_for(withdrawn.wait(), WAIT_S)  # the client's question was cancelled
     assert not result.is_error, result.content
@@ -147,15 +140,7 @@ async def test_without_the_owner_s_setting_nobody_is_asked_and_the_terminal_answ
         call = asyncio.create_task(client.call_tool("send_message", {**SMS, "timeout_ms": 60_000}))
         await wait_until(lambda: bool(pending(served.data_dir)), within_s=WAIT_S, what="the call was held")
         [held] = pending(served.data_dir)
-        done = await asyncio.to_thread(
-            subprocess.run,
-            [*EXE, "approvals", "deny", held],
-            capture_output=True,
-            text=True,
-            env=subprocess_env(served.data_dir),
-            timeout=60,
-        )
-        assert done.returncode == 0, done.stderr
+        await terminal(served.data_dir, "deny", held)
         result = await asyncio.wait_for(call, WAIT_S)
     assert elicit.asked == []
     assert result.is_error and result.content[0].text.startswith("DENIED: ")  # type: ignore[union-attr]

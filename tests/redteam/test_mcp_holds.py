@@ -31,7 +31,7 @@ from phoneuse_runtime.rpc import protocol_pb2_grpc as pb_grpc
 from phoneuse_runtime.rpc.frontends import FRONTEND_KEY
 
 from ..mcp.helpers import MODES, TOKEN, connect, settings_for, subprocess_env, url_of
-from ..serving import EXE, ServeProcess, start_serve
+from ..serving import EXE, ServeProcess, held_in_store, start_holding_serve
 from ..waiting import wait_until
 
 WAIT_S = 20.0
@@ -269,10 +269,7 @@ async def test_the_stdio_agent_is_not_asked_to_approve_its_own_call(tmp_path: Pa
 @pytest.fixture(scope="module")
 def held_serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
     """A `serve` holding SEND_MESSAGE with nothing paired, for the terminal to answer."""
-    data_dir = tmp_path_factory.mktemp("attached-holds") / "data"
-    data_dir.mkdir(mode=0o700)
-    (data_dir / "config.toml").write_text('approvals = "always"\n')
-    s = start_serve(data_dir)
+    s = start_holding_serve(tmp_path_factory.mktemp("attached-holds") / "data")
     yield s
     s.proc.terminate()
     s.proc.wait(timeout=30)
@@ -281,17 +278,6 @@ def held_serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProces
 def attached_mcp(data_dir: Path, *, owner: bool) -> StdioServerParameters:
     env = {**subprocess_env(data_dir), "PHONEUSE_MCP_CLIENT_IS_OWNER": "true" if owner else "false"}
     return StdioServerParameters(command=EXE[0], args=[*EXE[1:], "mcp"], env=env)
-
-
-def store_holds(data_dir: Path) -> list[store.Pending]:
-    path = store.store_path(data_dir)
-    if not path.exists():
-        return []
-    conn = store.connect(path)
-    try:
-        return store.pending(conn)
-    finally:
-        conn.close()
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -323,8 +309,8 @@ async def test_a_grpc_hold_is_not_answered_through_the_attached_face(
             action_type="SEND_MESSAGE", params=SMS, request_id=request_id, timeout_ms=60_000
         )
         call = asyncio.ensure_future(stub.Execute(request_pb, metadata=metadata))
-        await wait_until(lambda: bool(store_holds(held_serve.data_dir)), within_s=WAIT_S, what="a hold")
-        [hold] = store_holds(held_serve.data_dir)
+        await wait_until(lambda: bool(held_in_store(held_serve.data_dir)), within_s=WAIT_S, what="a hold")
+        [hold] = held_in_store(held_serve.data_dir)
         assert hold.caller == "mcp:agent"
         forged = json.dumps({"request_id": request_id, "approval_id": hold.approval_id, "seal": "0" * 64})
         spawned = attached_mcp(held_serve.data_dir, owner=owner)
@@ -337,7 +323,7 @@ async def test_a_grpc_hold_is_not_answered_through_the_attached_face(
                     input_responses=APPROVE,
                 )
         assert caught.value.error.message == REFUSED
-        assert [h.approval_id for h in store_holds(held_serve.data_dir)] == [hold.approval_id]
+        assert [h.approval_id for h in held_in_store(held_serve.data_dir)] == [hold.approval_id]
         conn = store.connect(store.store_path(held_serve.data_dir))
         try:  # the owner denies it from the terminal
             assert store.record_answer(conn, hold, approved=False, by="the owner")

@@ -4,27 +4,18 @@ saying how to turn it on."""
 
 from __future__ import annotations
 
-from phoneuse_runtime.kernel.capabilities import UI
-from tests.conftest import ServerFactory
-from tests.device.termux.conftest import TermuxServe, own_adb_device
-from tests.fakes.adb_server import FakeDeviceFactory
+from tests.device.termux.conftest import ServeOwnAdb, TermuxServe
 from tests.fakes.apk import catalog_apk
 from tests.fakes.phone import FakePhone
-from tests.fakes.termux.state import FakeTermux
-from tests.waiting import wait_until
 
 P = "android.permission."
 NOTES = "com.example.notes"
 
 
-async def test_install_grant_uninstall_through_the_phones_own_adb(
-    make_client: ServerFactory, fake_device_factory: FakeDeviceFactory, termux: FakeTermux
-) -> None:
+async def test_install_grant_uninstall_through_the_phones_own_adb(serve_own_adb: ServeOwnAdb) -> None:
     phone = FakePhone()
-    fake = fake_device_factory(phone)
-    device = own_adb_device(fake)
-    client = await make_client(device=device, poll_ms=100, approvals="off")
-    await wait_until(lambda: UI in device.capabilities, within_s=30)
+    served = await serve_own_adb(phone, approvals="off")
+    client = served.client
     files = client.app.runtime.settings.data_dir / "files"
     files.mkdir(parents=True)
     (files / "notes.apk").write_bytes(catalog_apk(phone.state, NOTES, permissions=(P + "CAMERA",)))

@@ -8,13 +8,9 @@ from __future__ import annotations
 import pytest
 
 from phoneuse_runtime.device.termux.phone_settings import brightness_level, volumes
-from phoneuse_runtime.kernel.capabilities import UI
-from tests.conftest import ServerFactory
-from tests.device.termux.conftest import TermuxServe, own_adb_device
-from tests.fakes.adb_server import FakeDeviceFactory
+from tests.device.termux.conftest import ServeOwnAdb, TermuxServe
 from tests.fakes.phone import FakePhone
 from tests.fakes.termux.state import FakeTermux
-from tests.waiting import wait_until
 
 
 async def test_volume_through_termux_volume(serve_termux: TermuxServe, termux: FakeTermux) -> None:
@@ -91,14 +87,10 @@ async def test_the_rest_needs_the_phones_own_adb(
     assert "the phone's own adb" in response.error and "self_adb = off" in response.error
 
 
-async def test_through_the_phones_own_adb_and_never_cutting_it(
-    make_client: ServerFactory, fake_device_factory: FakeDeviceFactory, termux: FakeTermux
-) -> None:
+async def test_through_the_phones_own_adb_and_never_cutting_it(serve_own_adb: ServeOwnAdb) -> None:
     phone = FakePhone()
-    fake = fake_device_factory(phone)
-    device = own_adb_device(fake)
-    client = await make_client(device=device, poll_ms=100)
-    await wait_until(lambda: UI in device.capabilities, within_s=30)
+    served = await serve_own_adb(phone)
+    client, fake = served.client, served.fake
     result = await client.ok("SET_DO_NOT_DISTURB", {"mode": "alarms"})
     assert (result["mode"], result["verified"], result["via"]) == ("alarms", True, "cmd notification")
     assert phone.state.setting("global", "zen_mode") == "3"

@@ -12,7 +12,7 @@ from phoneuse_runtime.kernel.capabilities import UI
 from phoneuse_runtime.rpc import protocol_pb2 as pb
 from tests.conftest import ServerFactory
 from tests.device.adb.test_e2e_faults import Events
-from tests.device.termux.conftest import own_adb_device
+from tests.device.termux.conftest import ServeOwnAdb, own_adb_device
 from tests.fakes import seed
 from tests.fakes.adb_server import FakeDeviceFactory
 from tests.fakes.phone import FakePhone
@@ -29,13 +29,11 @@ adb-99887766-Other0\t_adb-tls-connect._tcp.\t192.168.1.77:40001
 
 
 async def test_ui_goes_through_the_phones_own_adb_and_sms_through_termux(
-    make_client: ServerFactory, fake_device_factory: FakeDeviceFactory, termux: FakeTermux
+    serve_own_adb: ServeOwnAdb, termux: FakeTermux
 ) -> None:
     phone = FakePhone()
-    fake = fake_device_factory(phone)
-    device = own_adb_device(fake)
-    client = await make_client(device=device, poll_ms=100, allow_shell=True)
-    await wait_until(lambda: UI in device.capabilities, within_s=30)
+    served = await serve_own_adb(phone, allow_shell=True)
+    client = served.client
     dump = await client.ok("DUMP_UI")
     assert dump["package"] == seed.LAUNCHER
     tapped = await client.ok("TAP", {"text": "Chrome"})  # (Settings is the owner's: refused)
@@ -167,15 +165,13 @@ async def test_polling_backs_off_while_the_screen_is_off(
 
 
 async def test_a_secure_window_and_a_large_panel_through_the_phones_own_adb(
-    make_client: ServerFactory, fake_device_factory: FakeDeviceFactory, termux: FakeTermux
+    serve_own_adb: ServeOwnAdb,
 ) -> None:
     # SCREENSHOT on Termux is the adb backend's, composed: the same scaling and the same check.
     phone = FakePhone()
     phone.state.screen_size = (1440, 3200)
-    fake = fake_device_factory(phone)
-    device = own_adb_device(fake)
-    client = await make_client(device=device, poll_ms=100)
-    await wait_until(lambda: UI in device.capabilities, within_s=30)
+    served = await serve_own_adb(phone)
+    client = served.client
     shot = await client.ok("SCREENSHOT")
     assert (shot["width"], shot["height"], shot["format"], shot["secure"]) == (706, 1568, "jpeg", False)
     assert shot["scale"] == round(706 / 1440, 6) and shot["size_bytes"] <= 1_000_000
@@ -185,16 +181,12 @@ async def test_a_secure_window_and_a_large_panel_through_the_phones_own_adb(
     assert '"Keep Notes"' in (await client.ok("DUMP_UI"))["screen"]
 
 
-async def test_the_ui_server_dying_is_handled_through_the_phones_own_adb(
-    make_client: ServerFactory, fake_device_factory: FakeDeviceFactory, termux: FakeTermux
-) -> None:
+async def test_the_ui_server_dying_is_handled_through_the_phones_own_adb(serve_own_adb: ServeOwnAdb) -> None:
     """The composed adb backend's handling of a dead uiautomator2 server, on Termux: the restart
     event on the runtime's bus, a read retried (whether refused or cut mid-answer)."""
     phone = FakePhone()
-    fake = fake_device_factory(phone)
-    device = own_adb_device(fake)
-    client = await make_client(device=device, poll_ms=100)
-    await wait_until(lambda: UI in device.capabilities, within_s=30)
+    served = await serve_own_adb(phone)
+    client = served.client
     events = Events(client, ["ERROR"])
     try:
         await wait_until(lambda: client.app.runtime.bus.subscriber_count > 0, what="the stream subscribed")
@@ -212,16 +204,12 @@ async def test_the_ui_server_dying_is_handled_through_the_phones_own_adb(
         events.close()
 
 
-async def test_a_stale_tap_is_not_done_through_the_phones_own_adb(
-    make_client: ServerFactory, fake_device_factory: FakeDeviceFactory, termux: FakeTermux
-) -> None:
+async def test_a_stale_tap_is_not_done_through_the_phones_own_adb(serve_own_adb: ServeOwnAdb) -> None:
     from tests.fakes.state import SystemDialog
 
     phone = FakePhone()
-    fake = fake_device_factory(phone)
-    device = own_adb_device(fake)
-    client = await make_client(device=device, poll_ms=100)
-    await wait_until(lambda: UI in device.capabilities, within_s=30)
+    served = await serve_own_adb(phone)
+    client = served.client
     await client.ok("DUMP_UI")  # the launcher
     phone.state.dialog = SystemDialog("anr", seed.MESSAGES, "Messages")
     taps = len(phone.state.log.taps)
@@ -233,15 +221,13 @@ async def test_a_stale_tap_is_not_done_through_the_phones_own_adb(
 
 
 async def test_a_dialog_is_one_event_from_the_phones_own_adb_and_the_screen(
-    make_client: ServerFactory, fake_device_factory: FakeDeviceFactory, termux: FakeTermux
+    serve_own_adb: ServeOwnAdb,
 ) -> None:
     from tests.fakes.state import SystemDialog
 
     phone = FakePhone()
-    fake = fake_device_factory(phone)
-    device = own_adb_device(fake)
-    client = await make_client(device=device, poll_ms=100)
-    await wait_until(lambda: UI in device.capabilities, within_s=30)
+    served = await serve_own_adb(phone)
+    client = served.client
     events = Events(client, ["SYSTEM_DIALOG"])
     phone.state.dialog = SystemDialog("anr", seed.MESSAGES, "Messages")
     _, payload = await events.next("SYSTEM_DIALOG", after=0, within_s=10)  # the poll's read

@@ -4,6 +4,7 @@ component, built by app.build_app on port 0), and the official SDK's client for 
 from __future__ import annotations
 
 import os
+import sys
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
-from mcp import Client
+from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
@@ -92,3 +93,10 @@ def subprocess_env(data_dir: Path) -> dict[str, str]:
     root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return env
+
+
+def attached_mcp(data_dir: Path, *, owner: bool) -> StdioServerParameters:
+    """`phoneuse-runtime mcp` as a client spawns it beside the `serve` of `data_dir` (it attaches),
+    with the owner's `mcp_client_is_owner` on or off in its environment."""
+    env = {**subprocess_env(data_dir), "PHONEUSE_MCP_CLIENT_IS_OWNER": "true" if owner else "false"}
+    return StdioServerParameters(command=sys.executable, args=["-m", "phoneuse_runtime", "mcp"], env=env)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
-import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -17,11 +16,11 @@ from typing import Any
 
 import mcp_types as types
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 
 from ..serving import EXE, ServeProcess, held_in_store, start_holding_serve
 from ..waiting import wait_until
-from .helpers import MODES, subprocess_env
+from .helpers import MODES, attached_mcp, subprocess_env
 
 SMS = {"to": "+14155550101", "body": "attached: see you at 7"}
 WAIT_S = 30.0
@@ -39,10 +38,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
 
 @asynccontextmanager
 async def attached(data_dir: Path, *, owner: bool, elicit: Any, mode: str = "auto") -> AsyncIterator[Client]:
-    env = subprocess_env(data_dir)
-    env["PHONEUSE_MCP_CLIENT_IS_OWNER"] = "true" if owner else "false"
-    params = StdioServerParameters(command=sys.executable, args=["-m", "phoneuse_runtime", "mcp"], env=env)
-    async with Client(params, mode=mode, elicitation_callback=elicit) as client:
+    async with Client(attached_mcp(data_dir, owner=owner), mode=mode, elicitation_callback=elicit) as client:
         yield client
 
 

@@ -30,7 +30,7 @@ from phoneuse_runtime.rpc import protocol_pb2 as pb
 from phoneuse_runtime.rpc import protocol_pb2_grpc as pb_grpc
 from phoneuse_runtime.rpc.frontends import FRONTEND_KEY
 
-from ..mcp.helpers import MODES, TOKEN, connect, settings_for, subprocess_env, url_of
+from ..mcp.helpers import MODES, TOKEN, attached_mcp, connect, settings_for, subprocess_env, url_of
 from ..serving import EXE, ServeProcess, held_in_store, start_holding_serve
 from ..waiting import wait_until
 
@@ -273,11 +273,6 @@ def held_serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProces
     yield s
     s.proc.terminate()
     s.proc.wait(timeout=30)
-
-
-def attached_mcp(data_dir: Path, *, owner: bool) -> StdioServerParameters:
-    env = {**subprocess_env(data_dir), "PHONEUSE_MCP_CLIENT_IS_OWNER": "true" if owner else "false"}
-    return StdioServerParameters(command=EXE[0], args=[*EXE[1:], "mcp"], env=env)
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -276,7 +276,10 @@ async def test_a_held_query_past_its_deadline_is_a_timeout(make_frontend: FrontE
     prefix = f"no answer came to approval {requested['approval_id']} for CONTACTS within "
     assert refusal.message.startswith(prefix) and " ms; nothing was read. " in refusal.message
     within_ms = int(refusal.message[len(prefix) :].split()[0])
-    assert 200 <= within_ms <= 300  # the RPC's 300 ms, less the margin for the answer to travel
+    # The call's 300 ms, less (over gRPC) what the trip to the server took and a margin for the
+    # answer to travel. The trip depends on the machine's load (a loaded CI run left 104 ms), so
+    # the figure has no lower bound but zero.
+    assert 0 < within_ms <= 300
     resolved = await until(events, "APPROVAL_RESOLVED", approval_id=requested["approval_id"])
     assert (resolved.payload["outcome"], resolved.payload["by"]) == ("expired", "")
     assert approvals(frontend).pending() == []
